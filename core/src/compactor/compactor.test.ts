@@ -1,0 +1,395 @@
+import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
+import { describe, expect, it } from "vitest";
+import { ErrorCodes } from "../errors.js";
+import { createPiAdapter, type PiMessage } from "../messages/pi-adapter.js";
+import type { Summarizer } from "../summarizer/summarizer.js";
+import { assistant, summaryMessage, toolResult, user, words } from "../test-support/pi-builders.js";
+import { createEstimateCounter } from "../tokens/estimate-counter.js";
+import { Compactor } from "./compactor.js";
+import type { CompactionPlugin } from "./plugin.js";
+import { STAGE_AUGMENT, STAGE_PRUNE, STAGE_STRATEGY } from "./stages.js";
+
+const fixedSummarizer: Summarizer = {
+  name: "fixed",
+  summarize: async (req) => `summary of ${req.messages.length} messages`,
+};
+
+function compactor(plugins: CompactionPlugin[], summarizer: Summarizer = fixedSummarizer) {
+  return new Compactor<PiMessage>({
+    adapter: createPiAdapter(),
+    tokenCounter: createEstimateCounter(),
+    summarizer,
+    plugins,
+    contextWindow: 100_000,
+  });
+}
+
+/** A plugin that cuts at a fixed index and summarises with the run's summarizer. */
+function cutAt(index: number, name = "cut-at"): CompactionPlugin {
+  return {
+    name,
+    apply(c) {
+      c.hooks.selectCut.tapPromise(name, async () => ({ firstKeptIndex: index }));
+      c.hooks.summarize.tapPromise(name, async (draft, run) => ({
+        ...draft,
+        text: await run.summarize(run.historyMessages(), { maxTokens: 500 }),
+      }));
+    },
+  };
+}
+
+function conversation(): PiMessage[] {
+  return [
+    user("first request"),
+    assistant("working", [{ id: "c1" }]),
+    toolResult("c1", "output one"),
+    assistant("done with first"),
+    user("second request"),
+    assistant("on it", [{ id: "c2" }]),
+    toolResult("c2", "output two"),
+    assistant("done with second"),
+  ];
+}
+
+describe("Compactor hooks", () => {
+  it("declares the four hooks with their contract kinds in a frozen object", () => {
+    // tapable builds hooks with factory functions that set `constructor`, so instanceof does not apply
+    const c = compactor([]);
+    expect(Object.isFrozen(c.hooks)).toBe(true);
+    expect(Object.keys(c.hooks)).toEqual(["beforeCompact", "selectCut", "summarize", "afterCompact"]);
+    expect(c.hooks.beforeCompact.constructor).toBe(AsyncSeriesHook);
+    expect(c.hooks.selectCut.constructor).toBe(AsyncSeriesBailHook);
+    expect(c.hooks.summarize.constructor).toBe(AsyncSeriesWaterfallHook);
+    expect(c.hooks.afterCompact.constructor).toBe(AsyncSeriesHook);
+  });
+
+  it("runs taps by stage, not by the order plugins were applied", async () => {
+    const order: string[] = [];
+    const late: CompactionPlugin = {
+      name: "late",
+      apply: (c) => c.hooks.beforeCompact.tap({ name: "late", stage: STAGE_AUGMENT }, () => void order.push("late")),
+    };
+    const early: CompactionPlugin = {
+      name: "early",
+      apply: (c) => c.hooks.beforeCompact.tap({ name: "early", stage: STAGE_PRUNE }, () => void order.push("early")),
+    };
+    const middle: CompactionPlugin = {
+      name: "middle",
+      apply: (c) => c.hooks.beforeCompact.tap({ name: "middle", stage: STAGE_STRATEGY }, () => void order.push("middle")),
+    };
+    await compactor([late, middle, early]).compact({ messages: conversation() });
+    expect(order).toEqual(["early", "middle", "late"]);
+  });
+
+  it("lets the first plugin that returns a cut win selectCut and skips the rest", async () => {
+    let secondRan = false;
+    const second: CompactionPlugin = {
+      name: "second",
+      apply: (c) =>
+        c.hooks.selectCut.tap("second", () => {
+          secondRan = true;
+          return { firstKeptIndex: 1 };
+        }),
+    };
+    const result = await compactor([cutAt(4, "first"), second]).compact({ messages: conversation() });
+    expect(result.status).toBe("compacted");
+    expect(secondRan).toBe(false);
+    expect(result.cut?.firstKeptIndex).toBe(4);
+    expect(result.cut?.selectedBy).toBe("first");
+    expect(result.event?.strategy).toBe("first");
+  });
+
+  it("passes a plugin that returns no cut over to the next one", async () => {
+    const abstain: CompactionPlugin = { name: "abstain", apply: (c) => c.hooks.selectCut.tap("abstain", () => undefined) };
+    const result = await compactor([abstain, cutAt(4, "decider")]).compact({ messages: conversation() });
+    expect(result.cut?.selectedBy).toBe("decider");
+  });
+
+  it("passes the summary draft down the waterfall, each plugin seeing the previous one's text", async () => {
+    const seen: string[] = [];
+    const append = (name: string, stage: number): CompactionPlugin => ({
+      name,
+      apply: (c) =>
+        c.hooks.summarize.tap({ name, stage }, (draft) => {
+          seen.push(draft.text);
+          return { ...draft, text: `${draft.text}[${name}]` };
+        }),
+    });
+    const result = await compactor([append("b", STAGE_AUGMENT), cutAt(4), append("a", STAGE_AUGMENT)]).compact({
+      messages: conversation(),
+    });
+    expect(seen).toEqual(["summary of 4 messages", "summary of 4 messages[b]"]);
+    expect(result.summary).toBe("summary of 4 messages[b][a]");
+  });
+
+  it("returns the input untouched and names the plugin when beforeCompact cancels", async () => {
+    const input = conversation();
+    const veto: CompactionPlugin = { name: "veto", apply: (c) => c.hooks.beforeCompact.tap("veto", (run) => run.cancel("not now")) };
+    const result = await compactor([veto, cutAt(4)]).compact({ messages: input });
+    expect(result.status).toBe("cancelled");
+    expect(result.messages).toBe(input);
+    expect(result.reason).toContain("veto");
+    expect(result.reason).toContain("not now");
+    expect(result.error?.code).toBe(ErrorCodes.CANCELLED);
+  });
+
+  it("returns the input untouched when the AbortSignal is aborted", async () => {
+    const input = conversation();
+    const controller = new AbortController();
+    const aborter: CompactionPlugin = {
+      name: "aborter",
+      apply: (c) => c.hooks.selectCut.tap({ name: "aborter", stage: -1 }, () => void controller.abort()),
+    };
+    const result = await compactor([aborter, cutAt(4)]).compact({ messages: input, signal: controller.signal });
+    expect(result.status).toBe("cancelled");
+    expect(result.messages).toBe(input);
+  });
+
+  it("returns the input untouched with a PLUGIN_FAILED error naming the plugin when a tap throws", async () => {
+    const input = conversation();
+    const broken: CompactionPlugin = {
+      name: "broken",
+      apply: (c) =>
+        c.hooks.summarize.tapPromise({ name: "broken", stage: STAGE_AUGMENT }, async () => {
+          throw new Error("disk full");
+        }),
+    };
+    const result = await compactor([cutAt(4), broken]).compact({ messages: input });
+    expect(result.status).toBe("failed");
+    expect(result.messages).toBe(input);
+    expect(result.error?.code).toBe(ErrorCodes.PLUGIN_FAILED);
+    expect(result.error?.plugin).toBe("broken");
+    expect(result.reason).toContain("Plugin 'broken' failed: disk full");
+  });
+
+  it("keeps the history when the summarizer rejects", async () => {
+    const input = conversation();
+    const failing: Summarizer = { name: "failing", summarize: async () => Promise.reject(new Error("model timeout")) };
+    const result = await compactor([cutAt(4)], failing).compact({ messages: input });
+    expect(result.status).toBe("failed");
+    expect(result.messages).toBe(input);
+    expect(result.reason).toContain("model timeout");
+  });
+
+  it("refuses to drop messages when no plugin wrote a summary", async () => {
+    const input = conversation();
+    const cutOnly: CompactionPlugin = { name: "cut-only", apply: (c) => c.hooks.selectCut.tap("cut-only", () => ({ firstKeptIndex: 4 })) };
+    const result = await compactor([cutOnly]).compact({ messages: input });
+    expect(result.status).toBe("failed");
+    expect(result.error?.code).toBe(ErrorCodes.SUMMARIZER_FAILED);
+    expect(result.messages).toBe(input);
+  });
+
+  it("drops the compacted messages without a trace only when a plugin chooses kind 'none'", async () => {
+    const dropper: CompactionPlugin = {
+      name: "dropper",
+      apply: (c) => {
+        c.hooks.selectCut.tap("dropper", () => ({ firstKeptIndex: 4 }));
+        c.hooks.summarize.tap("dropper", () => ({ text: "", kind: "none" }));
+      },
+    };
+    const input = conversation();
+    const result = await compactor([dropper]).compact({ messages: input });
+    expect(result.status).toBe("compacted");
+    expect(result.messages).toEqual(input.slice(4));
+    expect(result.summary).toBeNull();
+  });
+
+  it("builds a note message when the draft kind is 'note'", async () => {
+    const noter: CompactionPlugin = {
+      name: "noter",
+      apply: (c) => {
+        c.hooks.selectCut.tap("noter", () => ({ firstKeptIndex: 4 }));
+        c.hooks.summarize.tap("noter", () => ({ text: "[Context rolled: 4 messages evicted]", kind: "note" }));
+      },
+    };
+    const result = await compactor([noter]).compact({ messages: conversation() });
+    const first = result.messages[0] as unknown as Record<string, unknown>;
+    expect(first.role).toBe("custom");
+    expect(first.content).toBe("[Context rolled: 4 messages evicted]");
+  });
+
+  it("is a noop that names the reason when no plugin selects a cut", async () => {
+    const input = conversation();
+    const result = await compactor([]).compact({ messages: input });
+    expect(result.status).toBe("noop");
+    expect(result.messages).toBe(input);
+    expect(result.reason).toBe("No plugin selected a cut.");
+  });
+
+  it("is a noop when the cut compacts nothing", async () => {
+    const result = await compactor([cutAt(0)]).compact({ messages: conversation() });
+    expect(result.status).toBe("noop");
+  });
+
+  it("accepts a working set replaced in beforeCompact even without a cut", async () => {
+    const pruner: CompactionPlugin = {
+      name: "pruner",
+      apply: (c) =>
+        c.hooks.beforeCompact.tap({ name: "pruner", stage: STAGE_PRUNE }, (run) => {
+          run.layer = "prune";
+          run.replaceMessages(run.messages.map((m) => (run.factsOf(m).kind === "toolResult" ? c.adapter.replaceToolOutput(m, "[pruned]") : m)));
+        }),
+    };
+    const input = conversation();
+    const result = await compactor([pruner]).compact({ messages: input });
+    expect(result.status).toBe("compacted");
+    expect(result.event?.layer).toBe("prune");
+    expect(result.event?.strategy).toBe("pruner");
+    expect(result.messages).toHaveLength(input.length);
+    expect(JSON.stringify(result.messages[2])).toContain("[pruned]");
+    expect(JSON.stringify(input[2])).toContain("output one");
+  });
+
+  it("gives afterCompact the result, and turns its failure into a warning", async () => {
+    let seen: string | undefined;
+    const after: CompactionPlugin = {
+      name: "persist",
+      apply: (c) => {
+        c.hooks.afterCompact.tap("persist", (result) => {
+          seen = result.event?.id;
+        });
+        c.hooks.afterCompact.tap("explode", () => {
+          throw new Error("index locked");
+        });
+      },
+    };
+    const result = await compactor([cutAt(4), after]).compact({ messages: conversation() });
+    expect(result.status).toBe("compacted");
+    expect(seen).toBe(result.event?.id);
+    expect(result.warnings.some((w) => w.includes("[explode]") && w.includes("index locked"))).toBe(true);
+  });
+});
+
+describe("Compactor.compact", () => {
+  it("puts the summary between the preserved messages and the kept suffix", async () => {
+    const input = conversation();
+    const result = await compactor([cutAt(4)]).compact({ messages: input });
+    expect(result.messages).toHaveLength(5);
+    const first = result.messages[0] as unknown as Record<string, unknown>;
+    expect(first.role).toBe("compactionSummary");
+    expect(first.summary).toBe("summary of 4 messages");
+    expect(result.messages.slice(1)).toEqual(input.slice(4));
+  });
+
+  it("fills the event with the seed's fields and the strategy", async () => {
+    const input = conversation();
+    const result = await compactor([cutAt(4, "strategy-x")]).compact({ messages: input, trigger: "auto", focus: "the parser" });
+    const event = result.event;
+    expect(event).toMatchObject({
+      type: "compaction",
+      summary: "summary of 4 messages",
+      messagesCompacted: 4,
+      tokensBeforeCompaction: result.tokensBefore,
+      tokensAfterCompaction: result.tokensAfter,
+      trigger: "auto",
+      customInstruction: "the parser",
+      strategy: "strategy-x",
+    });
+    expect(event?.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Number.isNaN(Date.parse(event?.timestamp ?? ""))).toBe(false);
+  });
+
+  it("never mutates the input messages", async () => {
+    const input = conversation();
+    const snapshot = structuredClone(input);
+    await compactor([cutAt(4)]).compact({ messages: input });
+    expect(input).toEqual(snapshot);
+  });
+
+  it("moves a cut that separates a tool result from its call back to the call, with a warning naming the plugin", async () => {
+    const result = await compactor([cutAt(2, "sloppy")]).compact({ messages: conversation() });
+    expect(result.status).toBe("compacted");
+    expect(result.cut?.firstKeptIndex).toBe(1);
+    expect(result.warnings.join("\n")).toContain("Plugin 'sloppy' cut at message 2");
+  });
+
+  it("fails with CUT_REFUSED naming the plugin for an index out of range", async () => {
+    const result = await compactor([cutAt(99, "wild")]).compact({ messages: conversation() });
+    expect(result.status).toBe("failed");
+    expect(result.error?.code).toBe(ErrorCodes.CUT_REFUSED);
+    expect(result.reason).toContain("'wild'");
+  });
+
+  it("fails with CUT_REFUSED when the kept part is over the budget", async () => {
+    const input = [user("old"), assistant("ok"), user(words(400)), assistant(words(400))];
+    const result = await compactor([cutAt(2, "greedy")]).compact({ messages: input, contextWindow: 300 });
+    expect(result.status).toBe("failed");
+    expect(result.error?.code).toBe(ErrorCodes.CUT_REFUSED);
+    expect(result.reason).toContain("'greedy'");
+    expect(result.messages).toBe(input);
+  });
+
+  it("preserves the pinned message and its tool partners ahead of the summary", async () => {
+    const input = [
+      user("remember: deploy only on fridays", { pinned: true }),
+      assistant("noted", [{ id: "p1" }], { pinned: true }),
+      toolResult("p1", "saved"),
+      user("old question"),
+      assistant("old answer"),
+      user("new question"),
+      assistant("new answer"),
+    ];
+    const result = await compactor([cutAt(5)]).compact({ messages: input });
+    expect(result.cut?.preservedIndices).toEqual([0, 1, 2]);
+    expect(result.cut?.compactedIndices).toEqual([3, 4]);
+    expect(result.messages.slice(0, 3)).toEqual(input.slice(0, 3));
+    expect((result.messages[3] as unknown as Record<string, unknown>).role).toBe("compactionSummary");
+  });
+
+  it("passes the previous summary to the summarizer instead of summarising it again", async () => {
+    const requests: { count: number; previous?: string }[] = [];
+    const spy: Summarizer = {
+      name: "spy",
+      summarize: async (req) => {
+        requests.push({ count: req.messages.length, ...(req.previousSummary ? { previous: req.previousSummary } : {}) });
+        return "updated summary";
+      },
+    };
+    const input = [summaryMessage("## Goal\n- ship it"), user("q1"), assistant("a1"), user("q2"), assistant("a2")];
+    const result = await compactor([cutAt(3)], spy).compact({ messages: input });
+    expect(result.status).toBe("compacted");
+    expect(requests).toEqual([{ count: 2, previous: "## Goal\n- ship it" }]);
+  });
+
+  it("reports a split turn and gives its early part separately", async () => {
+    let prefix = -1;
+    let history = -1;
+    const inspect: CompactionPlugin = {
+      name: "inspect",
+      apply: (c) =>
+        c.hooks.summarize.tap({ name: "inspect", stage: STAGE_AUGMENT }, (draft, run) => {
+          prefix = run.turnPrefixMessages().length;
+          history = run.historyMessages().length;
+          return draft;
+        }),
+    };
+    const result = await compactor([cutAt(7), inspect]).compact({ messages: conversation() });
+    expect(result.cut?.isSplitTurn).toBe(true);
+    expect(result.cut?.turnStartIndex).toBe(4);
+    expect(history).toBe(4);
+    expect(prefix).toBe(3);
+  });
+
+  it("rejects a call with no context window", async () => {
+    const c = new Compactor<PiMessage>({ adapter: createPiAdapter(), tokenCounter: createEstimateCounter() });
+    await expect(c.compact({ messages: [] })).rejects.toMatchObject({ code: ErrorCodes.INPUT_INVALID });
+  });
+
+  it("rejects a plugin that is a factory rather than a plugin", () => {
+    const c = compactor([]);
+    const factory = () => ({ name: "x", apply() {} });
+    expect(() => c.use(factory as unknown as CompactionPlugin)).toThrow(/Expected a plugin/);
+  });
+
+  it("runs two compactors with different plugins side by side without sharing state", async () => {
+    const a = compactor([cutAt(4, "a")]);
+    const b = compactor([cutAt(1, "b")]);
+    const [ra, rb] = await Promise.all([a.compact({ messages: conversation() }), b.compact({ messages: conversation() })]);
+    expect(ra.event?.strategy).toBe("a");
+    expect(rb.event?.strategy).toBe("b");
+    expect(ra.cut?.firstKeptIndex).toBe(4);
+    expect(rb.cut?.firstKeptIndex).toBe(1);
+    expect(a.hooks.selectCut.taps.map((t) => t.name)).toEqual(["a"]);
+  });
+});

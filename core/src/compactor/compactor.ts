@@ -1,0 +1,310 @@
+import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
+import { CompactionError, ErrorCodes, describeError } from "../errors.js";
+import { createCompactionEvent } from "../event.js";
+import { FactsCache, type MessageAdapter } from "../messages/adapter.js";
+import { describeValue } from "../messages/message-fields.js";
+import { checkCut } from "../cut/check-cut.js";
+import type { Cut } from "../cut/cut.js";
+import { createExtractiveSummarizer } from "../summarizer/extractive.js";
+import type { Summarizer } from "../summarizer/summarizer.js";
+import { MessageTokenCounter } from "../tokens/message-tokens.js";
+import { createTiktokenCounter } from "../tokens/tiktoken-counter.js";
+import type { TokenCounter } from "../tokens/token-counter.js";
+import type { CompactionPlugin } from "./plugin.js";
+import type { CompactionResult } from "./result.js";
+import { type CompactInput, CompactionRun, type SummaryDraft } from "./run.js";
+
+export interface CompactorOptions<T> {
+  readonly adapter: MessageAdapter<T>;
+  /** Default: tiktoken with o200k_base, owned (and disposed) by the compactor. */
+  readonly tokenCounter?: TokenCounter;
+  /** Default: the embedded extractive summarizer (no model, no API key). */
+  readonly summarizer?: Summarizer;
+  /** Applied in order. */
+  readonly plugins?: readonly CompactionPlugin[];
+  /** Default context window for `compact()` calls that do not pass one. */
+  readonly contextWindow?: number;
+  /** Default tokens kept free for the reply. Default 0. */
+  readonly reserveTokens?: number;
+  /** The resolved configuration this compactor was built from, if any (see `createCompactor`). */
+  readonly config?: unknown;
+}
+
+function createHooks<T>() {
+  return Object.freeze({
+    /** Prepare or transform the working set (e.g. prune old tool outputs), or cancel. */
+    beforeCompact: new AsyncSeriesHook<[CompactionRun<T>]>(["run"]),
+    /** The first plugin that returns a cut wins. */
+    selectCut: new AsyncSeriesBailHook<[CompactionRun<T>], Cut | undefined | null>(["run"]),
+    /** Each plugin adds to or rewrites the summary draft and passes it on. */
+    summarize: new AsyncSeriesWaterfallHook<[SummaryDraft, CompactionRun<T>]>(["draft", "run"]),
+    /** Persist the event, index for recall, warn. */
+    afterCompact: new AsyncSeriesHook<[CompactionResult<T>, CompactionRun<T>]>(["result", "run"]),
+  });
+}
+
+export type CompactorHooks<T> = ReturnType<typeof createHooks<T>>;
+
+/**
+ * The engine. Holds its hooks and plugins and nothing global: two compactors with different
+ * plugins run side by side in one process.
+ */
+export class Compactor<T> {
+  readonly hooks: CompactorHooks<T> = createHooks<T>();
+  readonly adapter: MessageAdapter<T>;
+  readonly facts: FactsCache<T>;
+  readonly tokens: MessageTokenCounter<T>;
+  readonly plugins: CompactionPlugin[] = [];
+  readonly config: unknown;
+  /** The summarizer plugins use; a model-summarizer plugin may replace it in `apply`. */
+  summarizer: Summarizer;
+  contextWindow: number | undefined;
+  reserveTokens: number;
+  readonly #ownsCounter: boolean;
+
+  constructor(options: CompactorOptions<T>) {
+    if (!options || typeof options.adapter?.readFacts !== "function") {
+      throw new CompactionError(ErrorCodes.INPUT_INVALID, "new Compactor() needs an `adapter` (a MessageAdapter).", {
+        hint: "Pass createPiAdapter(), createOpenAIAdapter() or createAnthropicAdapter().",
+      });
+    }
+    this.adapter = options.adapter;
+    this.facts = new FactsCache(options.adapter);
+    this.#ownsCounter = options.tokenCounter === undefined;
+    this.tokens = new MessageTokenCounter(this.facts, options.tokenCounter ?? createTiktokenCounter());
+    this.summarizer = options.summarizer ?? createExtractiveSummarizer();
+    this.contextWindow = options.contextWindow;
+    this.reserveTokens = options.reserveTokens ?? 0;
+    this.config = options.config;
+    for (const hook of Object.values(this.hooks)) hook.intercept({ register: trackActivePlugin });
+    for (const plugin of options.plugins ?? []) this.use(plugin);
+  }
+
+  /** Applies a plugin: it taps the hooks it needs. */
+  use(plugin: CompactionPlugin): this {
+    if (typeof plugin !== "object" || plugin === null || typeof plugin.name !== "string" || typeof plugin.apply !== "function") {
+      const found = typeof plugin === "function" ? "a function (a plugin factory?)" : describeValue(plugin);
+      throw new CompactionError(ErrorCodes.PLUGIN_INVALID, `Expected a plugin { name, apply(compactor) }, found ${found}.`, {
+        hint: "Call the plugin package's factory: rolling(options), not rolling.",
+      });
+    }
+    try {
+      plugin.apply(this);
+    } catch (error) {
+      throw new CompactionError(ErrorCodes.PLUGIN_FAILED, `Plugin '${plugin.name}' failed in apply(): ${describeError(error)}`, {
+        plugin: plugin.name,
+        cause: error,
+      });
+    }
+    this.plugins.push(plugin);
+    return this;
+  }
+
+  /**
+   * Runs one compaction. Never throws for plugin or summarizer failures: a run that is
+   * cancelled or fails returns the input messages untouched and says why.
+   */
+  async compact(input: CompactInput<T>): Promise<CompactionResult<T>> {
+    const run = this.#createRun(input);
+    const untouched = (status: "noop" | "cancelled" | "failed", reason: string, error: CompactionError | null) =>
+      this.#untouched(run, status, reason, error);
+    try {
+      await this.hooks.beforeCompact.promise(run);
+      const stopped = this.#stopped(run);
+      if (stopped) return untouched("cancelled", stopped.message, stopped);
+
+      run.activePlugin = "core";
+      const proposed = await this.hooks.selectCut.promise(run);
+      const selectedBy = run.activePlugin;
+      run.activePlugin = "core";
+      const stoppedAtCut = this.#stopped(run);
+      if (stoppedAtCut) return untouched("cancelled", stoppedAtCut.message, stoppedAtCut);
+      if (proposed === undefined || proposed === null) {
+        if (run.messages !== input.messages) return this.#finish(run, null, { text: "", kind: "none" });
+        return untouched("noop", "No plugin selected a cut.", null);
+      }
+
+      run.cut = checkCut(run.view, proposed, { plugin: selectedBy, budget: run.budget });
+      for (const repair of run.cut.repairs) run.warnings.push(`[core] ${repair}`);
+      if (run.cut.compactedIndices.length === 0) {
+        return untouched("noop", `The cut chosen by '${selectedBy}' compacts no messages.`, null);
+      }
+      run.previousSummary = latestSummary(run);
+
+      const draft = await this.hooks.summarize.promise({ text: "", kind: "summary" }, run);
+      run.activePlugin = "core";
+      const stoppedAtSummary = this.#stopped(run);
+      if (stoppedAtSummary) return untouched("cancelled", stoppedAtSummary.message, stoppedAtSummary);
+      if (draft.kind !== "none" && draft.text.trim() === "") {
+        const error = new CompactionError(
+          ErrorCodes.SUMMARIZER_FAILED,
+          `No plugin wrote a summary or note for the ${run.cut.compactedIndices.length} compacted messages; nothing was changed.`,
+          { hint: "Add a strategy plugin that summarises (e.g. safeguard), or one that sets the draft kind to 'none' on purpose." },
+        );
+        return untouched("failed", error.message, error);
+      }
+      return await this.#finish(run, selectedBy, draft);
+    } catch (error) {
+      const failure = asRunError(error, run);
+      const status = failure.code === ErrorCodes.CANCELLED ? "cancelled" : "failed";
+      return untouched(status, failure.message, failure);
+    }
+  }
+
+  /** Frees the token counter if the compactor created it. */
+  dispose(): void {
+    if (this.#ownsCounter) this.tokens.counter.dispose();
+  }
+
+  #createRun(input: CompactInput<T>): CompactionRun<T> {
+    if (!input || !Array.isArray(input.messages)) {
+      throw new CompactionError(ErrorCodes.INPUT_INVALID, `compact() needs { messages: [...] }; found ${describeValue(input?.messages)}.`);
+    }
+    const contextWindow = input.contextWindow ?? this.contextWindow;
+    if (contextWindow === undefined || !Number.isFinite(contextWindow) || contextWindow <= 0) {
+      throw new CompactionError(
+        ErrorCodes.INPUT_INVALID,
+        `compact() needs a positive contextWindow; found ${String(contextWindow)}.`,
+        { hint: "Pass contextWindow to compact() or to new Compactor(), or set it in .compactionrc." },
+      );
+    }
+    const reserve = input.reserveTokens ?? this.reserveTokens;
+    if (!Number.isFinite(reserve) || reserve < 0 || reserve >= contextWindow) {
+      throw new CompactionError(
+        ErrorCodes.INPUT_INVALID,
+        `reserveTokens must be at least 0 and below the context window (${contextWindow}); found ${String(reserve)}.`,
+      );
+    }
+    return new CompactionRun({
+      input,
+      facts: this.facts,
+      tokens: this.tokens,
+      summarizer: this.summarizer,
+      contextWindow,
+      budget: contextWindow - reserve,
+      tokensBefore: this.tokens.contextTokens(input.messages).tokens,
+    });
+  }
+
+  async #finish(run: CompactionRun<T>, selectedBy: string | null, draft: SummaryDraft): Promise<CompactionResult<T>> {
+    const cut = run.cut;
+    const messages: T[] = [];
+    let summary: string | null = null;
+    if (cut) {
+      messages.push(...run.preservedMessages());
+      if (draft.kind !== "none") {
+        summary = draft.text;
+        messages.push(
+          draft.kind === "note"
+            ? this.adapter.createNote(draft.text)
+            : this.adapter.createSummary(draft.text, { tokensBefore: run.tokensBefore }),
+        );
+      }
+      messages.push(...run.keptMessages());
+    } else {
+      messages.push(...run.messages);
+    }
+    const tokensAfter = this.tokens.total(messages);
+    if (tokensAfter > run.budget) {
+      run.warnings.push(`[core] The compacted context is ${tokensAfter} tokens, still over the budget of ${run.budget} tokens.`);
+    }
+    const firstKept = cut ? run.messages[cut.firstKeptIndex] : undefined;
+    const event = createCompactionEvent({
+      summary: summary ?? "",
+      messagesCompacted: cut ? cut.compactedIndices.length : 0,
+      tokensBeforeCompaction: run.tokensBefore,
+      tokensAfterCompaction: tokensAfter,
+      trigger: run.trigger,
+      layer: run.layer ?? cut?.layer ?? null,
+      customInstruction: run.focus ?? null,
+      boundaryMessageId: firstKept === undefined ? null : (run.factsOf(firstKept).id ?? null),
+      strategy: selectedBy ?? run.modifiedBy ?? "core",
+      warnings: run.warnings,
+    });
+    const result: CompactionResult<T> = {
+      status: "compacted",
+      messages,
+      summary,
+      cut,
+      event,
+      tokensBefore: run.tokensBefore,
+      tokensAfter,
+      warnings: run.warnings,
+      reason: null,
+      error: null,
+    };
+    try {
+      await this.hooks.afterCompact.promise(result, run);
+    } catch (error) {
+      run.warnings.push(
+        `[${run.activePlugin}] afterCompact failed: ${describeError(error)}. The compaction itself is complete.`,
+      );
+    }
+    return result;
+  }
+
+  #stopped(run: CompactionRun<T>): CompactionError | null {
+    if (run.cancelled) {
+      return new CompactionError(ErrorCodes.CANCELLED, `Cancelled by plugin '${run.cancelled.plugin}': ${run.cancelled.reason}`, {
+        plugin: run.cancelled.plugin,
+      });
+    }
+    if (run.signal?.aborted) return new CompactionError(ErrorCodes.CANCELLED, "Cancelled: the AbortSignal was aborted.");
+    return null;
+  }
+
+  #untouched(
+    run: CompactionRun<T>,
+    status: "noop" | "cancelled" | "failed",
+    reason: string,
+    error: CompactionError | null,
+  ): CompactionResult<T> {
+    const tokens = run.tokensBefore;
+    return {
+      status,
+      messages: run.input.messages,
+      summary: null,
+      cut: null,
+      event: null,
+      tokensBefore: tokens,
+      tokensAfter: tokens,
+      warnings: run.warnings,
+      reason,
+      error,
+    };
+  }
+}
+
+/** A registered tap, as tapable hands it to a `register` interceptor. */
+type RegisteredTap = { name: string; type: "sync" | "async" | "promise"; fn: Function };
+
+/** Wraps every tap so the run knows which plugin is running (for errors, warnings and cut checks). */
+function trackActivePlugin<TapT extends RegisteredTap>(tap: TapT): TapT {
+  const fn = tap.fn as (...args: unknown[]) => unknown;
+  const name = tap.name;
+  return {
+    ...tap,
+    fn: (...args: unknown[]) => {
+      for (const arg of args) if (arg instanceof CompactionRun) arg.activePlugin = name;
+      return fn(...args);
+    },
+  };
+}
+
+function latestSummary<T>(run: CompactionRun<T>): string | undefined {
+  const cut = run.cut;
+  if (!cut) return undefined;
+  const facts = run.view.facts;
+  for (let k = cut.compactedIndices.length - 1; k >= 0; k--) {
+    const f = facts[cut.compactedIndices[k] as number];
+    if (f?.kind === "summary") return f.text;
+  }
+  return undefined;
+}
+
+function asRunError<T>(error: unknown, run: CompactionRun<T>): CompactionError {
+  if (error instanceof CompactionError) return error;
+  if (run.signal?.aborted) return new CompactionError(ErrorCodes.CANCELLED, "Cancelled: the AbortSignal was aborted.", { cause: error });
+  const plugin = run.activePlugin;
+  return new CompactionError(ErrorCodes.PLUGIN_FAILED, `Plugin '${plugin}' failed: ${describeError(error)}`, { plugin, cause: error });
+}

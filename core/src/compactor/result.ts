@@ -1,0 +1,26 @@
+import type { CompactionError } from "../errors.js";
+import type { CompactionEvent } from "../event.js";
+import type { CheckedCut } from "../cut/cut.js";
+
+/**
+ * `compacted`: the messages changed. `noop`: nothing to do (no plugin chose a cut, or the cut
+ * compacts nothing). `cancelled`: a plugin or the AbortSignal stopped the run. `failed`: a
+ * plugin, the summarizer or a cut check failed. In every status but `compacted`, `messages`
+ * is the input, untouched, and `reason` says why.
+ */
+export type CompactionStatus = "compacted" | "noop" | "cancelled" | "failed";
+
+export interface CompactionResult<T> {
+  readonly status: CompactionStatus;
+  readonly messages: readonly T[];
+  readonly summary: string | null;
+  readonly cut: CheckedCut | null;
+  readonly event: CompactionEvent | null;
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  readonly warnings: readonly string[];
+  /** Why the run did not compact, or null. */
+  readonly reason: string | null;
+  /** The error behind a `failed` or `cancelled` run, with a stable code. */
+  readonly error: CompactionError | null;
+}

@@ -1,0 +1,134 @@
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Compactor } from "../compactor/compactor.js";
+import { ErrorCodes } from "../errors.js";
+import type { PiMessage } from "../messages/pi-adapter.js";
+import { assistant, user } from "../test-support/pi-builders.js";
+import { makeProject, recordingPluginSource, removeProjects } from "./__fixtures__/tmp-project.js";
+import { ConfigError } from "./config-error.js";
+import { createCompactor } from "./create-compactor.js";
+import { loadConfig } from "./load-config.js";
+
+const compactors: Array<Compactor<unknown>> = [];
+
+afterEach(() => {
+  for (const compactor of compactors.splice(0)) compactor.dispose();
+  removeProjects();
+});
+
+/** A project whose preset (preset.mjs) lists the plugin in cut.mjs. */
+function project(config: object, extra: Record<string, string> = {}): string {
+  return makeProject({
+    ".compactionrc.json": JSON.stringify({ preset: "./preset.mjs", ...config }),
+    "preset.mjs": 'export default { plugins: [["./cut.mjs", { index: 1 }]] };\n',
+    // Cuts at options.index and summarises the history with the configured summarizer.
+    "cut.mjs": `export default function cut(options) {
+  return {
+    name: "cut",
+    options,
+    apply(compactor) {
+      compactor.hooks.selectCut.tapPromise("cut", async () => ({ firstKeptIndex: options.index }));
+      compactor.hooks.summarize.tapPromise("cut", async (draft, run) => ({
+        ...draft,
+        text: await run.summarize(run.historyMessages(), { maxTokens: 200 }),
+      }));
+    },
+  };
+}
+`,
+    ...extra,
+  });
+}
+
+async function create<T = unknown>(cwd: string, agent?: string): Promise<Compactor<T>> {
+  const compactor = await createCompactor<T>({ cwd, ...(agent === undefined ? {} : { agent }) });
+  compactors.push(compactor as Compactor<unknown>);
+  return compactor;
+}
+
+async function createError(cwd: string): Promise<ConfigError> {
+  const error = await createCompactor({ cwd }).then(
+    (compactor) => {
+      compactors.push(compactor);
+      return undefined;
+    },
+    (thrown: unknown) => thrown,
+  );
+  expect(error).toBeInstanceOf(ConfigError);
+  return error as ConfigError;
+}
+
+describe("createCompactor", () => {
+  it("keeps the resolved config as compactor.config", async () => {
+    const root = project({ contextWindow: 50000, reserveTokens: 1000 });
+    const compactor = await create(root);
+    expect(compactor.config).toEqual(await loadConfig({ cwd: root }));
+    expect(compactor.contextWindow).toBe(50000);
+    expect(compactor.reserveTokens).toBe(1000);
+  });
+
+  it.each(["pi", "openai", "anthropic"])("uses the %s adapter the config names", async (adapter) => {
+    const compactor = await create(project({ adapter }));
+    expect(compactor.adapter.name).toBe(adapter);
+  });
+
+  it.each([
+    [{ counter: "estimate" }, "estimate:chars/4"],
+    [{ counter: "tiktoken", encoding: "cl100k_base" }, "tiktoken:cl100k_base"],
+    [{}, "tiktoken:o200k_base"],
+  ])("counts tokens with the tokenizer %j", async (tokenizer, name) => {
+    const compactor = await create(project({ tokenizer }));
+    expect(compactor.tokens.counter.name).toBe(name);
+  });
+
+  it("uses the extractive summarizer by default", async () => {
+    expect((await create(project({}))).summarizer.name).toBe("extractive");
+  });
+
+  it("applies the config's plugins before the preset's, in order", async () => {
+    const root = project({ plugins: ["./first.mjs", "./second.mjs"] }, {
+      "first.mjs": recordingPluginSource("first"),
+      "second.mjs": recordingPluginSource("second"),
+    });
+    const compactor = await create(root);
+    expect(compactor.plugins.map((plugin) => plugin.name)).toEqual(["first", "second", "cut"]);
+  });
+
+  it("builds each agent's compactor from its own section", async () => {
+    const root = project({ tokenizer: { counter: "estimate" }, agents: { big: { adapter: "openai", options: { cut: { index: 3 } } } } });
+    const top = await create(root);
+    const big = await create(root, "big");
+    expect(top.adapter.name).toBe("pi");
+    expect(big.adapter.name).toBe("openai");
+    expect((big.plugins[0] as unknown as { options: unknown }).options).toEqual({ index: 3 });
+    expect((top.plugins[0] as unknown as { options: unknown }).options).toEqual({ index: 1 });
+  });
+
+  it("compacts with the plugins and options the config names", async () => {
+    const root = project({ tokenizer: { counter: "estimate" }, options: { cut: { index: 2 } } });
+    const compactor = await create<PiMessage>(root);
+    const messages = [user("first request about parsing"), assistant("parsed the file"), user("now write tests"), assistant("tests written")];
+    const result = await compactor.compact({ messages });
+    expect(result.status).toBe("compacted");
+    expect(result.messages.slice(1)).toEqual(messages.slice(2));
+    expect(result.summary).not.toBeNull();
+  });
+
+  it("rejects an unknown summarizer name, listing the known ones", async () => {
+    const root = project({ summarizer: { name: "extractve" } });
+    const error = await createError(root);
+    expect(error.code).toBe(ErrorCodes.CONFIG_INVALID);
+    expect(error.file).toBe(join(root, ".compactionrc.json"));
+    expect(error.path).toBe("/summarizer/name");
+    expect(error.message).toContain("expected a known summarizer (extractive), found 'extractve'");
+    expect(error.hint).toContain("Did you mean 'extractive'?");
+  });
+
+  it("rejects an unknown tiktoken encoding at its config path", async () => {
+    const root = project({ tokenizer: { encoding: "o200k_bse" } });
+    const error = await createError(root);
+    expect(error.code).toBe(ErrorCodes.CONFIG_INVALID);
+    expect(error.path).toBe("/tokenizer/encoding");
+    expect(error.hint).toContain("Did you mean 'o200k_base'?");
+  });
+});

@@ -1,0 +1,91 @@
+import { Compactor } from "../compactor/compactor.js";
+import { isCompactionError, ErrorCodes } from "../errors.js";
+import type { MessageAdapter } from "../messages/adapter.js";
+import { createAnthropicAdapter } from "../messages/anthropic-adapter.js";
+import { createOpenAIAdapter } from "../messages/openai-adapter.js";
+import { createPiAdapter } from "../messages/pi-adapter.js";
+import { createExtractiveSummarizer } from "../summarizer/extractive.js";
+import type { Summarizer } from "../summarizer/summarizer.js";
+import { createEstimateCounter } from "../tokens/estimate-counter.js";
+import { createTiktokenCounter, tiktokenEncodingNames } from "../tokens/tiktoken-counter.js";
+import type { TokenCounter } from "../tokens/token-counter.js";
+import { configInvalid } from "./config-error.js";
+import { loadConfigDetailed, type LoadConfigOptions, type LoadedConfig } from "./load-config.js";
+import { resolvePlugins } from "./resolve-plugins.js";
+import { didYouMean, suggest } from "./suggest.js";
+import type { AdapterName } from "./types.js";
+
+/** Where to find the config and which agent's section to apply. */
+export type CreateCompactorOptions = LoadConfigOptions;
+
+/** Summarizers built into the core, by the name `summarizer.name` uses. */
+export const BUILTIN_SUMMARIZERS: Readonly<Record<string, () => Summarizer>> = Object.freeze({
+  extractive: () => createExtractiveSummarizer(),
+});
+
+const ADAPTERS: Readonly<Record<AdapterName, () => MessageAdapter<any>>> = {
+  pi: () => createPiAdapter(),
+  openai: () => createOpenAIAdapter(),
+  anthropic: () => createAnthropicAdapter(),
+};
+
+/**
+ * A Compactor built from the config found for `cwd` (or `configPath`), with `agent`'s section
+ * applied: its adapter, token counter, summarizer, and the config's plugins followed by the
+ * preset's. `compactor.config` is the ResolvedConfig. The message type `T` is the caller's
+ * to state, since the adapter is chosen by config.
+ */
+export async function createCompactor<T = unknown>(options: CreateCompactorOptions = {}): Promise<Compactor<T>> {
+  const loaded = await loadConfigDetailed(options);
+  const { config } = loaded;
+  const summarizer = createSummarizer(loaded);
+  const plugins = await resolvePlugins(loaded);
+  const adapter = ADAPTERS[config.adapter]() as MessageAdapter<T>;
+  const tokenCounter = createTokenCounter(loaded);
+  try {
+    return new Compactor<T>({
+      adapter,
+      tokenCounter,
+      summarizer,
+      plugins,
+      contextWindow: config.contextWindow,
+      reserveTokens: config.reserveTokens,
+      config,
+    });
+  } catch (error) {
+    tokenCounter.dispose();
+    throw error;
+  }
+}
+
+function createSummarizer(loaded: LoadedConfig): Summarizer {
+  const { name } = loaded.config.summarizer;
+  const create = Object.hasOwn(BUILTIN_SUMMARIZERS, name) ? BUILTIN_SUMMARIZERS[name] : undefined;
+  if (create !== undefined) return create();
+  const known = Object.keys(BUILTIN_SUMMARIZERS);
+  const nearest = suggest(name, known);
+  throw configInvalid(loaded.config.filepath ?? undefined, [
+    {
+      path: loaded.pointerTo("summarizer", "name"),
+      message: `expected a known summarizer (${known.join(", ")}), found '${name}'`,
+      hint: `${nearest === undefined ? "" : `Did you mean '${nearest}'? `}Known summarizers: ${known.join(", ")}.`,
+    },
+  ]);
+}
+
+function createTokenCounter(loaded: LoadedConfig): TokenCounter {
+  const { counter, encoding } = loaded.config.tokenizer;
+  if (counter === "estimate") return createEstimateCounter();
+  try {
+    return createTiktokenCounter({ encoding });
+  } catch (error) {
+    if (!isCompactionError(error) || error.code !== ErrorCodes.ENCODING_UNKNOWN) throw error;
+    throw configInvalid(loaded.config.filepath ?? undefined, [
+      {
+        path: loaded.pointerTo("tokenizer", "encoding"),
+        message: `expected a tiktoken encoding, found '${encoding}'`,
+        hint: `${didYouMean(encoding, tiktokenEncodingNames())} Known encodings: ${tiktokenEncodingNames().join(", ")}.`.trimStart(),
+      },
+    ]);
+  }
+}

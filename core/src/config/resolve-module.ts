@@ -1,0 +1,245 @@
+import { createRequire } from "node:module";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { CompactionError, describeError, ErrorCodes } from "../errors.js";
+import type { PluginFactory } from "../compactor/plugin.js";
+import { showPointer } from "./pointer.js";
+import { suggest } from "./suggest.js";
+
+/** What a name can resolve to. */
+export type ModuleKind = "preset" | "plugin";
+
+/** Presets published by this project, for "did you mean" suggestions. */
+export const BUILTIN_PRESETS: readonly string[] = Object.freeze(["safeguard", "rolling", "layered", "sliding-window"]);
+
+/** Plugins published by this project, for "did you mean" suggestions. */
+export const BUILTIN_PLUGINS: readonly string[] = Object.freeze(["rolling", "safeguard", "layered", "last-turn-injection"]);
+
+/** One entry of a preset's `plugins`: a name or path, a factory, or either with options. */
+export type PresetEntry =
+  | string
+  | PluginFactory<any>
+  | readonly [string | PluginFactory<any>, Record<string, unknown>?];
+
+/**
+ * A preset module's export: data plus a list. Entries given by name or path resolve relative
+ * to the preset's own file. (Widens `Preset` from compactor/plugin.ts with named entries.)
+ */
+export interface PresetDefinition {
+  readonly name?: string;
+  readonly plugins: readonly PresetEntry[];
+}
+
+/** Where a name was written, for error messages. */
+export interface ResolveContext {
+  /** Also searched after `fromDir` (before core's own location). Default: `process.cwd()`. */
+  readonly cwd?: string;
+  /** The file that names the module (a config or preset file). */
+  readonly file?: string;
+  /** JSON pointer of the name inside that file, e.g. `/plugins/1/0`. */
+  readonly path?: string;
+}
+
+/** A module file found for a name. */
+export interface ResolvedModuleFile {
+  /** The name as written. */
+  readonly request: string;
+  /** The id that resolved (a package name or an absolute path). */
+  readonly id: string;
+  /** Absolute path of the module's entry file. */
+  readonly file: string;
+}
+
+export interface LoadedPlugin extends ResolvedModuleFile {
+  /** The short name options are keyed by (`@compaction/plugin-rolling` -> `rolling`); a path keeps its text. */
+  readonly name: string;
+  readonly factory: PluginFactory<any>;
+}
+
+export interface LoadedPreset extends ResolvedModuleFile {
+  readonly name: string;
+  readonly preset: PresetDefinition;
+}
+
+/** Core's own directory: the last place packages are looked for (workspace siblings resolve). */
+const CORE_LOCATION = `${dirname(fileURLToPath(import.meta.url))} (@compaction/core)`;
+
+const PREFIXES: Readonly<Record<ModuleKind, readonly [scoped: string, unscoped: string]>> = {
+  preset: ["@compaction/preset-", "compaction-preset-"],
+  plugin: ["@compaction/plugin-", "compaction-plugin-"],
+};
+
+/** True for `./x`, `../x` and absolute paths: names that point at a file, not a package. */
+export function isPathName(name: string): boolean {
+  return isAbsolute(name) || /^\.\.?(?:[/\\]|$)/.test(name);
+}
+
+/**
+ * The ids a name may stand for, in the order they are tried: a short name `rolling` ->
+ * `@compaction/plugin-rolling`, `compaction-plugin-rolling`; a path or full package name
+ * (scoped, containing '/', or already prefixed) -> itself.
+ */
+export function candidateIds(kind: ModuleKind, name: string): string[] {
+  const [scoped, unscoped] = PREFIXES[kind];
+  if (isPathName(name) || name.startsWith("@") || name.includes("/") || name.startsWith(unscoped)) return [name];
+  return [`${scoped}${name}`, `${unscoped}${name}`];
+}
+
+/** The short name of a package name: the name without this project's prefixes. */
+export function shortName(kind: ModuleKind, name: string): string {
+  for (const prefix of PREFIXES[kind]) if (name.startsWith(prefix) && name.length > prefix.length) return name.slice(prefix.length);
+  return name;
+}
+
+/**
+ * Finds the file for a name. Paths resolve from `fromDir` only; packages from `fromDir`, then
+ * `cwd`, then core's own location (so packages installed next to core resolve).
+ * Throws COMPACTION_PLUGIN_NOT_FOUND listing every id tried and from where.
+ */
+export function resolveModuleFile(kind: ModuleKind, name: string, fromDir: string, context: ResolveContext = {}): ResolvedModuleFile {
+  const tried: string[] = [];
+  const ids = candidateIds(kind, name);
+  const bases: Array<{ label: string; require: NodeJS.Require }> = [{ label: fromDir, require: requireFrom(fromDir) }];
+  if (!isPathName(name)) {
+    const cwd = resolve(context.cwd ?? process.cwd());
+    if (cwd !== fromDir) bases.push({ label: cwd, require: requireFrom(cwd) });
+    bases.push({ label: CORE_LOCATION, require: createRequire(import.meta.url) });
+  }
+  for (const id of ids) {
+    for (const base of bases) {
+      try {
+        return { request: name, id, file: base.require.resolve(id) };
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        const reason = code === "MODULE_NOT_FOUND" ? "" : ` (${describeError(error).split("\n")[0]})`;
+        tried.push(`${id} from ${base.label}${reason}`);
+      }
+    }
+  }
+  throw notFound(kind, name, fromDir, tried, context);
+}
+
+function requireFrom(dir: string): NodeJS.Require {
+  // createRequire wants a file; the file need not exist.
+  return createRequire(join(dir, "noop.js"));
+}
+
+function notFound(kind: ModuleKind, name: string, fromDir: string, tried: readonly string[], context: ResolveContext): CompactionError {
+  const builtins = kind === "preset" ? BUILTIN_PRESETS : BUILTIN_PLUGINS;
+  const nearest = isPathName(name) ? undefined : suggest(shortName(kind, name), builtins);
+  const [scoped] = PREFIXES[kind];
+  const hint = isPathName(name)
+    ? `Check the path: it is relative to ${fromDir}, the directory of the file that names it.`
+    : `${nearest === undefined ? "" : `Did you mean '${nearest}'? `}Otherwise install the package (npm install ${candidateIds(kind, name)[0] ?? `${scoped}${name}`}), or give a path starting with ./ to a file of your own.`;
+  return new CompactionError(
+    ErrorCodes.PLUGIN_NOT_FOUND,
+    `Cannot find ${kind} '${name}'${where(context)}. Tried:\n${tried.map((line) => `  ${line}`).join("\n")}`,
+    withContext(context, { plugin: name, hint }),
+  );
+}
+
+function where(context: ResolveContext): string {
+  if (context.file === undefined && context.path === undefined) return "";
+  const at = context.path === undefined ? "" : ` at ${showPointer(context.path)}`;
+  const file = context.file === undefined ? "" : ` in ${context.file}`;
+  return ` (named${at}${file})`;
+}
+
+function withContext(context: ResolveContext, details: { plugin: string; hint: string; cause?: unknown }) {
+  return {
+    ...details,
+    ...(context.file === undefined ? {} : { file: context.file }),
+    ...(context.path === undefined ? {} : { path: context.path }),
+  };
+}
+
+async function importModule(kind: ModuleKind, resolved: ResolvedModuleFile, context: ResolveContext): Promise<Record<string, unknown>> {
+  try {
+    return (await import(pathToFileURL(resolved.file).href)) as Record<string, unknown>;
+  } catch (error) {
+    throw new CompactionError(
+      ErrorCodes.PLUGIN_INVALID,
+      `Cannot load ${kind} '${resolved.request}' from ${resolved.file}${where(context)}: ${describeError(error)}`,
+      withContext(context, {
+        plugin: resolved.request,
+        hint: "Fix the error in that module; run it with node to see the full stack.",
+        cause: error,
+      }),
+    );
+  }
+}
+
+/** The first candidate export that passes `accept`: default, the named export, or a CommonJS wrapper's. */
+function pickExport(module: Record<string, unknown>, named: string, accept: (value: unknown) => boolean): unknown {
+  const fallback = module["default"] as Record<string, unknown> | undefined;
+  const candidates = [module["default"], module[named]];
+  if (typeof fallback === "object" && fallback !== null) candidates.push(fallback[named], fallback["default"]);
+  return candidates.find(accept);
+}
+
+/** What a module exports, for error messages: `default (an object with keys name, apply), helper (a function)`. */
+function describeExports(module: Record<string, unknown>): string {
+  const names = Object.keys(module);
+  if (names.length === 0) return "no exports";
+  return `exports ${names.map((key) => `${key} (${describeExport(module[key])})`).join(", ")}`;
+}
+
+function describeExport(value: unknown): string {
+  if (typeof value === "function") return "a function";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object" && value !== null) {
+    const keys = Object.keys(value);
+    return keys.length === 0 ? "an empty object" : `an object with keys ${keys.join(", ")}`;
+  }
+  return value === null ? "null" : `a ${typeof value}`;
+}
+
+/**
+ * Resolves and imports a plugin by name or path. Its default export (or export named `plugin`)
+ * must be a factory `(options?) => { name, apply }`; otherwise COMPACTION_PLUGIN_INVALID.
+ */
+export async function resolvePlugin(name: string, fromDir: string, context: ResolveContext = {}): Promise<LoadedPlugin> {
+  const resolved = resolveModuleFile("plugin", name, fromDir, context);
+  const module = await importModule("plugin", resolved, context);
+  const factory = pickExport(module, "plugin", (value) => typeof value === "function");
+  if (typeof factory !== "function") {
+    const value = module["default"] as { apply?: unknown } | undefined;
+    const looksLikeInstance = typeof value === "object" && value !== null && typeof value.apply === "function";
+    throw new CompactionError(
+      ErrorCodes.PLUGIN_INVALID,
+      `Plugin '${name}' (${resolved.file})${where(context)} has no plugin factory: expected a default export or an export named 'plugin' that is a function (options) => ({ name, apply }), found ${describeExports(module)}.`,
+      withContext(context, {
+        plugin: name,
+        hint: looksLikeInstance
+          ? "Export a factory that returns the plugin object: export default (options) => ({ name, apply(compactor) { ... } })."
+          : 'Add: export default function myPlugin(options = {}) { return { name: "my-plugin", apply(compactor) { /* tap hooks */ } }; }',
+      }),
+    );
+  }
+  return { ...resolved, name: isPathName(name) ? name : shortName("plugin", name), factory: factory as PluginFactory<any> };
+}
+
+/**
+ * Resolves and imports a preset by name or path. Its default export (or export named `preset`)
+ * must be `{ plugins: [...] }`; otherwise COMPACTION_PLUGIN_INVALID.
+ */
+export async function resolvePreset(name: string, fromDir: string, context: ResolveContext = {}): Promise<LoadedPreset> {
+  const resolved = resolveModuleFile("preset", name, fromDir, context);
+  const module = await importModule("preset", resolved, context);
+  const preset = pickExport(module, "preset", isPresetDefinition);
+  if (preset === undefined) {
+    throw new CompactionError(
+      ErrorCodes.PLUGIN_INVALID,
+      `Preset '${name}' (${resolved.file})${where(context)} has no preset: expected a default export or an export named 'preset' that is an object with a 'plugins' array, found ${describeExports(module)}.`,
+      withContext(context, {
+        plugin: name,
+        hint: 'Export the preset as data: export default { plugins: ["rolling", ["last-turn-injection", { maxTokens: 2000 }]] }.',
+      }),
+    );
+  }
+  return { ...resolved, name: isPathName(name) ? name : shortName("preset", name), preset: preset as PresetDefinition };
+}
+
+function isPresetDefinition(value: unknown): boolean {
+  return typeof value === "object" && value !== null && Array.isArray((value as { plugins?: unknown }).plugins);
+}

@@ -1,0 +1,154 @@
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { CompactionPlugin } from "../compactor/plugin.js";
+import { CompactionError, ErrorCodes } from "../errors.js";
+import { makeProject, recordingPluginSource, removeProjects } from "./__fixtures__/tmp-project.js";
+import { loadConfigDetailed } from "./load-config.js";
+import { resolvePlugins } from "./resolve-plugins.js";
+
+afterEach(removeProjects);
+
+type Recorded = CompactionPlugin & { options?: Record<string, unknown> };
+
+async function pluginsFor(files: Record<string, string>, agent?: string): Promise<Recorded[]> {
+  const root = makeProject(files);
+  return (await resolvePlugins(await loadConfigDetailed({ cwd: root, ...(agent === undefined ? {} : { agent }) }))) as Recorded[];
+}
+
+async function failure(files: Record<string, string>, agent?: string): Promise<{ error: CompactionError; root: string }> {
+  const root = makeProject(files);
+  const error = await loadConfigDetailed({ cwd: root, ...(agent === undefined ? {} : { agent }) })
+    .then(resolvePlugins)
+    .then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+  expect(error).toBeInstanceOf(CompactionError);
+  return { error: error as CompactionError, root };
+}
+
+const rc = (config: object) => ({ ".compactionrc.json": JSON.stringify(config) });
+
+/** A preset in presets/team.mjs whose plugins live next to it in presets/plugins/. */
+const TEAM_PRESET = {
+  "presets/team.mjs": 'export default { plugins: [["./plugins/alpha.mjs", { a: 1, b: 1 }], "./plugins/beta.mjs"] };\n',
+  "presets/plugins/alpha.mjs": recordingPluginSource("alpha"),
+  "presets/plugins/beta.mjs": recordingPluginSource("beta"),
+};
+
+describe("resolvePlugins: presets", () => {
+  it("resolves a preset's relative plugin paths from the preset's own directory", async () => {
+    const plugins = await pluginsFor({ ...rc({ preset: "./presets/team.mjs" }), ...TEAM_PRESET });
+    expect(plugins.map((plugin) => plugin.name)).toEqual(["alpha", "beta"]);
+    expect(plugins[0]?.options).toEqual({ a: 1, b: 1 });
+    expect(plugins[1]?.options).toBeUndefined();
+  });
+
+  it("merges options[<plugin name>] from the config over the preset entry's options, per key", async () => {
+    const plugins = await pluginsFor({ ...rc({ preset: "./presets/team.mjs", options: { alpha: { b: 2, c: 3 }, beta: { d: 4 } } }), ...TEAM_PRESET });
+    expect(plugins[0]?.options).toEqual({ a: 1, b: 2, c: 3 });
+    expect(plugins[1]?.options).toEqual({ d: 4 });
+  });
+
+  it("applies an agent's options over the top-level options for that agent's preset", async () => {
+    const config = { preset: "./presets/team.mjs", options: { alpha: { b: 2 } }, agents: { coder: { options: { alpha: { c: 5 } } } } };
+    const plugins = await pluginsFor({ ...rc(config), ...TEAM_PRESET }, "coder");
+    expect(plugins[0]?.options).toEqual({ a: 1, b: 2, c: 5 });
+  });
+
+  it("instantiates factories a preset lists directly, keyed for options by the plugin's own name", async () => {
+    const preset = `const gamma = (options) => ({ name: "gamma", options, apply() {} });
+export default { plugins: [[gamma, { x: 1, y: 1 }], gamma] };
+`;
+    const plugins = await pluginsFor({ ...rc({ preset: "./preset.mjs", options: { gamma: { y: 2 } } }), "preset.mjs": preset });
+    expect(plugins.map((plugin) => plugin.options)).toEqual([{ x: 1, y: 2 }, { y: 2 }]);
+  });
+
+  it("keys options of a short-named package by its short name", async () => {
+    const files = {
+      ...rc({ preset: "./preset.mjs", plugins: [["tmp-opt", { a: 1 }]], options: { "tmp-opt": { a: 2, c: 3 } } }),
+      "preset.mjs": "export default { plugins: [] };\n",
+      "node_modules/compaction-plugin-tmp-opt/package.json": JSON.stringify({ name: "compaction-plugin-tmp-opt", type: "module", main: "index.js" }),
+      "node_modules/compaction-plugin-tmp-opt/index.js": recordingPluginSource("tmp-opt"),
+    };
+    const plugins = await pluginsFor(files);
+    expect(plugins[0]?.options).toEqual({ a: 2, c: 3 });
+  });
+
+  it("reports a missing preset at the JSON path that names it", async () => {
+    const { error, root } = await failure(rc({ preset: "safeguard", agents: { r: { preset: "rollin" } } }), "r");
+    expect(error.code).toBe(ErrorCodes.PLUGIN_NOT_FOUND);
+    expect(error.file).toBe(join(root, ".compactionrc.json"));
+    expect(error.path).toBe("/agents/r/preset");
+    expect(error.hint).toContain("Did you mean 'rolling'?");
+  });
+
+  it("rejects a preset entry of the wrong shape, naming the preset file and entry", async () => {
+    const { error, root } = await failure({ ...rc({ preset: "./preset.mjs" }), "preset.mjs": "export default { plugins: [42] };\n" });
+    expect(error.code).toBe(ErrorCodes.PLUGIN_INVALID);
+    expect(error.file).toBe(join(root, "preset.mjs"));
+    expect(error.path).toBe("/plugins/0");
+  });
+});
+
+describe("resolvePlugins: the config's own plugins", () => {
+  const files = {
+    "preset.mjs": 'export default { plugins: ["./p/alpha.mjs", "./p/beta.mjs"] };\n',
+    "p/alpha.mjs": recordingPluginSource("alpha"),
+    "p/beta.mjs": recordingPluginSource("beta"),
+    "mine/own.mjs": recordingPluginSource("own"),
+    "mine/beta.mjs": 'export default (options) => ({ name: "beta", options, mine: true, apply() {} });\n',
+  };
+
+  it("puts the config's plugins before the preset's", async () => {
+    const plugins = await pluginsFor({ ...rc({ preset: "./preset.mjs", plugins: [["./mine/own.mjs", { o: 1 }]] }), ...files });
+    expect(plugins.map((plugin) => plugin.name)).toEqual(["own", "alpha", "beta"]);
+    expect(plugins[0]?.options).toEqual({ o: 1 });
+  });
+
+  it("lets a config plugin replace the preset plugin of the same name", async () => {
+    const plugins = await pluginsFor({ ...rc({ preset: "./preset.mjs", plugins: ["./mine/beta.mjs"] }), ...files });
+    expect(plugins.map((plugin) => plugin.name)).toEqual(["beta", "alpha"]);
+    expect((plugins[0] as Recorded & { mine?: boolean }).mine).toBe(true);
+  });
+
+  it("passes each factory a private copy of its options, which it may change", async () => {
+    const mutating = 'export default (options) => { options.seen = true; return { name: "m", options, apply() {} }; };\n';
+    const plugins = await pluginsFor({ ...rc({ preset: "./preset.mjs", plugins: [["./m.mjs", { a: 1 }]] }), ...files, "m.mjs": mutating });
+    expect(plugins[0]?.options).toEqual({ a: 1, seen: true });
+  });
+
+  it("reports a factory that rejects its inline options as PLUGIN_OPTIONS_INVALID at the options' path", async () => {
+    const strict = 'export default (options = {}) => { if (options.size !== undefined) throw new Error("size is not an option"); return { name: "strict", apply() {} }; };\n';
+    const { error, root } = await failure({ ...rc({ preset: "./preset.mjs", plugins: [["./strict.mjs", { size: 1 }]] }), ...files, "strict.mjs": strict });
+    expect(error.code).toBe(ErrorCodes.PLUGIN_OPTIONS_INVALID);
+    expect(error.file).toBe(join(root, ".compactionrc.json"));
+    expect(error.path).toBe("/plugins/0/1");
+    expect(error.plugin).toBe("./strict.mjs");
+    expect(error.message).toContain("size is not an option");
+    expect(error.hint).toContain("/plugins/0/1");
+  });
+
+  it("reports options from an agent's options section that a factory rejects at that section's path", async () => {
+    const strict = 'export default (options = {}) => { if (options.size !== undefined) throw new Error("size is not an option"); return { name: "strict", apply() {} }; };\n';
+    const config = { preset: "./preset.mjs", plugins: ["./strict.mjs"], agents: { coder: { options: { strict: { size: 2 } } } } };
+    const { error } = await failure({ ...rc(config), ...files, "strict.mjs": strict }, "coder");
+    expect(error.code).toBe(ErrorCodes.PLUGIN_OPTIONS_INVALID);
+    expect(error.path).toBe("/agents/coder/options/strict");
+    expect(error.plugin).toBe("strict");
+  });
+
+  it("rejects a factory that does not return a plugin as PLUGIN_INVALID", async () => {
+    const { error } = await failure({ ...rc({ preset: "./preset.mjs", plugins: ["./bad.mjs"] }), ...files, "bad.mjs": "export default () => 42;\n" });
+    expect(error.code).toBe(ErrorCodes.PLUGIN_INVALID);
+    expect(error.path).toBe("/plugins/0");
+    expect(error.message).toContain("expected a plugin object { name, apply(compactor) }");
+  });
+
+  it("reports a missing config plugin at its entry's path", async () => {
+    const { error } = await failure({ ...rc({ preset: "./preset.mjs", plugins: [["last-turn-injecton", { maxTokens: 1 }]] }), ...files });
+    expect(error.code).toBe(ErrorCodes.PLUGIN_NOT_FOUND);
+    expect(error.path).toBe("/plugins/0/0");
+    expect(error.hint).toContain("Did you mean 'last-turn-injection'?");
+  });
+});

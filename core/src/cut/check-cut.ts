@@ -1,0 +1,132 @@
+import { CompactionError, ErrorCodes } from "../errors.js";
+import type { CheckedCut, Cut } from "./cut.js";
+import { type MessageView, sumTokens, toolCallOwners, toolResultHolders } from "./message-view.js";
+import { findTurnStartIndex } from "./turns.js";
+
+export interface CheckCutOptions {
+  /** Name of the plugin that proposed the cut, for messages. */
+  readonly plugin: string;
+  /** Most tokens the preserved and kept messages may hold; `Infinity` for no limit. */
+  readonly budget: number;
+}
+
+/**
+ * Checks a proposed cut against the rules every compaction must keep, repairing what can be
+ * repaired and refusing what cannot:
+ * - a tool result is never separated from the call that issued it: a kept result pulls the cut
+ *   back to its call (repair);
+ * - the system prompt and pinned messages are never dropped: they, and their tool partners,
+ *   are preserved before the summary;
+ * - the kept part must fit the budget (refusal, code COMPACTION_CUT_REFUSED);
+ * - a cut that starts inside a turn is reported as a split turn.
+ */
+export function checkCut(view: MessageView, proposed: Cut, options: CheckCutOptions): CheckedCut {
+  const { facts } = view;
+  const n = facts.length;
+  const { plugin } = options;
+  const first = proposed.firstKeptIndex;
+  if (!Number.isInteger(first) || first < 0 || first > n) {
+    throw new CompactionError(
+      ErrorCodes.CUT_REFUSED,
+      `Plugin '${plugin}' returned a cut at index ${String(first)}; expected a whole number from 0 to ${n} (the number of messages).`,
+      { plugin, hint: "Return { firstKeptIndex } as an index into run.messages." },
+    );
+  }
+
+  const repairs: string[] = [];
+  const owners = toolCallOwners(facts);
+  const firstKeptIndex = pullBackToToolCalls(view, first, owners);
+  if (firstKeptIndex !== first) {
+    repairs.push(
+      `Plugin '${plugin}' cut at message ${first}, between a tool call and its result; the cut was moved back to message ${firstKeptIndex} so the call stays with its result.`,
+    );
+  }
+
+  const preserved = preservedBefore(view, firstKeptIndex, owners);
+  const preservedIndices = [...preserved].sort((a, b) => a - b);
+  const compactedIndices: number[] = [];
+  for (let i = 0; i < firstKeptIndex; i++) if (!preserved.has(i)) compactedIndices.push(i);
+
+  const keptTokens = sumTokens(view, preservedIndices) + sumTokens(view, range(firstKeptIndex, n));
+  if (keptTokens > options.budget) {
+    throw new CompactionError(
+      ErrorCodes.CUT_REFUSED,
+      `Plugin '${plugin}' chose a cut that keeps ${keptTokens} tokens verbatim, more than the budget of ${options.budget} tokens.`,
+      { plugin, hint: "Keep fewer recent messages (e.g. lower keepRecentTokens), or raise the context window." },
+    );
+  }
+
+  let turnStartIndex = -1;
+  if (firstKeptIndex < n && facts[firstKeptIndex]?.kind !== "user") {
+    const start = findTurnStartIndex(facts, firstKeptIndex - 1);
+    if (start >= 0 && !preserved.has(start)) turnStartIndex = start;
+  }
+
+  return {
+    ...proposed,
+    firstKeptIndex,
+    preservedIndices,
+    compactedIndices,
+    isSplitTurn: turnStartIndex >= 0,
+    turnStartIndex,
+    keptTokens,
+    compactedTokens: sumTokens(view, compactedIndices),
+    selectedBy: plugin,
+    repairs,
+  };
+}
+
+/** Moves the cut back until no kept message answers a call issued before the cut. */
+function pullBackToToolCalls(view: MessageView, first: number, owners: Map<string, number>): number {
+  let cut = first;
+  let scanFrom = view.facts.length;
+  // Each pass scans only the messages newly brought into the kept part.
+  while (scanFrom > cut) {
+    let next = cut;
+    for (let i = cut; i < scanFrom; i++) {
+      for (const id of view.facts[i]?.toolResultIds ?? []) {
+        const owner = owners.get(id);
+        if (owner !== undefined && owner < next) next = owner;
+      }
+    }
+    scanFrom = cut;
+    cut = next;
+  }
+  return cut;
+}
+
+/**
+ * Messages before the cut that must be kept: system and pinned messages, closed over tool
+ * pairing (a preserved call keeps its results, a preserved result keeps its call).
+ */
+function preservedBefore(view: MessageView, firstKeptIndex: number, owners: Map<string, number>): Set<number> {
+  const { facts } = view;
+  const preserved = new Set<number>();
+  const queue: number[] = [];
+  for (let i = 0; i < firstKeptIndex; i++) {
+    const f = facts[i];
+    if (f && (f.kind === "system" || f.pinned)) {
+      preserved.add(i);
+      queue.push(i);
+    }
+  }
+  if (queue.length === 0) return preserved;
+  const holders = toolResultHolders(facts);
+  const add = (i: number | undefined) => {
+    if (i !== undefined && i < firstKeptIndex && !preserved.has(i)) {
+      preserved.add(i);
+      queue.push(i);
+    }
+  };
+  while (queue.length > 0) {
+    const f = facts[queue.pop() as number];
+    if (!f) continue;
+    for (const call of f.toolCalls) for (const h of holders.get(call.id) ?? []) add(h);
+    for (const id of f.toolResultIds) add(owners.get(id));
+  }
+  return preserved;
+}
+
+function* range(from: number, to: number): Generator<number> {
+  for (let i = from; i < to; i++) yield i;
+}

@@ -1,0 +1,17 @@
+/**
+ * @compaction/core — the engine: four hooks, message adapters, token counting, cut rules,
+ * the extractive summarizer and configuration.
+ */
+export * from "./errors.js";
+export * from "./event.js";
+export * from "./messages/index.js";
+export * from "./tokens/index.js";
+export * from "./select-messages.js";
+export * from "./cut/index.js";
+export * from "./summarizer/index.js";
+export * from "./config/index.js";
+export { Compactor, type CompactorHooks, type CompactorOptions } from "./compactor/compactor.js";
+export { CompactionRun, type CompactInput, type SummaryDraft, type SummarizeOptions } from "./compactor/run.js";
+export type { CompactionResult, CompactionStatus } from "./compactor/result.js";
+export type { CompactionPlugin, PluginFactory, Preset } from "./compactor/plugin.js";
+export * from "./compactor/stages.js";

@@ -1,0 +1,74 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { TokenCounter } from "../tokens/token-counter.js";
+import { createEstimateCounter } from "../tokens/estimate-counter.js";
+import { fitToBudget } from "./fit.js";
+import { type SummaryBlock, parseSections, renderBlocks } from "./sections.js";
+
+const counter = createEstimateCounter();
+
+/** Items oldest first, ranked so newer items are kept longer. */
+const block = (heading: string, texts: string[]): SummaryBlock => ({
+  heading,
+  style: "bullet",
+  items: texts.map((text, rank) => ({ text, rank })),
+  optional: false,
+});
+
+const itemsUnder = (summary: string, title: string): string[] =>
+  parseSections(summary).sections.find((s) => s.title === title)?.lines.map((line) => line.slice(2)) ?? [];
+
+describe("fitToBudget", () => {
+  it("returns the full rendering when it fits", () => {
+    const blocks = [block("## A", ["one", "two"])];
+    expect(fitToBudget(blocks, 1000, counter)).toBe(renderBlocks(blocks));
+  });
+
+  it("drops the oldest items of the largest section first", () => {
+    const big = Array.from({ length: 10 }, (_, i) => `big item number ${i} with some words`);
+    const blocks = [block("## Small", ["tiny"]), block("## Big", big)];
+    const summary = fitToBudget(blocks, 60, counter);
+    expect(itemsUnder(summary, "Small")).toEqual(["tiny"]);
+    const kept = itemsUnder(summary, "Big");
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(10);
+    expect(kept).toEqual(big.slice(big.length - kept.length));
+  });
+
+  it("keeps each section's best item before cutting items short, and cuts them with …", () => {
+    const long = "x".repeat(400);
+    const blocks = [block("## A", [`a ${long}`]), block("## B", [`b ${long}`])];
+    const summary = fitToBudget(blocks, 80, counter);
+    const a = itemsUnder(summary, "A");
+    const b = itemsUnder(summary, "B");
+    expect([a.length, b.length]).toEqual([1, 1]);
+    expect(a[0]?.endsWith("…")).toBe(true);
+    expect(counter.count(summary)).toBeLessThanOrEqual(80);
+  });
+
+  it("returns as much of the headings as fits when even they do not fit", () => {
+    const blocks = [block("## A very long heading that cannot fit", ["item"])];
+    const summary = fitToBudget(blocks, 3, counter);
+    expect(summary).toBe("## A very lo"); // 12 characters = 3 tokens at chars/4
+  });
+
+  it("returns an empty string for a cap of zero", () => {
+    expect(fitToBudget([block("## A", ["x"])], 0, counter)).toBe("");
+  });
+
+  it("never exceeds the cap with a counter whose counts are not additive over lines", () => {
+    // Costs 7 extra tokens per call: the sum of line estimates badly under-counts the whole.
+    const lumpy: TokenCounter = { name: "lumpy", count: (text) => (text.length === 0 ? 0 : Math.ceil(text.length / 3) + 7), dispose() {} };
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.string({ maxLength: 80 }), { maxLength: 8 }), { minLength: 1, maxLength: 6 }),
+        fc.integer({ min: 1, max: 400 }),
+        (sections, cap) => {
+          const blocks = sections.map((texts, i) => block(`## S${i}`, texts));
+          expect(lumpy.count(fitToBudget(blocks, cap, lumpy))).toBeLessThanOrEqual(cap);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});

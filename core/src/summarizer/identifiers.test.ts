@@ -1,0 +1,50 @@
+import { describe, expect, it } from "vitest";
+import { collectIdentifiers } from "./identifiers.js";
+
+const identifiersIn = (text: string): string[] => {
+  const found: string[] = [];
+  collectIdentifiers(text, (identifier) => found.push(identifier));
+  return found;
+};
+
+describe("collectIdentifiers", () => {
+  const found: [string, string, string][] = [
+    ["URL without trailing punctuation", "See https://example.com/a?b=1.", "https://example.com/a?b=1"],
+    ["UUID", "session d703a1a9-1b7b-4fb1-b512-c9738b1fe617 loaded", "d703a1a9-1b7b-4fb1-b512-c9738b1fe617"],
+    ["short commit hash", "reverted 3f2a9c1 today", "3f2a9c1"],
+    ["full commit hash", "at 6c2360af0e6d0c0c4bd3b7a3a8b2e1f0c9d8e7f6 now", "6c2360af0e6d0c0c4bd3b7a3a8b2e1f0c9d8e7f6"],
+    ["relative path", "edit packages/core/src/index.ts now", "packages/core/src/index.ts"],
+    ["absolute path", "open /etc/hosts please", "/etc/hosts"],
+    ["home path", "in ~/.config/app.yaml", "~/.config/app.yaml"],
+    ["bare file name with extension", "check theme.ts first", "theme.ts"],
+    ["issue id", "fixes #123 for good", "#123"],
+    ["env var name", "set OPENAI_API_KEY first", "OPENAI_API_KEY"],
+    ["shell variable", "echo $HOME there", "$HOME"],
+    ["host and port", "curl localhost:3000 now", "localhost:3000"],
+    ["port phrase", "listening on port 8080 now", "port 8080"],
+    ["duration", "took 250ms in total", "250ms"],
+    ["size with unit", "the file is 12 MB large", "12 MB"],
+    ["percentage", "coverage is 85% now", "85%"],
+    ["function call in backticks", "call `createPiAdapter()` here", "createPiAdapter()"],
+    ["camelCase name in backticks", "the `loadTheme` export", "loadTheme"],
+    ["dotted member in backticks", "uses `this.ui.invalidate` there", "this.ui.invalidate"],
+  ];
+  it.each(found)("finds a %s", (_kind, text, expected) => {
+    expect(identifiersIn(text)).toContain(expected);
+  });
+
+  const ignored: [string, string][] = [
+    ["and/or", "use one and/or the other"],
+    ["a plain word in backticks", "the `dark` theme"],
+    ["a decimal number", "version 1234567 of it"],
+    ["an English word of hex letters", "the facade was defaced"],
+    ["a lower-case template variable", "uses ${color} there"],
+  ];
+  it.each(ignored)("ignores %s", (_kind, text) => {
+    expect(identifiersIn(text)).toEqual([]);
+  });
+
+  it("reports identifiers in order of appearance, each time they appear", () => {
+    expect(identifiersIn("a.ts then b.ts then a.ts")).toEqual(["a.ts", "b.ts", "a.ts"]);
+  });
+});

@@ -1,0 +1,76 @@
+/**
+ * Finds exact identifiers in text: URLs, UUIDs, file paths, commit hashes, issue ids, env var
+ * names, host:port pairs, numbers with units and names in backticks. One regex pass per text.
+ */
+
+const FILE_EXTENSIONS =
+  "ts|tsx|mts|cts|js|jsx|mjs|cjs|json|jsonl|md|mdx|py|rs|go|java|kt|swift|c|h|cc|cpp|hpp|cs|rb|php|sh|bash|zsh|yml|yaml|toml|ini|lock|css|scss|html|vue|svelte|sql|txt|csv|xml|env|proto|graphql|dockerfile";
+
+const IDENTIFIER = new RegExp(
+  [
+    String.raw`(?<url>\bhttps?:\/\/[^\s<>"'\x60()\[\]{}]+)`,
+    String.raw`(?<uuid>\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b)`,
+    String.raw`(?<code>\x60[^\x60\n]{1,120}\x60)`,
+    String.raw`(?<path>(?:~|\.{1,2})?\/?(?:[\w@.+-]+\/)+[\w@.+-]*[\w@+-]|\b[\w-]+(?:\.[\w-]+)*\.(?:${FILE_EXTENSIONS})\b)`,
+    String.raw`(?<hostport>\b(?:localhost|\d{1,3}(?:\.\d{1,3}){3}):\d{2,5}\b)`,
+    String.raw`(?<hash>\b[0-9a-f]{7,40}\b)`,
+    String.raw`(?<issue>(?<![\w&#])#\d{1,7}\b)`,
+    String.raw`(?<env>\$\{?[A-Z_][A-Z0-9_]*\}?|\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b)`,
+    String.raw`(?<port>\bport\s+\d{2,5}\b)`,
+    String.raw`(?<quantity>\b\d+(?:\.\d+)?\s?(?:ms|µs|ns|secs?|seconds?|minutes?|mins?|hours?|[KMGT]i?B|kB|bytes|px|rem|tokens?)\b|\b\d+(?:\.\d+)?(?:s|h|k)\b|\b\d+(?:\.\d+)?%)`,
+  ].join("|"),
+  "gu",
+);
+
+const FUNCTION_LIKE = /^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*(?:\(\))?$/;
+/** Marks of a code name, as opposed to a plain word in backticks: `()`, `.`, `_`, `$`, camelCase, ALLCAPS. */
+const CODE_NAME_MARK = /[().$_]|[a-z][A-Z]|^[A-Z][A-Z0-9]{3,}$/;
+const HAS_DIGIT = /\d/;
+const HAS_HEX_LETTER = /[a-f]/;
+const FILE_NAME = /\.[A-Za-z0-9]{1,10}$/;
+const HAS_LETTER = /[A-Za-z]/;
+const TRAILING_URL_PUNCTUATION = /[.,;:!?]+$/;
+
+/** Calls `sink` with every identifier in `text`, in order of appearance, exactly as written. */
+export function collectIdentifiers(text: string, sink: (identifier: string) => void): void {
+  scan(text, sink, true);
+}
+
+function scan(text: string, sink: (identifier: string) => void, allowCode: boolean): void {
+  IDENTIFIER.lastIndex = 0;
+  const matches = [...text.matchAll(IDENTIFIER)];
+  for (const match of matches) {
+    const groups = match.groups ?? {};
+    const found = match[0];
+    if (groups["url"] !== undefined) {
+      sink(found.replace(TRAILING_URL_PUNCTUATION, ""));
+    } else if (groups["code"] !== undefined) {
+      const inner = found.slice(1, -1).trim();
+      if (FUNCTION_LIKE.test(inner)) {
+        if (CODE_NAME_MARK.test(inner)) sink(inner);
+      }
+      else if (allowCode) scan(inner, sink, false);
+    } else if (groups["path"] !== undefined) {
+      if (isLikelyPath(found)) sink(found);
+    } else if (groups["hash"] !== undefined) {
+      if (HAS_DIGIT.test(found) && HAS_HEX_LETTER.test(found)) sink(found);
+    } else {
+      sink(found);
+    }
+  }
+}
+
+/**
+ * A slash-separated word is a path when it starts like one (`/`, `./`, `../`, `~/`), has at
+ * least two slashes, or ends in a file name with an extension; this keeps "and/or" and
+ * "read/write" out.
+ */
+function isLikelyPath(candidate: string): boolean {
+  if (!HAS_LETTER.test(candidate)) return false;
+  if (!candidate.includes("/")) return true; // a bare file name with a known extension
+  if (/^(?:\/|\.{1,2}\/|~\/)/.test(candidate)) return candidate.length > 2;
+  let slashes = 0;
+  for (let i = 0; i < candidate.length; i++) if (candidate.charCodeAt(i) === 47) slashes++;
+  if (slashes >= 2) return true;
+  return FILE_NAME.test(candidate);
+}

@@ -1,0 +1,120 @@
+/**
+ * Plain-text helpers for the extractive summarizer: whitespace, clipping, prose lines and
+ * sentences. Every function is linear in the length of its input.
+ */
+
+/** Marks text that was cut short. */
+export const ELLIPSIS = "…";
+
+const WHITESPACE_RUN = /\s+/g;
+const FENCE = /^\s*(?:```|~~~)/;
+const HEADING = /^\s{0,3}#{1,6}\s/;
+const TABLE_ROW = /^\s*\|/;
+const QUOTE_MARKER = /^\s*(?:>\s?)+/;
+const NUMBERED_MARKER = /^\s*\d{1,3}[.)]\s+/;
+const BULLET_MARKER = /^\s*[-*+]\s+(?:\[[ xX]\]\s+)?/;
+const SENTENCE_BOUNDARY = /(?<=[.!?])\s+(?=\S)/;
+const LETTER = /\p{L}/gu;
+
+/** One line of prose: list and quote markers removed, with what kind of list it was in. */
+export interface ProseLine {
+  readonly text: string;
+  readonly list?: "numbered" | "bullet";
+}
+
+/** Collapses every whitespace run (newlines included) to one space and trims. */
+export function collapseWhitespace(text: string): string {
+  return text.replace(WHITESPACE_RUN, " ").trim();
+}
+
+/**
+ * Cuts `text` to at most `maxChars` characters, ending with "…" when cut. Prefers a word
+ * boundary near the end and never splits a surrogate pair, so the kept part is a prefix.
+ */
+export function clip(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  if (maxChars <= 0) return "";
+  if (maxChars === 1) return ELLIPSIS;
+  let kept = text.slice(0, maxChars - 1);
+  if (isHighSurrogate(kept.charCodeAt(kept.length - 1))) kept = kept.slice(0, -1);
+  const space = kept.lastIndexOf(" ");
+  if (space > maxChars * 0.6) kept = kept.slice(0, space);
+  return `${kept.trimEnd()}${ELLIPSIS}`;
+}
+
+/** True when the UTF-16 code unit starts a surrogate pair. */
+export function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+/**
+ * The prose lines of a markdown-ish text: skips fenced code, headings, table rows and blank
+ * lines; strips quote and list markers.
+ */
+export function proseLines(text: string): ProseLine[] {
+  const lines: ProseLine[] = [];
+  let inFence = false;
+  for (const raw of text.split("\n")) {
+    if (FENCE.test(raw)) {
+      inFence = !inFence;
+      continue;
+    }
+    if (inFence || HEADING.test(raw) || TABLE_ROW.test(raw)) continue;
+    let line = raw.replace(QUOTE_MARKER, "");
+    let list: ProseLine["list"];
+    if (NUMBERED_MARKER.test(line)) {
+      list = "numbered";
+      line = line.replace(NUMBERED_MARKER, "");
+    } else if (BULLET_MARKER.test(line)) {
+      list = "bullet";
+      line = line.replace(BULLET_MARKER, "");
+    }
+    line = line.trim();
+    if (line.length === 0) continue;
+    lines.push(list === undefined ? { text: line } : { text: line, list });
+  }
+  return lines;
+}
+
+/** Splits one line into sentences at `.`, `!` or `?` followed by whitespace. */
+export function splitSentences(line: string): string[] {
+  return line.split(SENTENCE_BOUNDARY);
+}
+
+/** Every sentence of the prose lines of `text`, trimmed. */
+export function proseSentences(text: string): string[] {
+  const sentences: string[] = [];
+  for (const line of proseLines(text)) {
+    for (const sentence of splitSentences(line.text)) {
+      const trimmed = sentence.trim();
+      if (trimmed.length > 0) sentences.push(trimmed);
+    }
+  }
+  return sentences;
+}
+
+/**
+ * True for a sentence that reads as prose: at least three words and mostly letters, so code,
+ * log lines and bare paths are left out.
+ */
+export function looksLikeProse(sentence: string): boolean {
+  if (sentence.length < 12) return false;
+  let words = 1;
+  for (let i = 0; i < sentence.length; i++) if (sentence.charCodeAt(i) === 32) words++;
+  if (words < 3) return false;
+  const letters = sentence.match(LETTER)?.length ?? 0;
+  return letters >= sentence.length * 0.55;
+}
+
+/** The first line of `text` that is not blank, trimmed ("" when there is none). */
+export function firstNonBlankLine(text: string): string {
+  let start = 0;
+  while (start < text.length) {
+    let end = text.indexOf("\n", start);
+    if (end === -1) end = text.length;
+    const line = text.slice(start, end).trim();
+    if (line.length > 0) return line;
+    start = end + 1;
+  }
+  return "";
+}

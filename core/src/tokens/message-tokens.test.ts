@@ -1,0 +1,210 @@
+import { describe, it, expect, afterAll } from "vitest";
+import { get_encoding } from "tiktoken";
+import { FactsCache, type MessageAdapter, type MessageFacts, type ToolCallInfo } from "../messages/adapter.js";
+import { createPiAdapter, type PiMessage, type PiUsage } from "../messages/pi-adapter.js";
+import { createEstimateCounter } from "./estimate-counter.js";
+import { MessageTokenCounter, messageTokenText } from "./message-tokens.js";
+import { createTiktokenCounter } from "./tiktoken-counter.js";
+import { IMAGE_TOKENS, type TokenCounter } from "./token-counter.js";
+
+/** A minimal host format: the test's own message shape, read by a fake adapter. */
+interface FakeMessage {
+  readonly text?: string;
+  readonly thinking?: string;
+  readonly toolCalls?: readonly ToolCallInfo[];
+  readonly images?: number;
+  readonly usage?: number;
+}
+
+const fakeAdapter: MessageAdapter<FakeMessage> = {
+  name: "fake",
+  readFacts: (message): MessageFacts => ({
+    kind: message.toolCalls !== undefined || message.usage !== undefined ? "assistant" : "user",
+    text: message.text ?? "",
+    thinking: message.thinking ?? "",
+    toolCalls: message.toolCalls ?? [],
+    toolResultIds: [],
+    isError: false,
+    imageCount: message.images ?? 0,
+    pinned: false,
+    ...(message.usage === undefined ? {} : { usageContextTokens: message.usage }),
+  }),
+  createSummary: (text) => ({ text }),
+  createNote: (text) => ({ text }),
+  replaceToolOutput: (_message, replacement) => ({ text: replacement }),
+};
+
+/** A counter that records every string it is asked to count: one token per character. */
+function spyCounter(): TokenCounter & { readonly calls: string[] } {
+  const calls: string[] = [];
+  return { name: "spy", calls, count: (text) => (calls.push(text), text.length), dispose: () => undefined };
+}
+
+/** A facts cache that records how often facts are asked for. */
+class CountingFactsCache extends FactsCache<FakeMessage> {
+  reads = 0;
+  override of(message: FakeMessage): MessageFacts {
+    this.reads += 1;
+    return super.of(message);
+  }
+}
+
+const counterFor = (counter: TokenCounter): MessageTokenCounter<FakeMessage> =>
+  new MessageTokenCounter(new FactsCache(fakeAdapter), counter);
+
+describe("messageTokenText", () => {
+  it("joins text, thinking and each tool call's name + JSON arguments with newlines", () => {
+    const facts = fakeAdapter.readFacts({
+      text: "Reading it.",
+      thinking: "I should read.",
+      toolCalls: [
+        { id: "c1", name: "read", arguments: { path: "a.ts" } },
+        { id: "c2", name: "bash", arguments: "ls -la" },
+      ],
+    });
+    expect(messageTokenText(facts)).toBe('Reading it.\nI should read.\nread{"path":"a.ts"}\nbashls -la');
+  });
+
+  it("leaves out empty pieces, so a text-only message is its text", () => {
+    expect(messageTokenText(fakeAdapter.readFacts({ text: "just text" }))).toBe("just text");
+  });
+
+  it("treats undefined tool-call arguments as no arguments", () => {
+    const facts = fakeAdapter.readFacts({ toolCalls: [{ id: "c1", name: "now", arguments: undefined }] });
+    expect(messageTokenText(facts)).toBe("now");
+  });
+});
+
+describe("MessageTokenCounter.count", () => {
+  it("counts the message's token text with the given counter", () => {
+    const spy = spyCounter();
+    const message: FakeMessage = { text: "abc", toolCalls: [{ id: "1", name: "ls", arguments: {} }] };
+    expect(counterFor(spy).count(message)).toBe("abc\nls{}".length);
+    expect(spy.calls).toEqual(["abc\nls{}"]);
+  });
+
+  it("adds IMAGE_TOKENS per image", () => {
+    const tokens = counterFor(spyCounter()).count({ text: "see", images: 2 });
+    expect(tokens).toBe(3 + 2 * IMAGE_TOKENS);
+  });
+
+  it("counts a message once: a second call reads neither its facts nor its text again", () => {
+    const spy = spyCounter();
+    const facts = new CountingFactsCache(fakeAdapter);
+    const counter = new MessageTokenCounter(facts, spy);
+    const message: FakeMessage = { text: "hello there" };
+    const first = counter.count(message);
+    const second = counter.count(message);
+    expect(second).toBe(first);
+    expect(spy.calls).toHaveLength(1);
+    expect(facts.reads).toBe(1);
+  });
+
+  it("counts two equal-looking message objects separately (memo is per object)", () => {
+    const spy = spyCounter();
+    const counter = counterFor(spy);
+    counter.count({ text: "same" });
+    counter.count({ text: "same" });
+    expect(spy.calls).toHaveLength(2);
+  });
+
+  it("exposes its TokenCounter through the counter getter", () => {
+    const estimate = createEstimateCounter();
+    expect(counterFor(estimate).counter).toBe(estimate);
+  });
+});
+
+describe("MessageTokenCounter with tiktoken", () => {
+  const tiktoken = createTiktokenCounter();
+  afterAll(() => tiktoken.dispose());
+
+  it("matches tiktoken's own o200k_base count of the message's token text", () => {
+    const message: FakeMessage = {
+      text: "Here is the diff <|endoftext|>",
+      thinking: "The user wants a diff.",
+      toolCalls: [{ id: "t", name: "edit", arguments: { path: "src/x.ts", oldText: "a", newText: "b" } }],
+    };
+    const encoder = get_encoding("o200k_base");
+    const expected = encoder.encode_ordinary(messageTokenText(fakeAdapter.readFacts(message))).length;
+    encoder.free();
+    expect(counterFor(tiktoken).count(message)).toBe(expected);
+  });
+});
+
+describe("MessageTokenCounter.total", () => {
+  it("sums the counts of the messages", () => {
+    const counter = counterFor(spyCounter());
+    expect(counter.total([{ text: "ab" }, { text: "cde" }, { images: 1 }])).toBe(5 + IMAGE_TOKENS);
+  });
+
+  it("is 0 for no messages", () => {
+    expect(counterFor(spyCounter()).total([])).toBe(0);
+  });
+});
+
+describe("MessageTokenCounter.contextTokens", () => {
+  it("counts every message when none carries usage (lastUsageIndex null)", () => {
+    const counter = counterFor(spyCounter());
+    const result = counter.contextTokens([{ text: "aaaa" }, { text: "bb" }]);
+    expect(result).toEqual({ tokens: 6, usageTokens: 0, trailingTokens: 6, lastUsageIndex: null });
+  });
+
+  it("uses the newest usage figure plus counts of the messages after it", () => {
+    const counter = counterFor(spyCounter());
+    const messages: FakeMessage[] = [
+      { text: "first question" },
+      { text: "old answer", usage: 500 },
+      { text: "second question" },
+      { text: "new answer", usage: 900 },
+      { text: "tool output" },
+      { text: "next" },
+    ];
+    expect(counter.contextTokens(messages)).toEqual({
+      tokens: 900 + "tool output".length + "next".length,
+      usageTokens: 900,
+      trailingTokens: "tool output".length + "next".length,
+      lastUsageIndex: 3,
+    });
+  });
+
+  it("has no trailing tokens when the newest message carries the usage", () => {
+    const counter = counterFor(spyCounter());
+    const result = counter.contextTokens([{ text: "q" }, { text: "a", usage: 1234 }]);
+    expect(result).toEqual({ tokens: 1234, usageTokens: 1234, trailingTokens: 0, lastUsageIndex: 1 });
+  });
+
+  it("accepts a usage figure of 0 as a provider figure", () => {
+    const counter = counterFor(spyCounter());
+    const result = counter.contextTokens([{ text: "q", usage: 0 }, { text: "abc" }]);
+    expect(result).toEqual({ tokens: 3, usageTokens: 0, trailingTokens: 3, lastUsageIndex: 0 });
+  });
+
+  it("does not count messages before the usage message", () => {
+    const spy = spyCounter();
+    counterFor(spy).contextTokens([{ text: "before" }, { text: "a", usage: 10 }, { text: "after" }]);
+    expect(spy.calls).toEqual(["after"]);
+  });
+});
+
+describe("MessageTokenCounter.contextTokens with the pi adapter", () => {
+  const usage = (totalTokens: number): PiUsage => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens });
+  const messages: PiMessage[] = [
+    { role: "user", content: "fix the bug", timestamp: 1 },
+    { role: "assistant", content: [{ type: "text", text: "done" }], usage: usage(4000), stopReason: "stop", timestamp: 2 },
+    { role: "user", content: "and the other one", timestamp: 3 },
+    { role: "assistant", content: [], usage: usage(9999), stopReason: "aborted", timestamp: 4 },
+    { role: "user", content: "please", timestamp: 5 },
+  ];
+
+  it("skips an aborted assistant's usage and counts from the last completed one, as pi does", () => {
+    const spy = spyCounter();
+    const counter = new MessageTokenCounter(new FactsCache(createPiAdapter()), spy);
+    const trailing = "and the other one".length + 0 + "please".length;
+    expect(counter.contextTokens(messages)).toEqual({
+      tokens: 4000 + trailing,
+      usageTokens: 4000,
+      trailingTokens: trailing,
+      lastUsageIndex: 1,
+    });
+  });
+});

@@ -1,0 +1,86 @@
+/**
+ * Token counts of whole messages, memoised per message object, and the context size as pi
+ * computes it: the provider's last usage figure plus counts of what came after it.
+ */
+import type { FactsCache, MessageFacts } from "../messages/adapter.js";
+import { IMAGE_TOKENS, type TokenCounter } from "./token-counter.js";
+
+/** The size of a context, split the way pi's `estimateContextTokens` splits it. */
+export interface ContextTokens {
+  /** `usageTokens + trailingTokens`. */
+  readonly tokens: number;
+  /** The provider's figure from the newest message that has one; 0 when none has. */
+  readonly usageTokens: number;
+  /** Counted tokens of the messages after that message (of all messages when none has usage). */
+  readonly trailingTokens: number;
+  /** Index of the message whose usage was used, or `null` when no message has usage. */
+  readonly lastUsageIndex: number | null;
+}
+
+/** The text a message sends to the model, as one string: text, thinking, then each tool call. */
+export function messageTokenText(facts: MessageFacts): string {
+  const pieces: string[] = [];
+  if (facts.text !== "") pieces.push(facts.text);
+  if (facts.thinking !== "") pieces.push(facts.thinking);
+  for (const call of facts.toolCalls) {
+    const args = typeof call.arguments === "string" ? call.arguments : (JSON.stringify(call.arguments) ?? "");
+    pieces.push(call.name + args);
+  }
+  return pieces.join("\n");
+}
+
+/**
+ * Counts tokens of messages through their cached facts. Each message object is counted once;
+ * later calls return the stored figure without reading the message again.
+ */
+export class MessageTokenCounter<T> {
+  readonly facts: FactsCache<T>;
+  readonly #counter: TokenCounter;
+  readonly #counts = new WeakMap<object, number>();
+
+  constructor(facts: FactsCache<T>, counter: TokenCounter) {
+    this.facts = facts;
+    this.#counter = counter;
+  }
+
+  /** The string counter this uses. */
+  get counter(): TokenCounter {
+    return this.#counter;
+  }
+
+  /** Tokens of one message: its text, thinking and tool calls, plus a fixed cost per image. */
+  count(message: T): number {
+    const key = typeof message === "object" && message !== null ? (message as object) : undefined;
+    if (key !== undefined) {
+      const known = this.#counts.get(key);
+      if (known !== undefined) return known;
+    }
+    const facts = this.facts.of(message);
+    const tokens = this.#counter.count(messageTokenText(facts)) + facts.imageCount * IMAGE_TOKENS;
+    if (key !== undefined) this.#counts.set(key, tokens);
+    return tokens;
+  }
+
+  /** Summed tokens of the messages. */
+  total(messages: readonly T[]): number {
+    let sum = 0;
+    for (const message of messages) sum += this.count(message);
+    return sum;
+  }
+
+  /**
+   * The context size: the newest provider usage figure plus counts of the messages after it,
+   * or the count of every message when none carries usage.
+   */
+  contextTokens(messages: readonly T[]): ContextTokens {
+    for (let index = messages.length - 1; index >= 0; index--) {
+      const usageTokens = this.facts.of(messages[index] as T).usageContextTokens;
+      if (usageTokens === undefined) continue;
+      let trailingTokens = 0;
+      for (let after = index + 1; after < messages.length; after++) trailingTokens += this.count(messages[after] as T);
+      return { tokens: usageTokens + trailingTokens, usageTokens, trailingTokens, lastUsageIndex: index };
+    }
+    const trailingTokens = this.total(messages);
+    return { tokens: trailingTokens, usageTokens: 0, trailingTokens, lastUsageIndex: null };
+  }
+}

@@ -1,0 +1,136 @@
+import { describe, it, expect, afterEach } from "vitest";
+import { get_encoding } from "tiktoken";
+import { ErrorCodes } from "../errors.js";
+import type { TokenCounter } from "./token-counter.js";
+import { createTiktokenCounter, tiktokenEncoderStats, tiktokenEncodingNames } from "./tiktoken-counter.js";
+
+const live: TokenCounter[] = [];
+function counter(encoding?: string): TokenCounter {
+  const created = createTiktokenCounter(encoding === undefined ? {} : { encoding });
+  live.push(created);
+  return created;
+}
+
+function directCount(encoding: "o200k_base" | "cl100k_base", text: string): number {
+  const encoder = get_encoding(encoding);
+  try {
+    return encoder.encode_ordinary(text).length;
+  } finally {
+    encoder.free();
+  }
+}
+
+function countersHolding(encoding: string): number {
+  return tiktokenEncoderStats().find((stat) => stat.encoding === encoding)?.counters ?? 0;
+}
+
+afterEach(() => {
+  for (const created of live.splice(0)) created.dispose();
+});
+
+describe("createTiktokenCounter", () => {
+  it("defaults to o200k_base and names itself tiktoken:o200k_base", () => {
+    expect(counter().name).toBe("tiktoken:o200k_base");
+  });
+
+  it("counts 'hello world' as tiktoken's o200k_base encode_ordinary does (2 tokens)", () => {
+    const expected = directCount("o200k_base", "hello world");
+    expect(expected).toBe(2);
+    expect(counter().count("hello world")).toBe(expected);
+  });
+
+  it("counts a mixed code and prose string exactly as tiktoken does", () => {
+    const text = "function add(a: number, b: number) {\n  return a + b; // sum ✓\n}\nThe résumé says 42.";
+    expect(counter().count(text)).toBe(directCount("o200k_base", text));
+  });
+
+  it("counts the empty string as 0 tokens", () => {
+    expect(counter().count("")).toBe(0);
+  });
+
+  it("counts special-token text such as <|endoftext|> as plain text instead of throwing", () => {
+    const text = "before <|endoftext|> after <|fim_prefix|>";
+    expect(counter().count(text)).toBe(directCount("o200k_base", text));
+    expect(counter().count("<|endoftext|>")).toBeGreaterThan(1);
+  });
+
+  it("selects cl100k_base by name and counts with it", () => {
+    const cl100k = counter("cl100k_base");
+    const text = "Tokenizers differ: 東京タワー and emoji 🙂 count differently.";
+    expect(cl100k.name).toBe("tiktoken:cl100k_base");
+    expect(cl100k.count(text)).toBe(directCount("cl100k_base", text));
+    expect(directCount("cl100k_base", text)).not.toBe(directCount("o200k_base", text));
+  });
+
+  it("rejects an unknown encoding with ENCODING_UNKNOWN, listing the valid names", () => {
+    let thrown: unknown;
+    try {
+      createTiktokenCounter({ encoding: "o200k" });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({ code: ErrorCodes.ENCODING_UNKNOWN });
+    const message = (thrown as Error).message;
+    for (const name of tiktokenEncodingNames()) expect(message).toContain(name);
+    expect(message).toContain('Did you mean "o200k_base"');
+  });
+
+  it("reads the valid encoding names from tiktoken's registry", () => {
+    expect(tiktokenEncodingNames()).toEqual(expect.arrayContaining(["o200k_base", "cl100k_base", "p50k_base", "r50k_base", "gpt2"]));
+  });
+
+  it("throws a CompactionError saying the counter was disposed when counting after dispose", () => {
+    const disposed = createTiktokenCounter();
+    disposed.dispose();
+    expect(() => disposed.count("hello")).toThrowError(/used after dispose\(\)/);
+    expect(() => disposed.count("hello")).toThrowError(expect.objectContaining({ code: ErrorCodes.INPUT_INVALID }));
+  });
+});
+
+describe("shared encoders", () => {
+  it("shares one encoder between two counters of the same encoding", () => {
+    const first = createTiktokenCounter({ encoding: "p50k_base" });
+    const second = createTiktokenCounter({ encoding: "p50k_base" });
+    try {
+      expect(tiktokenEncoderStats().filter((stat) => stat.encoding === "p50k_base")).toEqual([
+        { encoding: "p50k_base", counters: 2 },
+      ]);
+    } finally {
+      first.dispose();
+      second.dispose();
+    }
+  });
+
+  it("keeps the encoder while one counter still uses it and frees it after both are disposed", () => {
+    const first = createTiktokenCounter({ encoding: "r50k_base" });
+    const second = createTiktokenCounter({ encoding: "r50k_base" });
+    first.dispose();
+    expect(countersHolding("r50k_base")).toBe(1);
+    expect(second.count("still works")).toBe(2);
+    second.dispose();
+    expect(countersHolding("r50k_base")).toBe(0);
+    expect(tiktokenEncoderStats().some((stat) => stat.encoding === "r50k_base")).toBe(false);
+  });
+
+  it("does not release the shared encoder twice when one counter is disposed twice", () => {
+    const first = createTiktokenCounter({ encoding: "gpt2" });
+    const second = createTiktokenCounter({ encoding: "gpt2" });
+    first.dispose();
+    first.dispose();
+    expect(countersHolding("gpt2")).toBe(1);
+    expect(second.count("hello world")).toBe(2);
+    second.dispose();
+  });
+
+  it("loads a fresh encoder for a counter created after the last one was freed", () => {
+    const first = createTiktokenCounter({ encoding: "gpt2" });
+    first.dispose();
+    const again = createTiktokenCounter({ encoding: "gpt2" });
+    try {
+      expect(again.count("hello world")).toBe(2);
+      expect(countersHolding("gpt2")).toBe(1);
+    } finally {
+      again.dispose();
+    }
+  });
+});

@@ -1,0 +1,116 @@
+/**
+ * Exact token counts with OpenAI's tiktoken (WASM). The `tiktoken` module and each encoding
+ * are loaded on first use, so importing the core costs nothing; one encoder per encoding is
+ * shared by every counter in the process and freed when the last counter using it is disposed.
+ */
+import { createRequire } from "node:module";
+import type { Tiktoken, TiktokenEncoding } from "tiktoken";
+import { closest } from "fastest-levenshtein";
+import { CompactionError, ErrorCodes } from "../errors.js";
+import type { TokenCounter } from "./token-counter.js";
+
+/** The encoding used when none is given: GPT-4o / o-series / GPT-5. */
+export const DEFAULT_ENCODING = "o200k_base";
+
+export interface TiktokenCounterOptions {
+  /** A tiktoken encoding name, e.g. `o200k_base` (default) or `cl100k_base`. */
+  readonly encoding?: string;
+}
+
+type TiktokenModule = typeof import("tiktoken");
+
+interface SharedEncoder {
+  readonly encoder: Tiktoken;
+  counters: number;
+}
+
+const require = createRequire(import.meta.url);
+const encoders = new Map<string, SharedEncoder>();
+let tiktokenModule: TiktokenModule | undefined;
+let encodingNames: readonly string[] | undefined;
+
+function loadTiktoken(): TiktokenModule {
+  tiktokenModule ??= require("tiktoken") as TiktokenModule;
+  return tiktokenModule;
+}
+
+/** Every encoding name the installed tiktoken knows, read from its registry. */
+export function tiktokenEncodingNames(): readonly string[] {
+  encodingNames ??= Object.freeze(Object.keys(require("tiktoken/registry.json") as object));
+  return encodingNames;
+}
+
+/** The valid name a mistyped one most likely meant: a name containing it, else the closest by edit distance. */
+function nearestEncoding(wanted: string, names: readonly string[]): string {
+  const lower = wanted.toLowerCase().replace(/-/g, "_");
+  return names.find((name) => lower !== "" && name.includes(lower)) ?? closest(lower, [...names]);
+}
+
+function checkEncoding(encoding: unknown): TiktokenEncoding {
+  const names = tiktokenEncodingNames();
+  if (typeof encoding === "string" && names.includes(encoding)) return encoding as TiktokenEncoding;
+  const found = typeof encoding === "string" ? `"${encoding}"` : `a ${typeof encoding}`;
+  const suggestion = typeof encoding === "string" ? ` Did you mean "${nearestEncoding(encoding, names)}"?` : "";
+  throw new CompactionError(
+    ErrorCodes.ENCODING_UNKNOWN,
+    `Unknown tiktoken encoding ${found} in createTiktokenCounter({ encoding }). ` +
+      `Expected one of: ${names.join(", ")}.${suggestion}`,
+    { path: "/encoding", hint: `Use one of: ${names.join(", ")}, or omit it for ${DEFAULT_ENCODING}.` },
+  );
+}
+
+function acquire(encoding: TiktokenEncoding): Tiktoken {
+  let shared = encoders.get(encoding);
+  if (shared === undefined) {
+    shared = { encoder: loadTiktoken().get_encoding(encoding), counters: 0 };
+    encoders.set(encoding, shared);
+  }
+  shared.counters += 1;
+  return shared.encoder;
+}
+
+function release(encoding: string): void {
+  const shared = encoders.get(encoding);
+  if (shared === undefined) return;
+  shared.counters -= 1;
+  if (shared.counters > 0) return;
+  encoders.delete(encoding);
+  shared.encoder.free();
+}
+
+/**
+ * @internal Live shared encoders and how many counters hold each (for tests and diagnostics).
+ */
+export function tiktokenEncoderStats(): { readonly encoding: string; readonly counters: number }[] {
+  return [...encoders].map(([encoding, shared]) => ({ encoding, counters: shared.counters }));
+}
+
+/**
+ * A TokenCounter backed by tiktoken. Counts with `encode_ordinary`, so text such as
+ * `<|endoftext|>` in a transcript is counted as plain text instead of throwing.
+ * Call `dispose()` when done; counting after that throws.
+ */
+export function createTiktokenCounter(options: TiktokenCounterOptions = {}): TokenCounter {
+  const encoding = checkEncoding(options.encoding ?? DEFAULT_ENCODING);
+  const name = `tiktoken:${encoding}`;
+  let encoder: Tiktoken | undefined = acquire(encoding);
+
+  return {
+    name,
+    count(text: string): number {
+      if (encoder === undefined) {
+        throw new CompactionError(
+          ErrorCodes.INPUT_INVALID,
+          `Token counter ${name} was used after dispose(); expected a live counter, found a disposed one.`,
+          { hint: "Create a new counter with createTiktokenCounter() or stop using this one after dispose()." },
+        );
+      }
+      return encoder.encode_ordinary(text).length;
+    },
+    dispose(): void {
+      if (encoder === undefined) return;
+      encoder = undefined;
+      release(encoding);
+    },
+  };
+}
