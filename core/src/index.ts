@@ -13,5 +13,6 @@ export * from "./config/index.js";
 export { Compactor, type CompactorHooks, type CompactorOptions } from "./compactor/compactor.js";
 export { CompactionRun, type CompactInput, type SummaryDraft, type SummarizeOptions } from "./compactor/run.js";
 export type { CompactionResult, CompactionStatus } from "./compactor/result.js";
-export type { CompactionPlugin, PluginFactory, Preset } from "./compactor/plugin.js";
+export type { CompactionPlugin, PluginFactory, Preset, PresetEntry } from "./compactor/plugin.js";
 export * from "./compactor/stages.js";
+export { SPLIT_TURN_HEADING, summarizeCut, summarizeInChunks, type SummarizeCutOptions } from "./compactor/summarize-cut.js";

@@ -11,19 +11,16 @@
  */
 import { get_encoding } from "tiktoken";
 import { estimateTokens } from "@mariozechner/pi-coding-agent";
-// TODO(lead): switch these two imports to "@compaction/core" once core/src/index.ts builds.
-import {
-  createEstimateCounter,
-  createTiktokenCounter,
-  MessageTokenCounter,
-  messageTokenText,
-} from "../../core/src/tokens/index.js";
 import {
   createAnthropicAdapter,
+  createEstimateCounter,
   createPiAdapter,
+  createTiktokenCounter,
   FactsCache,
   type MessageAdapter,
-} from "../../core/src/messages/index.js";
+  MessageTokenCounter,
+  messageTokenText,
+} from "@compaction/core";
 import { CLAUDE_FIXTURES, PI_FIXTURES, loadClaudeMessages, loadPiMessages } from "../support/fixtures.js";
 
 const COLD = { warmup: 3, iterations: 20 };

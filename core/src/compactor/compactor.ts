@@ -18,6 +18,8 @@ export interface CompactorOptions<T> {
   readonly adapter: MessageAdapter<T>;
   /** Default: tiktoken with o200k_base, owned (and disposed) by the compactor. */
   readonly tokenCounter?: TokenCounter;
+  /** Whether `dispose()` frees `tokenCounter`. Default: only when the compactor created it. */
+  readonly ownsTokenCounter?: boolean;
   /** Default: the embedded extractive summarizer (no model, no API key). */
   readonly summarizer?: Summarizer;
   /** Applied in order. */
@@ -26,6 +28,8 @@ export interface CompactorOptions<T> {
   readonly contextWindow?: number;
   /** Default tokens kept free for the reply. Default 0. */
   readonly reserveTokens?: number;
+  /** Longest summary `run.summarize()` asks for when a plugin does not say. Default 4,000. */
+  readonly summaryMaxTokens?: number;
   /** The resolved configuration this compactor was built from, if any (see `createCompactor`). */
   readonly config?: unknown;
 }
@@ -60,6 +64,7 @@ export class Compactor<T> {
   summarizer: Summarizer;
   contextWindow: number | undefined;
   reserveTokens: number;
+  summaryMaxTokens: number;
   readonly #ownsCounter: boolean;
 
   constructor(options: CompactorOptions<T>) {
@@ -70,11 +75,12 @@ export class Compactor<T> {
     }
     this.adapter = options.adapter;
     this.facts = new FactsCache(options.adapter);
-    this.#ownsCounter = options.tokenCounter === undefined;
+    this.#ownsCounter = options.ownsTokenCounter ?? options.tokenCounter === undefined;
     this.tokens = new MessageTokenCounter(this.facts, options.tokenCounter ?? createTiktokenCounter());
     this.summarizer = options.summarizer ?? createExtractiveSummarizer();
     this.contextWindow = options.contextWindow;
     this.reserveTokens = options.reserveTokens ?? 0;
+    this.summaryMaxTokens = options.summaryMaxTokens ?? 4000;
     this.config = options.config;
     for (const hook of Object.values(this.hooks)) hook.intercept({ register: trackActivePlugin });
     for (const plugin of options.plugins ?? []) this.use(plugin);
@@ -98,6 +104,11 @@ export class Compactor<T> {
     }
     this.plugins.push(plugin);
     return this;
+  }
+
+  /** True when an applied plugin declares the capability (see `CompactionPlugin.provides`). */
+  provides(capability: string): boolean {
+    return this.plugins.some((plugin) => plugin.provides?.includes(capability) === true);
   }
 
   /**
@@ -180,6 +191,7 @@ export class Compactor<T> {
       facts: this.facts,
       tokens: this.tokens,
       summarizer: this.summarizer,
+      summaryMaxTokens: this.summaryMaxTokens,
       contextWindow,
       budget: contextWindow - reserve,
       tokensBefore: this.tokens.contextTokens(input.messages).tokens,

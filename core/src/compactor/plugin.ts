@@ -6,6 +6,11 @@ import type { Compactor } from "./compactor.js";
  */
 export interface CompactionPlugin {
   readonly name: string;
+  /**
+   * Capabilities this plugin gives the agent, for other plugins to look up with
+   * `compactor.provides(name)` (e.g. a recall plugin provides `memory_search`).
+   */
+  readonly provides?: readonly string[];
   // biome-ignore lint: plugins work with any message type
   apply(compactor: Compactor<any>): void;
 }
@@ -13,11 +18,17 @@ export interface CompactionPlugin {
 /** A plugin factory, as a plugin package's default export. */
 export type PluginFactory<O = Record<string, unknown>> = (options?: O) => CompactionPlugin;
 
+/** One entry of a preset: a plugin name or path, a factory, or either with options. */
+export type PresetEntry =
+  | string
+  | PluginFactory<any>
+  | readonly [string | PluginFactory<any>, Record<string, unknown>?];
+
 /**
- * A preset is data: a list of plugins with options, nothing else.
- * Each entry is a factory, or a factory with its options.
+ * A preset is data: a list of plugins with options, nothing else. Entries given by name or
+ * path resolve relative to the preset's own file.
  */
 export interface Preset {
   readonly name?: string;
-  readonly plugins: ReadonlyArray<PluginFactory<any> | readonly [PluginFactory<any>, Record<string, unknown>?]>;
+  readonly plugins: readonly PresetEntry[];
 }

@@ -40,14 +40,15 @@ export interface RunInit<T> {
   readonly facts: FactsCache<T>;
   readonly tokens: MessageTokenCounter<T>;
   readonly summarizer: Summarizer;
+  readonly summaryMaxTokens: number;
   readonly contextWindow: number;
   readonly budget: number;
   readonly tokensBefore: number;
 }
 
 export interface SummarizeOptions {
-  /** Longest summary allowed, in tokens of the run's counter. */
-  readonly maxTokens: number;
+  /** Longest summary allowed, in tokens of the run's counter. Default: the compactor's `summaryMaxTokens`. */
+  readonly maxTokens?: number;
   readonly kind?: "history" | "turnPrefix";
   /** Defaults to the run's previous summary for `history`, none for `turnPrefix`. */
   readonly previousSummary?: string;
@@ -82,6 +83,7 @@ export class CompactionRun<T> {
   readonly #facts: FactsCache<T>;
   readonly #tokens: MessageTokenCounter<T>;
   readonly #summarizer: Summarizer;
+  readonly #summaryMaxTokens: number;
   #messages: readonly T[];
   #view: MessageView | null = null;
   #cancelled: { reason: string; plugin: string } | null = null;
@@ -94,6 +96,7 @@ export class CompactionRun<T> {
     this.#facts = init.facts;
     this.#tokens = init.tokens;
     this.#summarizer = init.summarizer;
+    this.#summaryMaxTokens = init.summaryMaxTokens;
     this.#messages = init.input.messages;
   }
 
@@ -108,6 +111,10 @@ export class CompactionRun<T> {
   }
   get summarizer(): Summarizer {
     return this.#summarizer;
+  }
+  /** The summary length `summarize()` uses when a plugin does not say. */
+  get summaryMaxTokens(): number {
+    return this.#summaryMaxTokens;
   }
 
   /** The working set: the input, or what a `beforeCompact` plugin replaced it with. */
@@ -191,12 +198,12 @@ export class CompactionRun<T> {
   }
 
   /** Asks the configured summarizer to summarise `messages` within `maxTokens`. */
-  summarize(messages: readonly T[], options: SummarizeOptions): Promise<string> {
+  summarize(messages: readonly T[], options: SummarizeOptions = {}): Promise<string> {
     const kind = options.kind ?? "history";
     const previousSummary = options.previousSummary ?? (kind === "history" ? this.previousSummary : undefined);
     return this.#summarizer.summarize({
       messages: messages.map((m) => this.#facts.of(m)),
-      maxTokens: options.maxTokens,
+      maxTokens: options.maxTokens ?? this.#summaryMaxTokens,
       counter: this.#tokens.counter,
       kind,
       ...(previousSummary !== undefined ? { previousSummary } : {}),

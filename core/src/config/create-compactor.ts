@@ -46,10 +46,12 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
     return new Compactor<T>({
       adapter,
       tokenCounter,
+      ownsTokenCounter: true,
       summarizer,
       plugins,
       contextWindow: config.contextWindow,
       reserveTokens: config.reserveTokens,
+      summaryMaxTokens: config.summarizer.maxTokens,
       config,
     });
   } catch (error) {

@@ -14,7 +14,6 @@ export {
   type LoadedPreset,
   type ModuleKind,
   type PresetDefinition,
-  type PresetEntry,
   type ResolveContext,
   type ResolvedModuleFile,
 } from "./resolve-module.js";
@@ -31,3 +30,4 @@ export type {
   TokenCounterName,
   TokenizerConfig,
 } from "./types.js";
+export { createOptionsValidator } from "./plugin-options.js";

@@ -2,7 +2,7 @@ import { createRequire } from "node:module";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { CompactionError, describeError, ErrorCodes } from "../errors.js";
-import type { PluginFactory } from "../compactor/plugin.js";
+import type { PluginFactory, Preset, PresetEntry } from "../compactor/plugin.js";
 import { showPointer } from "./pointer.js";
 import { suggest } from "./suggest.js";
 
@@ -15,20 +15,8 @@ export const BUILTIN_PRESETS: readonly string[] = Object.freeze(["safeguard", "r
 /** Plugins published by this project, for "did you mean" suggestions. */
 export const BUILTIN_PLUGINS: readonly string[] = Object.freeze(["rolling", "safeguard", "layered", "last-turn-injection"]);
 
-/** One entry of a preset's `plugins`: a name or path, a factory, or either with options. */
-export type PresetEntry =
-  | string
-  | PluginFactory<any>
-  | readonly [string | PluginFactory<any>, Record<string, unknown>?];
-
-/**
- * A preset module's export: data plus a list. Entries given by name or path resolve relative
- * to the preset's own file. (Widens `Preset` from compactor/plugin.ts with named entries.)
- */
-export interface PresetDefinition {
-  readonly name?: string;
-  readonly plugins: readonly PresetEntry[];
-}
+/** A preset module's export (see `Preset`). */
+export type PresetDefinition = Preset;
 
 /** Where a name was written, for error messages. */
 export interface ResolveContext {

@@ -24,6 +24,7 @@ interface Entry {
 /** Length of the key prefix clipped items are indexed by (clips are never shorter). */
 const HEAD_LENGTH = 16;
 
+/** Ordered, deduplicated summary items (see the file comment for how items compare). */
 export class ItemList {
   readonly #options: ItemListOptions;
   readonly #order = new Set<Entry>();

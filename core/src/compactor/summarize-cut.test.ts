@@ -1,0 +1,87 @@
+import { describe, expect, it } from "vitest";
+import { createPiAdapter, type PiMessage } from "../messages/pi-adapter.js";
+import type { SummarizeRequest, Summarizer } from "../summarizer/summarizer.js";
+import { assistant, summaryMessage, user, words } from "../test-support/pi-builders.js";
+import { createEstimateCounter } from "../tokens/estimate-counter.js";
+import { Compactor } from "./compactor.js";
+import type { CompactionPlugin } from "./plugin.js";
+import { SPLIT_TURN_HEADING, summarizeCut, type SummarizeCutOptions } from "./summarize-cut.js";
+
+function recorder() {
+  const calls: SummarizeRequest[] = [];
+  const summarizer: Summarizer = {
+    name: "recorder",
+    summarize: async (req) => {
+      calls.push(req);
+      return `${req.kind}:${req.previousSummary ? `${req.previousSummary}+` : ""}${req.messages.length}`;
+    },
+  };
+  return { calls, summarizer };
+}
+
+async function run(messages: PiMessage[], firstKeptIndex: number, options: SummarizeCutOptions = {}) {
+  const { calls, summarizer } = recorder();
+  const plugin: CompactionPlugin = {
+    name: "p",
+    apply(c) {
+      c.hooks.selectCut.tap("p", () => ({ firstKeptIndex }));
+      c.hooks.summarize.tapPromise("p", async (draft, r) => ({ ...draft, text: await summarizeCut(r, options) }));
+    },
+  };
+  const compactor = new Compactor<PiMessage>({
+    adapter: createPiAdapter(),
+    tokenCounter: createEstimateCounter(),
+    summarizer,
+    plugins: [plugin],
+    contextWindow: 1_000_000,
+    summaryMaxTokens: 800,
+  });
+  return { result: await compactor.compact({ messages }), calls };
+}
+
+describe("summarizeCut", () => {
+  it("summarises the history in one call with the compactor's summary length by default", async () => {
+    const { result, calls } = await run([user("a"), assistant("b"), user("c"), assistant("d")], 2);
+    expect(result.summary).toBe("history:2");
+    expect(calls.map((c) => c.maxTokens)).toEqual([800]);
+  });
+
+  it("adds a separate turn-prefix summary for a split turn, at half the length", async () => {
+    const { result, calls } = await run([user("a"), assistant("b"), user("c"), assistant("d"), assistant("e")], 4);
+    expect(result.summary).toBe(`history:2\n\n---\n\n${SPLIT_TURN_HEADING}\n\nturnPrefix:2`);
+    expect(calls.map((c) => [c.kind, c.maxTokens])).toEqual([
+      ["history", 800],
+      ["turnPrefix", 400],
+    ]);
+  });
+
+  it("updates the previous summary and does not pass it as a message", async () => {
+    const { result } = await run([summaryMessage("old"), user("a"), assistant("b"), user("c")], 3);
+    expect(result.summary).toBe("history:old+2");
+  });
+
+  it("summarises in chunks, each chunk updating the summary of the ones before", async () => {
+    const messages = [user(words(40)), assistant(words(40)), user(words(40)), assistant(words(40)), user("new")];
+    const { result, calls } = await run(messages, 4, { chunkTokens: 150 }); // 60 tokens each
+    expect(calls.map((c) => c.messages.length)).toEqual([2, 2]);
+    expect(result.summary).toBe("history:history:2+2");
+  });
+
+  it("gives a message larger than a chunk a chunk of its own", async () => {
+    const messages = [user(words(400)), assistant("ok"), user("new")];
+    const { calls } = await run(messages, 2, { chunkTokens: 100 });
+    expect(calls.map((c) => c.messages.length)).toEqual([1, 1]);
+  });
+});
+
+describe("Compactor.provides", () => {
+  it("is true only for capabilities an applied plugin declares", () => {
+    const compactor = new Compactor<PiMessage>({
+      adapter: createPiAdapter(),
+      tokenCounter: createEstimateCounter(),
+      plugins: [{ name: "recall", provides: ["memory_search"], apply() {} }],
+    });
+    expect(compactor.provides("memory_search")).toBe(true);
+    expect(compactor.provides("embeddings")).toBe(false);
+  });
+});

@@ -1,0 +1,341 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { CompactionError, ErrorCodes } from "../errors.js";
+import type { MessageFacts, MessageKind, ToolCallInfo } from "../messages/adapter.js";
+import { createEstimateCounter } from "../tokens/estimate-counter.js";
+import { createTiktokenCounter } from "../tokens/tiktoken-counter.js";
+import { createExtractiveSummarizer } from "./extractive.js";
+import { readSummary } from "./layout.js";
+import { parseSections } from "./sections.js";
+import type { SummarizeRequest } from "./summarizer.js";
+
+function facts(partial: Partial<MessageFacts> & { kind: MessageKind }): MessageFacts {
+  return { text: "", thinking: "", toolCalls: [], toolResultIds: [], isError: false, imageCount: 0, pinned: false, ...partial };
+}
+const user = (text: string) => facts({ kind: "user", text });
+const assistant = (text: string, toolCalls: ToolCallInfo[] = []) => facts({ kind: "assistant", text, toolCalls });
+const call = (id: string, name: string, args: unknown): ToolCallInfo => ({ id, name, arguments: args });
+const result = (id: string, text: string, isError = false) => facts({ kind: "toolResult", text, toolResultIds: [id], isError });
+
+const counter = createEstimateCounter();
+const summarizer = createExtractiveSummarizer();
+
+const summarize = (messages: MessageFacts[], extra: Partial<SummarizeRequest> = {}): Promise<string> =>
+  summarizer.summarize({ messages, maxTokens: 4000, counter, kind: "history", ...extra });
+
+const headingsOf = (summary: string): string[] => parseSections(summary).sections.map((s) => s.heading);
+
+/** Every item of every list, to look for duplicates. */
+const allItems = (summary: string): string[] => Object.values(readSummary(summary).slots).flat();
+
+const HISTORY_HEADINGS = [
+  "## Goal",
+  "## Constraints & Preferences",
+  "## Progress",
+  "### Done",
+  "### In Progress",
+  "## Key Decisions",
+  "## Files",
+  "### Read",
+  "### Modified",
+  "## Commands & Tool Calls",
+  "### Failed",
+  "## Identifiers",
+  "## Next Steps",
+];
+
+/** A short session: a request, a read, an edit, a failed test run, a fix, a next step. */
+const session: MessageFacts[] = [
+  user("Fix the off-by-one in src/parse.ts. Never change the public API."),
+  assistant("I'll read the parser first.", [call("r1", "read", { path: "src/parse.ts" })]),
+  result("r1", "export function parse() {}"),
+  assistant("Found it: the loop stops one early, so we'll use an inclusive bound instead of length - 1.", [
+    call("e1", "edit", { path: "src/parse.ts", oldText: "<", newText: "<=" }),
+  ]),
+  result("e1", "ok"),
+  assistant("Let me run the tests.", [call("b1", "bash", { command: "npm test" })]),
+  result("b1", "\nFAIL src/parse.test.ts\nError: expected 3 to be 4", true),
+  assistant("The test expectation was stale; updating it.", [call("e2", "edit", { path: "src/parse.test.ts" })]),
+  result("e2", "ok"),
+  assistant("All tests pass now. Next I will update CHANGELOG.md with the fix."),
+];
+
+describe("createExtractiveSummarizer", () => {
+  it("is named extractive", () => {
+    expect(summarizer.name).toBe("extractive");
+  });
+
+  it("writes the fixed headings in the fixed order", async () => {
+    expect(headingsOf(await summarize(session))).toEqual(HISTORY_HEADINGS);
+  });
+
+  it("writes the fixed headings for an empty message list too", async () => {
+    expect(headingsOf(await summarize([]))).toEqual(HISTORY_HEADINGS);
+  });
+
+  it("fills every section from a short session", async () => {
+    const state = readSummary(await summarize(session));
+    expect(state.slots.goal).toEqual(["Fix the off-by-one in src/parse.ts. Never change the public API."]);
+    expect(state.slots.constraints).toEqual(["Never change the public API."]);
+    expect(state.slots.done).toEqual(
+      expect.arrayContaining(["Read the parser first", "edited src/parse.ts", "edited src/parse.test.ts"]),
+    );
+    expect(state.slots.decisions).toEqual([
+      "Found it: the loop stops one early, so we'll use an inclusive bound instead of length - 1.",
+    ]);
+    expect(state.slots.filesRead).toEqual([]);
+    expect(state.slots.filesModified).toEqual(["src/parse.ts", "src/parse.test.ts"]);
+    expect(state.slots.commands).toEqual(["npm test"]);
+    expect(state.slots.failed).toEqual(["bash(npm test): Error: expected 3 to be 4"]);
+    expect(state.slots.identifiers).toEqual(["CHANGELOG.md"]);
+    expect(state.slots.nextSteps).toEqual(["Next I will update CHANGELOG.md with the fix."]);
+  });
+
+  it("gives byte-identical output for the same request", async () => {
+    const copy = session.map((message) => ({ ...message }));
+    const [a, b] = await Promise.all([summarize(session, { focus: "tests" }), summarize(copy, { focus: "tests" })]);
+    expect(a).toBe(b);
+  });
+
+  it("puts the focus on top and the items matching it first in their section", async () => {
+    const summary = await summarize(
+      [
+        user("Do things."),
+        assistant("", [call("1", "read", { path: "docs/a.md" }), call("2", "read", { path: "src/tokens.ts" }), call("3", "read", { path: "docs/b.md" })]),
+        result("1", "x"),
+        result("2", "x"),
+        result("3", "x"),
+      ],
+      { focus: "the tokens module" },
+    );
+    expect(summary.startsWith("## Focus\nthe tokens module\n")).toBe(true);
+    expect(readSummary(summary).slots.filesRead).toEqual(["src/tokens.ts", "docs/a.md", "docs/b.md"]);
+  });
+
+  it("writes a turn prefix as Original Request, Early Progress and Context for Suffix", async () => {
+    const summary = await summarize(session.slice(0, 7), { kind: "turnPrefix" });
+    expect(headingsOf(summary)).toEqual(["## Original Request", "## Early Progress", "## Context for Suffix"]);
+    const sections = parseSections(summary).sections;
+    expect(sections[0]?.lines).toEqual(["Fix the off-by-one in src/parse.ts. Never change the public API."]);
+    expect(sections[1]?.lines).toContain("- edited src/parse.ts");
+    expect(sections[2]?.lines).toEqual(
+      expect.arrayContaining(["- Modified: src/parse.ts", "- Failed: bash(npm test): Error: expected 3 to be 4", "- Never change the public API."]),
+    );
+  });
+
+  it("rejects with CANCELLED when the signal is already aborted", async () => {
+    const controller = new AbortController();
+    controller.abort(new Error("user pressed escape"));
+    const outcome = summarize(session, { signal: controller.signal });
+    await expect(outcome).rejects.toBeInstanceOf(CompactionError);
+    await expect(outcome).rejects.toMatchObject({ code: ErrorCodes.CANCELLED });
+  });
+
+  it("rejects a negative maxTokens with INPUT_INVALID naming the field", async () => {
+    await expect(summarize(session, { maxTokens: -1 })).rejects.toMatchObject({ code: ErrorCodes.INPUT_INVALID, path: "/maxTokens" });
+  });
+
+  it("refuses options that are not positive integers, naming the option", () => {
+    expect(() => createExtractiveSummarizer({ maxItemsPerSection: 0 })).toThrowError(/maxItemsPerSection/);
+    expect(() => createExtractiveSummarizer({ maxItemChars: 2.5 })).toThrowError(
+      expect.objectContaining({ code: ErrorCodes.INPUT_INVALID, path: "/maxItemChars" }),
+    );
+  });
+
+  it("keeps at most maxItemsPerSection items per section, the newest", async () => {
+    const small = createExtractiveSummarizer({ maxItemsPerSection: 2 });
+    const messages = [user("go"), ...["a", "b", "c", "d"].map((x, i) => assistant("", [call(`c${i}`, "bash", { command: `echo ${x}` })]))];
+    const summary = await small.summarize({ messages, maxTokens: 4000, counter, kind: "history" });
+    expect(readSummary(summary).slots.commands).toEqual(["echo c", "echo d"]);
+  });
+});
+
+describe("createExtractiveSummarizer: merging a previous summary", () => {
+  const previousSummary = [
+    "## Goal",
+    "- Port the selectors to the theme API",
+    "## Constraints & Preferences",
+    "- Never use chalk directly.",
+    "## Progress",
+    "### Done",
+    "- [x] Read theme.md",
+    "### In Progress",
+    "- [ ] Update src/tui/user-message-selector.ts to use theme colors",
+    "- [ ] Write the migration guide",
+    "## Key Decisions",
+    "- Use Text components instead of raw strings",
+    "## Files",
+    "### Read",
+    "- `docs/theme.md`",
+    "- `src/tui/user-message-selector.ts`",
+    "### Modified",
+    "- `src/theme.ts`",
+    "## Commands & Tool Calls",
+    "- `npm run check`",
+    "## Identifiers",
+    "- `#42`",
+    "## Next Steps",
+    "1. Update the selector",
+    "",
+    "## Critical Context",
+    "- The **dark** theme is the default",
+  ].join("\n");
+
+  const newMessages: MessageFacts[] = [
+    user("Continue."),
+    assistant("Updating the selector now.", [call("e1", "edit", { path: "src/tui/user-message-selector.ts" })]),
+    result("e1", "ok"),
+    assistant("Done with the selector. Next I will run the checks."),
+  ];
+
+  it("keeps every previous item and adds the new ones", async () => {
+    const state = readSummary(await summarize(newMessages, { previousSummary }));
+    expect(state.slots.goal).toEqual(["Port the selectors to the theme API"]);
+    expect(state.slots.constraints).toEqual(["Never use chalk directly."]);
+    expect(state.slots.decisions).toEqual(["Use Text components instead of raw strings"]);
+    expect(state.slots.commands).toEqual(["npm run check"]);
+    expect(state.slots.identifiers).toEqual(["#42"]);
+    expect(state.slots.done).toEqual(expect.arrayContaining(["Read theme.md", "edited src/tui/user-message-selector.ts"]));
+  });
+
+  it("moves an in-progress item to done when the new messages finish it", async () => {
+    const state = readSummary(await summarize(newMessages, { previousSummary }));
+    expect(state.slots.done).toContain("Update src/tui/user-message-selector.ts to use theme colors");
+    expect(state.slots.inProgress).toEqual(["Write the migration guide"]);
+  });
+
+  it("unions files and lists a file read before and modified now as modified only", async () => {
+    const state = readSummary(await summarize(newMessages, { previousSummary }));
+    expect(state.slots.filesRead).toEqual(["docs/theme.md"]);
+    expect(state.slots.filesModified).toEqual(["src/theme.ts", "src/tui/user-message-selector.ts"]);
+  });
+
+  it("replaces next steps with those of the newest reply", async () => {
+    const state = readSummary(await summarize(newMessages, { previousSummary }));
+    expect(state.slots.nextSteps).toEqual(["Next I will run the checks."]);
+  });
+
+  it("keeps an unknown section of the previous summary verbatim under its heading", async () => {
+    const summary = await summarize(newMessages, { previousSummary });
+    expect(summary).toContain("## Critical Context\n- The **dark** theme is the default");
+  });
+
+  it("does not read the previous summary's text as conversation", async () => {
+    const summary = await summarize([], { previousSummary: "## Notes\nWe must never deploy on Fridays because of X." });
+    const state = readSummary(summary);
+    expect(state.slots.constraints).toEqual([]);
+    expect(state.slots.decisions).toEqual([]);
+    expect(state.extras).toEqual([{ heading: "## Notes", lines: ["We must never deploy on Fridays because of X."] }]);
+  });
+
+  it("merges a summary message found among the messages like a previous summary", async () => {
+    const summary = await summarize([facts({ kind: "summary", text: previousSummary }), ...newMessages]);
+    expect(readSummary(summary).slots.goal).toEqual(["Port the selectors to the theme API"]);
+  });
+
+  it("adds nothing twice when the same messages are merged twice", async () => {
+    const once = await summarize(newMessages, { previousSummary });
+    const twice = await summarize(newMessages, { previousSummary: once });
+    const items = allItems(twice);
+    expect(items.length).toBe(new Set(items).size);
+    expect(twice).toBe(once);
+  });
+
+  it("keeps a pending ask until a reply answers it", async () => {
+    const pending = await summarize([user("Start."), assistant("Started."), user("Also add a --json flag")]);
+    expect(readSummary(pending).slots.goal).toEqual(["Start.", "Pending: Also add a --json flag"]);
+    expect(readSummary(pending).slots.nextSteps).toEqual(["Respond to: Also add a --json flag"]);
+    const answered = await summarize([assistant("Added the --json flag.")], { previousSummary: pending });
+    expect(readSummary(answered).slots.goal).toEqual(["Start."]);
+  });
+
+  it("stays under the cap and within the section limits after 10 successive merges", async () => {
+    const capped = createExtractiveSummarizer({ maxItemsPerSection: 5, maxFilesPerList: 5, maxIdentifiers: 5 });
+    let summary: string | undefined;
+    const sizes: number[] = [];
+    for (let round = 0; round < 10; round++) {
+      const messages = [
+        user(`Round ${round}: make sure module${round} never breaks.`),
+        assistant(`Working on module${round} because it changed.`, [
+          call(`r${round}`, "read", { path: `src/module${round}.ts` }),
+          call(`e${round}`, "edit", { path: `src/module${round - 1}.ts` }),
+          call(`b${round}`, "bash", { command: `npm test -- module${round}` }),
+        ]),
+        result(`r${round}`, "ok"),
+        result(`e${round}`, "ok"),
+        result(`b${round}`, "boom", true),
+      ];
+      summary = await capped.summarize({ messages, previousSummary: summary, maxTokens: 400, counter, kind: "history" });
+      sizes.push(counter.count(summary));
+    }
+    if (process.env["SHOW_SUMMARY"]) console.log(summary);
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(400);
+    const state = readSummary(summary ?? "");
+    expect(state.slots.goal[0]).toBe("Round 0: make sure module0 never breaks.");
+    for (const list of Object.values(state.slots)) expect(list.length).toBeLessThanOrEqual(5);
+    expect(allItems(summary ?? "").length).toBe(new Set(allItems(summary ?? "")).size);
+  });
+});
+
+describe("createExtractiveSummarizer: token cap", () => {
+  const word = fc.constantFrom(
+    "fix", "must", "never", "src/a.ts", "the", "because", "next", "will", "#12", "`fnName()`",
+    "https://x.dev/p", "\n", "- ", "1. ", "## ", "### Done", "Done.", "?", "é", "😀", "…", "`", "[x]", "instead of",
+  );
+  const text = fc.oneof(fc.string({ maxLength: 120 }), fc.array(word, { maxLength: 60 }).map((words) => words.join(" ")));
+  const id = fc.constantFrom("c1", "c2", "c3", "c4");
+  const toolCall = fc.record({
+    id,
+    name: fc.constantFrom("read", "edit", "bash", "write", "Grep", "apply_patch"),
+    arguments: fc.oneof(fc.record({ path: text }), fc.record({ command: text }), fc.constant({}), text),
+  });
+  const message = fc.oneof(
+    text.map((t) => user(t)),
+    fc.tuple(text, fc.array(toolCall, { maxLength: 3 })).map(([t, calls]) => assistant(t, calls)),
+    fc.tuple(id, text, fc.boolean()).map(([callId, t, isError]) => result(callId, t, isError)),
+    text.map((t) => facts({ kind: "summary", text: t })),
+  );
+
+  it("never exceeds maxTokens, for any messages, previous summary, focus and cap >= 20", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(message, { maxLength: 40 }),
+        fc.integer({ min: 20, max: 3000 }),
+        fc.option(text, { nil: undefined }),
+        fc.option(text, { nil: undefined }),
+        fc.constantFrom("history" as const, "turnPrefix" as const),
+        async (messages, maxTokens, previousSummary, focus, kind) => {
+          const summary = await summarizer.summarize({ messages, maxTokens, counter, kind, previousSummary, focus });
+          expect(counter.count(summary)).toBeLessThanOrEqual(maxTokens);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("never exceeds maxTokens as tiktoken (o200k_base) counts it", async () => {
+    const tiktoken = createTiktokenCounter();
+    try {
+      await fc.assert(
+        fc.asyncProperty(fc.array(message, { maxLength: 40 }), fc.integer({ min: 20, max: 2000 }), async (messages, maxTokens) => {
+          const summary = await summarizer.summarize({ messages, maxTokens, counter: tiktoken, kind: "history", focus: "fix" });
+          expect(tiktoken.count(summary)).toBeLessThanOrEqual(maxTokens);
+        }),
+        { numRuns: 150 },
+      );
+    } finally {
+      tiktoken.dispose();
+    }
+  });
+
+  it("keeps every fixed heading when the cap allows the headings but not the items", async () => {
+    const many = Array.from({ length: 60 }, (_, i) => [
+      assistant(`Step ${i} because reasons.`, [call(`c${i}`, "edit", { path: `src/file${i}.ts` })]),
+      result(`c${i}`, "ok"),
+    ]).flat();
+    const summary = await summarize([user("Do it all."), ...many], { maxTokens: 120 });
+    expect(counter.count(summary)).toBeLessThanOrEqual(120);
+    expect(headingsOf(summary)).toEqual(HISTORY_HEADINGS);
+    expect(readSummary(summary).slots.goal).toEqual(["Do it all."]);
+  });
+});

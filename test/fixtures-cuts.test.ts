@@ -1,0 +1,79 @@
+/**
+ * Cut points, token counts and whole compactions on the real transcripts, through the pi
+ * adapter (pi sessions) and the Anthropic adapter (Claude Code transcripts).
+ */
+import {
+  checkCut,
+  Compactor,
+  type CompactionPlugin,
+  createAnthropicAdapter,
+  createEstimateCounter,
+  createPiAdapter,
+  FactsCache,
+  findCutPoint,
+  type MessageAdapter,
+  type MessageView,
+  MessageTokenCounter,
+  summarizeCut,
+} from "@compaction/core";
+import { describe, expect, it } from "vitest";
+import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "./support/fixtures.js";
+
+interface Fixture {
+  readonly file: string;
+  readonly adapter: MessageAdapter<unknown>;
+  readonly messages: readonly unknown[];
+}
+
+const fixtures: Fixture[] = [
+  ...PI_FIXTURES.map((file) => ({ file, adapter: createPiAdapter() as MessageAdapter<unknown>, messages: loadPiMessages(file) })),
+  ...CLAUDE_FIXTURES.map((file) => ({
+    file,
+    adapter: createAnthropicAdapter() as MessageAdapter<unknown>,
+    messages: loadClaudeMessages(file),
+  })),
+];
+
+function viewOf(fixture: Fixture): MessageView {
+  const facts = new FactsCache(fixture.adapter);
+  const tokens = new MessageTokenCounter(facts, createEstimateCounter());
+  return { facts: fixture.messages.map((m) => facts.of(m)), tokens: fixture.messages.map((m) => tokens.count(m)) };
+}
+
+const keepRecent = (keepRecentTokens: number): CompactionPlugin => ({
+  name: "keep-recent",
+  apply(c) {
+    c.hooks.selectCut.tap("keep-recent", (run) => findCutPoint(run.view, { keepRecentTokens }));
+    c.hooks.summarize.tapPromise("keep-recent", async (draft, run) => ({ ...draft, text: await summarizeCut(run, { maxTokens: 3000 }) }));
+  },
+});
+
+describe.each(fixtures)("real transcript $file", (fixture) => {
+  it("gets cut points that never need repair and never orphan a tool result", () => {
+    const v = viewOf(fixture);
+    const total = v.tokens.reduce((a, b) => a + b, 0);
+    for (const share of [0.05, 0.2, 0.5, 0.8]) {
+      const proposed = findCutPoint(v, { keepRecentTokens: Math.floor(total * share) });
+      const cut = checkCut(v, proposed, { plugin: "test", budget: Number.POSITIVE_INFINITY });
+      expect(cut.repairs).toEqual([]);
+      const keptIds = new Set<string>();
+      for (let i = cut.firstKeptIndex; i < v.facts.length; i++) for (const c of v.facts[i]?.toolCalls ?? []) keptIds.add(c.id);
+      for (let i = cut.firstKeptIndex; i < v.facts.length; i++) {
+        for (const id of v.facts[i]?.toolResultIds ?? []) expect(keptIds.has(id)).toBe(true);
+      }
+    }
+  });
+
+  it("compacts to under half its size with a summary and the newest messages kept verbatim", async () => {
+    const c = new Compactor({ adapter: fixture.adapter, tokenCounter: createEstimateCounter(), plugins: [] });
+    const total = c.tokens.total(fixture.messages);
+    c.use(keepRecent(Math.floor(total * 0.2)));
+    const result = await c.compact({ messages: fixture.messages, contextWindow: total });
+    expect(result.status).toBe("compacted");
+    expect(result.tokensAfter).toBeLessThan(total / 2);
+    expect(result.summary).toContain("## Goal");
+    const kept = result.messages.slice(-(fixture.messages.length - (result.cut?.firstKeptIndex ?? 0)));
+    expect(kept).toEqual(fixture.messages.slice(result.cut?.firstKeptIndex));
+    expect(result.event?.messagesCompacted).toBe(result.cut?.compactedIndices.length);
+  });
+});
