@@ -90,6 +90,11 @@ export interface OpenAIToolMessage extends OpenAIMessageExtras {
   role: "tool";
   tool_call_id: string;
   content: string | OpenAITextPart[];
+  /**
+   * Not part of the API (which has no error flag on tool messages): hosts that know a call
+   * failed may set it so summaries and pruning markers can say so. Strip it before sending.
+   */
+  isError?: boolean;
 }
 
 /** Deprecated result of a `function_call`; it names the function but carries no call id. */
@@ -205,6 +210,7 @@ function readOpenAIFacts(message: Fields, pinned: boolean): MessageFacts {
         text: readParts(message["content"]).text,
         toolResultIds: id === undefined ? [] : [id],
         toolName: readString(message, "name"),
+        isError: message["isError"] === true,
       });
     }
     case "function":

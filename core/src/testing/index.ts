@@ -1,0 +1,2 @@
+/** `@compaction/core/testing`: helpers for testing plugins against every message format. */
+export { builders, FORMATS, words, type Builders, type CallSpec, type Format, type ResultSpec } from "./builders.js";

@@ -1,0 +1,2 @@
+// @compaction/plugin-last-turn-injection: being written.
+export {};

@@ -1,0 +1,2 @@
+// @compaction/plugin-layered: being written.
+export {};

@@ -1,0 +1,2 @@
+// @compaction/plugin-rolling: being written.
+export {};

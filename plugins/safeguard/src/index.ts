@@ -1,0 +1,2 @@
+// @compaction/plugin-safeguard: being written.
+export {};

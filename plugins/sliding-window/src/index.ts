@@ -1,0 +1,2 @@
+// @compaction/plugin-sliding-window: being written.
+export {};
