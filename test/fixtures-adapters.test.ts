@@ -13,7 +13,7 @@ import {
   createAnthropicAdapter,
   createPiAdapter,
 } from "@compaction/core";
-import { CLAUDE_FIXTURES, FIXTURES_DIR, PI_FIXTURES, loadClaudeMessages, loadPiMessages } from "./support/fixtures.js";
+import { CLAUDE_FIXTURES, FIXTURES_DIR, PI_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/core/testing";
 
 type Raw = Record<string, any>;
 

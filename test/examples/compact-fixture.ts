@@ -12,7 +12,7 @@ import {
   findCutPoint,
   type PiMessage,
 } from "@compaction/core";
-import { loadPiMessages } from "../support/fixtures.js";
+import { loadPiMessages } from "@compaction/core/testing";
 
 const file = process.argv[2] ?? "pi-large-session.jsonl";
 const contextWindow = Number(process.argv[3] ?? 128_000);

@@ -5,10 +5,15 @@
 import { readFileSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { AnthropicMessage, PiMessage } from "@compaction/core";
+import type { AnthropicMessage } from "../messages/anthropic-adapter.js";
+import type { PiMessage } from "../messages/pi-adapter.js";
 
-/** Absolute path of `<repo>/../shared/fixtures/real`. */
-export const FIXTURES_DIR: string = fileURLToPath(new URL("../../../shared/fixtures/real", import.meta.url));
+/**
+ * Absolute path of the real transcripts: `COMPACTION_FIXTURES_DIR` when set, else
+ * `<repo>/../shared/fixtures/real` (the same depth from `src/testing/` and `dist/testing/`).
+ */
+export const FIXTURES_DIR: string =
+  process.env["COMPACTION_FIXTURES_DIR"] ?? fileURLToPath(new URL("../../../../shared/fixtures/real", import.meta.url));
 
 /** The pi-coding-agent session files (JSONL version 1). */
 export const PI_FIXTURES: readonly string[] = Object.freeze([
