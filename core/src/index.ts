@@ -10,7 +10,13 @@ export * from "./select-messages.js";
 export * from "./cut/index.js";
 export * from "./summarizer/index.js";
 export * from "./config/index.js";
-export { Compactor, type CompactorHooks, type CompactorOptions } from "./compactor/compactor.js";
+export {
+  type AutoCompactSettings,
+  Compactor,
+  type CompactorHooks,
+  type CompactorOptions,
+  DEFAULT_AUTO_COMPACT_THRESHOLD,
+} from "./compactor/compactor.js";
 export { CompactionRun, type CompactInput, type SummaryDraft, type SummarizeOptions } from "./compactor/run.js";
 export type { CompactionResult, CompactionStatus } from "./compactor/result.js";
 export type { CompactionPlugin, PluginFactory, Preset, PresetEntry } from "./compactor/plugin.js";

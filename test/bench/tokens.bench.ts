@@ -267,11 +267,13 @@ function benchAccuracy<T>(fixture: Fixture<T>): { rows: string[][]; contextError
   if (fixture.piEstimate !== undefined) estimators["pi estimateTokens"] = fixture.piEstimate;
 
   const rows: string[][] = [["c. accuracy", "value", ""]];
-  rows.push(["raw o200k of the joined context text", tokens(rawEncoder.encode_ordinary(concatenatedText(fixture)).length), ""]);
+  const raw = rawEncoder.encode_ordinary(concatenatedText(fixture)).length;
+  rows.push(["raw o200k of the joined context text", tokens(raw), ""]);
   for (const [name, estimate] of Object.entries(estimators)) {
     let sum = 0;
     for (const message of fixture.context) sum += estimate(message);
-    rows.push([`total, ${name}`, tokens(sum), ""]);
+    const off = (sum - raw) / raw;
+    rows.push([`total, ${name}`, tokens(sum), `${signedPct(off)} vs o200k${name.startsWith("ours") ? ` (target within ${pct(CONTEXT_ERROR_TARGET)}: ${verdict(Math.abs(off) <= CONTEXT_ERROR_TARGET)})` : ""}`]);
   }
   rows.push(["context size (ours.contextTokens)", tokens(ours.contextTokens(fixture.context).tokens), ""]);
 
@@ -290,6 +292,9 @@ function benchAccuracy<T>(fixture: Fixture<T>): { rows: string[][]; contextError
       const signed = pairs.signed.get(name) ?? 0;
       rows.push([`between-usage count error, ${name}`, `${pct(abs / pairs.sumDelta)} abs`, `${signedPct(signed / pairs.sumDelta)} bias`]);
     }
+    // What counting nothing after the last usage would score: shows how much of the context-size
+    // figure comes from anchoring on the provider's usage rather than from the counts.
+    rows.push(["context-size error, counting nothing after the usage (baseline)", pct(pairs.sumDelta / pairs.sumUsage), ""]);
     for (const name of Object.keys(estimators)) {
       // usage_i + count(i+1..j) predicts usage_j: the context size a host would act on.
       const error = (pairs.abs.get(name) ?? 0) / pairs.sumUsage;

@@ -11,6 +11,7 @@ import {
   createTiktokenCounter,
   findCutPoint,
   type PiMessage,
+  summarizeCut,
 } from "@compaction/core";
 import { loadPiMessages } from "@compaction/core/testing";
 
@@ -24,12 +25,10 @@ const keepRecent: CompactionPlugin = {
     compactor.hooks.selectCut.tap("example-keep-recent", (run) =>
       findCutPoint(run.view, { keepRecentTokens: Math.floor(run.contextWindow * 0.2) }),
     );
-    compactor.hooks.summarize.tapPromise("example-keep-recent", async (draft, run) => {
-      const history = await run.summarize(run.historyMessages(), { maxTokens: 4000 });
-      const prefix = run.turnPrefixMessages();
-      const turn = prefix.length ? await run.summarize(prefix, { maxTokens: 1000, kind: "turnPrefix" }) : "";
-      return { ...draft, text: turn ? `${history}\n\n---\n\n**Turn Context (split turn):**\n\n${turn}` : history };
-    });
+    compactor.hooks.summarize.tapPromise("example-keep-recent", async (draft, run) => ({
+      ...draft,
+      text: await summarizeCut(run, { maxTokens: 4000 }),
+    }));
   },
 };
 

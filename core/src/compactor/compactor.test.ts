@@ -168,7 +168,8 @@ describe("Compactor hooks", () => {
     const result = await compactor([cutAt(4)], failing).compact({ messages: input });
     expect(result.status).toBe("failed");
     expect(result.messages).toBe(input);
-    expect(result.reason).toContain("model timeout");
+    expect(result.error?.code).toBe(ErrorCodes.SUMMARIZER_FAILED);
+    expect(result.reason).toBe("Summarizer 'failing' failed (asked by plugin 'cut-at'): model timeout");
   });
 
   it("refuses to drop messages when no plugin wrote a summary", async () => {
@@ -241,6 +242,39 @@ describe("Compactor hooks", () => {
     expect(JSON.stringify(input[2])).toContain("output one");
   });
 
+  it("keeps a working set pruned in beforeCompact when the cut then compacts nothing", async () => {
+    const pruneAndKeepAll: CompactionPlugin = {
+      name: "prune-keep-all",
+      apply: (c) => {
+        c.hooks.beforeCompact.tap("prune-keep-all", (run) =>
+          run.replaceMessages(run.messages.map((m) => (run.factsOf(m).kind === "toolResult" ? c.adapter.replaceToolOutput(m, "[pruned]") : m))),
+        );
+        c.hooks.selectCut.tap("prune-keep-all", () => ({ firstKeptIndex: 0 }));
+      },
+    };
+    const result = await compactor([pruneAndKeepAll]).compact({ messages: conversation() });
+    expect(result.status).toBe("compacted");
+    expect(result.cut).toBeNull();
+    expect(JSON.stringify(result.messages[2])).toContain("[pruned]");
+  });
+
+  it.each([
+    ["a string", "just text", "returned a string"],
+    ["a misspelt kind", { text: "x", kind: "sumary" }, 'kind: a string ("sumary")'],
+  ])("fails naming the plugin when summarize returns %s", async (_name, value, found) => {
+    const bad: CompactionPlugin = {
+      name: "bad-draft",
+      apply: (c) => c.hooks.summarize.tap({ name: "bad-draft", stage: STAGE_AUGMENT }, () => value as never),
+    };
+    const input = conversation();
+    const result = await compactor([cutAt(4), bad]).compact({ messages: input });
+    expect(result.status).toBe("failed");
+    expect(result.messages).toBe(input);
+    expect(result.error?.plugin).toBe("bad-draft");
+    expect(result.reason).toContain(`Plugin 'bad-draft' returned`);
+    expect(result.reason).toContain(found);
+  });
+
   it("gives afterCompact the result, and turns its failure into a warning", async () => {
     let seen: string | undefined;
     const after: CompactionPlugin = {
@@ -288,6 +322,17 @@ describe("Compactor.compact", () => {
     });
     expect(event?.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(Number.isNaN(Date.parse(event?.timestamp ?? ""))).toBe(false);
+  });
+
+  it("measures before and after alike: the part of the provider's usage no message shows is carried over", async () => {
+    const input = conversation();
+    const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 5000 };
+    input[7] = { ...(input[7] as object), usage, stopReason: "stop" } as PiMessage;
+    const c = compactor([cutAt(4)]);
+    const counted = c.tokens.total(input);
+    const result = await c.compact({ messages: input });
+    expect(result.tokensBefore).toBe(5000);
+    expect(result.tokensAfter).toBe(c.tokens.total(result.messages) + (5000 - counted));
   });
 
   it("never mutates the input messages", async () => {

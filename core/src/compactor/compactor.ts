@@ -30,9 +30,21 @@ export interface CompactorOptions<T> {
   readonly reserveTokens?: number;
   /** Longest summary `run.summarize()` asks for when a plugin does not say. Default 4,000. */
   readonly summaryMaxTokens?: number;
+  /** When the host should compact on its own. Default: enabled at 0.8 of the context window. */
+  readonly autoCompact?: AutoCompactSettings;
   /** The resolved configuration this compactor was built from, if any (see `createCompactor`). */
   readonly config?: unknown;
 }
+
+/** The auto-compaction settings a host's agent loop reads (the compactor itself never triggers). */
+export interface AutoCompactSettings {
+  readonly enabled: boolean;
+  /** Share of the context window (0..1) above which the host should compact. */
+  readonly threshold: number;
+}
+
+/** The threshold used when neither the config nor the preset sets one. */
+export const DEFAULT_AUTO_COMPACT_THRESHOLD = 0.8;
 
 function createHooks<T>() {
   return Object.freeze({
@@ -65,6 +77,7 @@ export class Compactor<T> {
   contextWindow: number | undefined;
   reserveTokens: number;
   summaryMaxTokens: number;
+  autoCompact: AutoCompactSettings;
   readonly #ownsCounter: boolean;
 
   constructor(options: CompactorOptions<T>) {
@@ -81,8 +94,10 @@ export class Compactor<T> {
     this.contextWindow = options.contextWindow;
     this.reserveTokens = options.reserveTokens ?? 0;
     this.summaryMaxTokens = options.summaryMaxTokens ?? 4000;
+    this.autoCompact = options.autoCompact ?? { enabled: true, threshold: DEFAULT_AUTO_COMPACT_THRESHOLD };
     this.config = options.config;
     for (const hook of Object.values(this.hooks)) hook.intercept({ register: trackActivePlugin });
+    this.hooks.summarize.intercept({ register: checkDraftReturned });
     for (const plugin of options.plugins ?? []) this.use(plugin);
   }
 
@@ -138,6 +153,8 @@ export class Compactor<T> {
       run.cut = checkCut(run.view, proposed, { plugin: selectedBy, budget: run.budget });
       for (const repair of run.cut.repairs) run.warnings.push(`[core] ${repair}`);
       if (run.cut.compactedIndices.length === 0) {
+        run.cut = null;
+        if (run.messages !== input.messages) return await this.#finish(run, null, { text: "", kind: "none" });
         return untouched("noop", `The cut chosen by '${selectedBy}' compacts no messages.`, null);
       }
       run.previousSummary = latestSummary(run);
@@ -216,7 +233,10 @@ export class Compactor<T> {
     } else {
       messages.push(...run.messages);
     }
-    const tokensAfter = this.tokens.total(messages);
+    // tokensBefore may rest on the provider's usage, which also covers what no message shows
+    // (system prompt, tool definitions); carry that part over so before and after compare alike.
+    const unseen = Math.max(0, run.tokensBefore - this.tokens.total(run.input.messages));
+    const tokensAfter = this.tokens.total(messages) + unseen;
     if (tokensAfter > run.budget) {
       run.warnings.push(`[core] The compacted context is ${tokensAfter} tokens, still over the budget of ${run.budget} tokens.`);
     }
@@ -227,7 +247,7 @@ export class Compactor<T> {
       tokensBeforeCompaction: run.tokensBefore,
       tokensAfterCompaction: tokensAfter,
       trigger: run.trigger,
-      layer: run.layer ?? cut?.layer ?? null,
+      layer: cut?.layer ?? run.layer ?? null,
       customInstruction: run.focus ?? null,
       boundaryMessageId: firstKept === undefined ? null : (run.factsOf(firstKept).id ?? null),
       strategy: selectedBy ?? run.modifiedBy ?? "core",
@@ -301,6 +321,49 @@ function trackActivePlugin<TapT extends RegisteredTap>(tap: TapT): TapT {
       return fn(...args);
     },
   };
+}
+
+/** Wraps each `summarize` tap so a malformed draft is blamed on the plugin that returned it. */
+function checkDraftReturned<TapT extends RegisteredTap>(tap: TapT): TapT {
+  const fn = tap.fn as (...args: unknown[]) => unknown;
+  const check = (value: unknown) => {
+    if (value !== undefined) assertDraft(value, tap.name);
+    return value;
+  };
+  let wrapped: (...args: unknown[]) => unknown;
+  if (tap.type === "promise") wrapped = (...args) => (fn(...args) as Promise<unknown>).then(check);
+  else if (tap.type === "sync") wrapped = (...args) => check(fn(...args));
+  else {
+    wrapped = (...args) => {
+      const callback = args.at(-1) as (error: unknown, value?: unknown) => void;
+      return fn(...args.slice(0, -1), (error: unknown, value?: unknown) => {
+        if (error) return callback(error);
+        try {
+          callback(null, check(value));
+        } catch (invalid) {
+          callback(invalid);
+        }
+      });
+    };
+  }
+  return { ...tap, fn: wrapped };
+}
+
+const DRAFT_KINDS: ReadonlySet<unknown> = new Set(["summary", "note", "none"]);
+
+function assertDraft(value: unknown, plugin: string): asserts value is SummaryDraft {
+  const draft = value as Partial<SummaryDraft> | null;
+  if (typeof draft !== "object" || draft === null || typeof draft.text !== "string" || !DRAFT_KINDS.has(draft.kind)) {
+    const found =
+      typeof draft !== "object" || draft === null
+        ? describeValue(draft)
+        : `{ text: ${describeValue(draft.text)}, kind: ${describeValue(draft.kind)} }`;
+    throw new CompactionError(
+      ErrorCodes.PLUGIN_FAILED,
+      `Plugin '${plugin}' returned ${found} from summarize; expected a draft { text: string, kind: "summary" | "note" | "none" }.`,
+      { plugin, hint: "Return { ...draft, text } to change the text, or undefined to pass the draft on unchanged." },
+    );
+  }
 }
 
 function latestSummary<T>(run: CompactionRun<T>): string | undefined {

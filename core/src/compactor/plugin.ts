@@ -31,4 +31,9 @@ export type PresetEntry =
 export interface Preset {
   readonly name?: string;
   readonly plugins: readonly PresetEntry[];
+  /**
+   * When the host should compact on its own: above this share of the context window (0..1).
+   * A config's `autoCompact.threshold` overrides it.
+   */
+  readonly autoCompact?: { readonly threshold?: number };
 }

@@ -16,7 +16,15 @@ export interface CompactionResult<T> {
   readonly summary: string | null;
   readonly cut: CheckedCut | null;
   readonly event: CompactionEvent | null;
+  /**
+   * The context size before: the provider's newest usage figure plus counts of the messages
+   * after it (see `MessageTokenCounter.contextTokens`), else the count of every message.
+   */
   readonly tokensBefore: number;
+  /**
+   * The context size after: the count of the new messages plus the part of `tokensBefore` no
+   * message accounts for (system prompt, tool definitions), so the two compare alike.
+   */
   readonly tokensAfter: number;
   readonly warnings: readonly string[];
   /** Why the run did not compact, or null. */

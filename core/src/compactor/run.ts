@@ -1,4 +1,4 @@
-import { CompactionError, ErrorCodes } from "../errors.js";
+import { CompactionError, describeError, ErrorCodes } from "../errors.js";
 import type { CompactionTrigger } from "../event.js";
 import type { FactsCache, MessageFacts } from "../messages/adapter.js";
 import type { CheckedCut } from "../cut/cut.js";
@@ -201,7 +201,9 @@ export class CompactionRun<T> {
   summarize(messages: readonly T[], options: SummarizeOptions = {}): Promise<string> {
     const kind = options.kind ?? "history";
     const previousSummary = options.previousSummary ?? (kind === "history" ? this.previousSummary : undefined);
-    return this.#summarizer.summarize({
+    const summarizer = this.#summarizer;
+    const plugin = this.activePlugin;
+    return summarizer.summarize({
       messages: messages.map((m) => this.#facts.of(m)),
       maxTokens: options.maxTokens ?? this.#summaryMaxTokens,
       counter: this.#tokens.counter,
@@ -209,6 +211,13 @@ export class CompactionRun<T> {
       ...(previousSummary !== undefined ? { previousSummary } : {}),
       ...(this.focus !== undefined ? { focus: this.focus } : {}),
       ...(this.signal !== undefined ? { signal: this.signal } : {}),
+    }).catch((error: unknown) => {
+      if (error instanceof CompactionError) throw error;
+      throw new CompactionError(
+        ErrorCodes.SUMMARIZER_FAILED,
+        `Summarizer '${summarizer.name}' failed (asked by plugin '${plugin}'): ${describeError(error)}`,
+        { plugin, cause: error, hint: "The history was left as it was; check the summarizer's configuration or try again." },
+      );
     });
   }
 

@@ -16,13 +16,3 @@ export const STAGE_FALLBACK = 1000;
 export const STAGE_PERSIST = 100;
 /** afterCompact: reporting and warnings, after persistence. */
 export const STAGE_REPORT = 200;
-
-export const Stages = Object.freeze({
-  PREPARE: STAGE_PREPARE,
-  PRUNE: STAGE_PRUNE,
-  STRATEGY: STAGE_STRATEGY,
-  AUGMENT: STAGE_AUGMENT,
-  FALLBACK: STAGE_FALLBACK,
-  PERSIST: STAGE_PERSIST,
-  REPORT: STAGE_REPORT,
-});

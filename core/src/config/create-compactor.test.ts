@@ -81,6 +81,21 @@ describe("createCompactor", () => {
     expect(compactor.tokens.counter.name).toBe(name);
   });
 
+  it("takes the auto-compaction threshold from the config, else the preset, else 0.8", async () => {
+    const withPreset = (threshold: string) =>
+      makeProject({
+        ".compactionrc.json": JSON.stringify({ preset: "./preset.mjs" }),
+        "preset.mjs": `export default { plugins: [], ${threshold} };\n`,
+      });
+    expect((await create(withPreset("autoCompact: { threshold: 0.9 }"))).autoCompact).toEqual({ enabled: true, threshold: 0.9 });
+    expect((await create(withPreset("name: 'x'"))).autoCompact.threshold).toBe(0.8);
+    const overridden = makeProject({
+      ".compactionrc.json": JSON.stringify({ preset: "./preset.mjs", autoCompact: { enabled: false, threshold: 0.7 } }),
+      "preset.mjs": "export default { plugins: [], autoCompact: { threshold: 0.9 } };\n",
+    });
+    expect((await create(overridden)).autoCompact).toEqual({ enabled: false, threshold: 0.7 });
+  });
+
   it("uses the extractive summarizer by default", async () => {
     expect((await create(project({}))).summarizer.name).toBe("extractive");
   });

@@ -12,6 +12,7 @@ import type { TokenCounter } from "../tokens/token-counter.js";
 import { configInvalid } from "./config-error.js";
 import { loadConfigDetailed, type LoadConfigOptions, type LoadedConfig } from "./load-config.js";
 import { resolvePlugins } from "./resolve-plugins.js";
+import { DEFAULT_AUTO_COMPACT_THRESHOLD } from "../compactor/compactor.js";
 import { didYouMean, suggest } from "./suggest.js";
 import type { AdapterName } from "./types.js";
 
@@ -39,7 +40,7 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
   const loaded = await loadConfigDetailed(options);
   const { config } = loaded;
   const summarizer = createSummarizer(loaded);
-  const plugins = await resolvePlugins(loaded);
+  const { plugins, preset } = await resolvePlugins(loaded);
   const adapter = ADAPTERS[config.adapter]() as MessageAdapter<T>;
   const tokenCounter = createTokenCounter(loaded);
   try {
@@ -52,6 +53,10 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
       contextWindow: config.contextWindow,
       reserveTokens: config.reserveTokens,
       summaryMaxTokens: config.summarizer.maxTokens,
+      autoCompact: {
+        enabled: config.autoCompact.enabled,
+        threshold: config.autoCompact.threshold ?? preset.preset.autoCompact?.threshold ?? DEFAULT_AUTO_COMPACT_THRESHOLD,
+      },
       config,
     });
   } catch (error) {

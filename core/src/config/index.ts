@@ -2,12 +2,9 @@
 export { compactionSchema, compactionSchemaPath } from "./schema.js";
 export { ConfigError, type ConfigErrorDetails, type ConfigProblem } from "./config-error.js";
 export { CONFIG_MODULE_NAME, loadConfig, type LoadConfigOptions } from "./load-config.js";
-export { AGENT_KEYS, applyAgentSection, mergePluginOptions } from "./merge.js";
 export {
   BUILTIN_PLUGINS,
   BUILTIN_PRESETS,
-  candidateIds,
-  resolveModuleFile,
   resolvePlugin,
   resolvePreset,
   type LoadedPlugin,
@@ -15,7 +12,6 @@ export {
   type ModuleKind,
   type PresetDefinition,
   type ResolveContext,
-  type ResolvedModuleFile,
 } from "./resolve-module.js";
 export { BUILTIN_SUMMARIZERS, createCompactor, type CreateCompactorOptions } from "./create-compactor.js";
 export type {

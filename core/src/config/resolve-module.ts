@@ -98,13 +98,20 @@ export function resolveModuleFile(kind: ModuleKind, name: string, fromDir: strin
       try {
         return { request: name, id, file: base.require.resolve(id) };
       } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        const reason = code === "MODULE_NOT_FOUND" ? "" : ` (${describeError(error).split("\n")[0]})`;
-        tried.push(`${id} from ${base.label}${reason}`);
+        tried.push(`${id} from ${base.label}${notFoundReason(error)}`);
       }
     }
   }
   throw notFound(kind, name, fromDir, tried, context);
+}
+
+/** Why a lookup failed, when it is more than "not installed there". */
+function notFoundReason(error: unknown): string {
+  const message = describeError(error).split("\n")[0] ?? "";
+  if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND") return ` (${message})`;
+  // The package was found but the file its package.json points to is missing.
+  const missing = /Cannot find module '(\/[^']+)'/.exec(message)?.[1];
+  return missing === undefined ? "" : ` (the package is installed but its entry file ${missing} is missing: is it built?)`;
 }
 
 function requireFrom(dir: string): NodeJS.Require {

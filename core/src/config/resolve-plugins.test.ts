@@ -12,7 +12,7 @@ type Recorded = CompactionPlugin & { options?: Record<string, unknown> };
 
 async function pluginsFor(files: Record<string, string>, agent?: string): Promise<Recorded[]> {
   const root = makeProject(files);
-  return (await resolvePlugins(await loadConfigDetailed({ cwd: root, ...(agent === undefined ? {} : { agent }) }))) as Recorded[];
+  return (await resolvePlugins(await loadConfigDetailed({ cwd: root, ...(agent === undefined ? {} : { agent }) }))).plugins as Recorded[];
 }
 
 async function failure(files: Record<string, string>, agent?: string): Promise<{ error: CompactionError; root: string }> {

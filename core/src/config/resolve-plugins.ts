@@ -27,7 +27,13 @@ interface PluginSpec {
  * replaces it). Each gets its entry's options with `options[<short name>]` merged over them per key.
  * Throws COMPACTION_PLUGIN_NOT_FOUND / _INVALID / _OPTIONS_INVALID naming file and JSON path.
  */
-export async function resolvePlugins(loaded: LoadedConfig): Promise<CompactionPlugin[]> {
+/** The plugins to apply, in order, and the preset they came from. */
+export interface ResolvedPlugins {
+  readonly plugins: CompactionPlugin[];
+  readonly preset: LoadedPreset;
+}
+
+export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedPlugins> {
   const { config, baseDir, cwd } = loaded;
   const file = config.filepath ?? undefined;
   const userSpecs: PluginSpec[] = config.plugins.map((entry, index) => {
@@ -39,7 +45,7 @@ export async function resolvePlugins(loaded: LoadedConfig): Promise<CompactionPl
   const user = await instantiateAll(userSpecs, loaded);
   const fromPreset = await instantiateAll(presetSpecs(preset), loaded);
   const taken = new Set(user.map((plugin) => plugin.name));
-  return [...user, ...fromPreset.filter((plugin) => !taken.has(plugin.name))];
+  return { plugins: [...user, ...fromPreset.filter((plugin) => !taken.has(plugin.name))], preset };
 }
 
 function presetSpecs(preset: LoadedPreset): PluginSpec[] {

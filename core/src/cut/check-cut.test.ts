@@ -78,6 +78,31 @@ describe("checkCut rules", () => {
     expect(check(convo(), 4, 50).keptTokens).toBe(50);
   });
 
+  it("pairs a reused tool-call id with the nearest earlier call, not the first one", () => {
+    // Some OpenAI-compatible servers send call_0 on every turn.
+    const v = view([
+      fact("user"),
+      fact("assistant", calls("call_0")),
+      fact("toolResult", answers("call_0")),
+      fact("user"),
+      fact("assistant", calls("call_0")),
+      fact("toolResult", answers("call_0")),
+    ]);
+    const cut = check(v, 4);
+    expect(cut.firstKeptIndex).toBe(4);
+    expect(cut.repairs).toEqual([]);
+    expect(check(v, 5).firstKeptIndex).toBe(4);
+  });
+
+  it("keeps a tool result without an id (OpenAI's function role) with the assistant message before it", () => {
+    const v = view([fact("user"), fact("assistant"), fact("toolResult"), fact("assistant")]);
+    expect(check(v, 2).firstKeptIndex).toBe(1);
+  });
+
+  it("describes a cut that is not an object", () => {
+    expect(() => checkCut(convo(), 3 as never, { plugin: "p", budget: 100 })).toThrow(/returned a cut with a number \(3\)/);
+  });
+
   it("counts kept and compacted tokens", () => {
     const cut = check(view([fact("user"), fact("assistant"), fact("user")], [5, 7, 11]), 2);
     expect(cut.keptTokens).toBe(11);
@@ -105,6 +130,16 @@ describe("findCutPoint", () => {
 
   it("keeps at least minKeepMessages even past keepRecentTokens", () => {
     expect(findCutPoint(convo(), { keepRecentTokens: 10, minKeepMessages: 5 }).firstKeptIndex).toBe(4);
+  });
+
+  it("keeps everything when everything fits, whatever minKeepMessages says", () => {
+    const v = view([fact("toolResult", answers("x")), fact("user"), fact("assistant")]);
+    expect(findCutPoint(v, { keepRecentTokens: 1000, minKeepMessages: 5 }).firstKeptIndex).toBe(0);
+  });
+
+  it("rejects a keepRecentTokens that is not a number of 0 or more", () => {
+    expect(() => findCutPoint(convo(), { keepRecentTokens: Number.NaN })).toThrow(expect.objectContaining({ code: ErrorCodes.INPUT_INVALID }));
+    expect(() => findCutPoint(convo(), { keepRecentTokens: -1 })).toThrow(/keepRecentTokens of 0 or more/);
   });
 
   it("does not cut before startIndex", () => {
@@ -135,7 +170,8 @@ const arbConversation = fc
         tokens.push(5);
       }
       let p = 0;
-      const pin = () => turn.pinned[p++ % turn.pinned.length] === true && p % 5 === 0;
+      // About one message in eight is pinned, user messages included.
+      const pin = () => turn.pinned[p++ % turn.pinned.length] === true && turn.pinned[(p * 7) % turn.pinned.length] === true && p % 2 === 0;
       facts.push(fact("user", { pinned: pin() }));
       tokens.push(turn.userTokens);
       for (const step of turn.steps) {
@@ -199,11 +235,13 @@ describe("cut invariants (property)", () => {
     fc.assert(
       fc.property(arbConversation, fc.nat(), fc.integer({ min: 0, max: 400 }), (v, seed, budget) => {
         const n = v.facts.length;
+        const unlimited = check(v, seed % (n + 1));
         try {
           const cut = check(v, seed % (n + 1), budget);
           expect(cut.keptTokens).toBeLessThanOrEqual(budget);
         } catch (error) {
           expect(error).toMatchObject({ code: ErrorCodes.CUT_REFUSED });
+          expect(unlimited.keptTokens).toBeGreaterThan(budget);
         }
       }),
     );

@@ -1,6 +1,7 @@
 import { CompactionError, ErrorCodes } from "../errors.js";
+import { describeValue } from "../messages/message-fields.js";
 import type { CheckedCut, Cut } from "./cut.js";
-import { type MessageView, sumTokens, toolCallOwners, toolResultHolders } from "./message-view.js";
+import { type MessageView, sumTokens, type ToolPairs, toolPairs } from "./message-view.js";
 import { findTurnStartIndex } from "./turns.js";
 
 export interface CheckCutOptions {
@@ -24,25 +25,29 @@ export function checkCut(view: MessageView, proposed: Cut, options: CheckCutOpti
   const { facts } = view;
   const n = facts.length;
   const { plugin } = options;
-  const first = proposed.firstKeptIndex;
-  if (!Number.isInteger(first) || first < 0 || first > n) {
+  const first = (proposed as Partial<Cut> | null | undefined)?.firstKeptIndex;
+  if (typeof first !== "number" || !Number.isInteger(first) || first < 0 || first > n) {
+    const found = typeof proposed !== "object" || proposed === null ? describeValue(proposed) : `firstKeptIndex ${describeValue(first)}`;
     throw new CompactionError(
       ErrorCodes.CUT_REFUSED,
-      `Plugin '${plugin}' returned a cut at index ${String(first)}; expected a whole number from 0 to ${n} (the number of messages).`,
-      { plugin, hint: "Return { firstKeptIndex } as an index into run.messages." },
+      `Plugin '${plugin}' returned a cut with ${found}; expected { firstKeptIndex } with a whole number from 0 to ${n} (the number of messages).`,
+      { plugin, hint: "Return { firstKeptIndex } as an index into run.messages, or undefined to let the next plugin choose." },
     );
+  }
+  if (!(options.budget >= 0)) {
+    throw new CompactionError(ErrorCodes.INPUT_INVALID, `checkCut needs a budget of 0 or more tokens; found ${String(options.budget)}.`);
   }
 
   const repairs: string[] = [];
-  const owners = toolCallOwners(facts);
-  const firstKeptIndex = pullBackToToolCalls(view, first, owners);
+  const pairs = toolPairs(facts);
+  const firstKeptIndex = pullBackToToolCalls(first, n, pairs);
   if (firstKeptIndex !== first) {
     repairs.push(
       `Plugin '${plugin}' cut at message ${first}, between a tool call and its result; the cut was moved back to message ${firstKeptIndex} so the call stays with its result.`,
     );
   }
 
-  const preserved = preservedBefore(view, firstKeptIndex, owners);
+  const preserved = preservedBefore(view, firstKeptIndex, pairs);
   const preservedIndices = [...preserved].sort((a, b) => a - b);
   const compactedIndices: number[] = [];
   for (let i = 0; i < firstKeptIndex; i++) if (!preserved.has(i)) compactedIndices.push(i);
@@ -77,18 +82,13 @@ export function checkCut(view: MessageView, proposed: Cut, options: CheckCutOpti
 }
 
 /** Moves the cut back until no kept message answers a call issued before the cut. */
-function pullBackToToolCalls(view: MessageView, first: number, owners: Map<string, number>): number {
+function pullBackToToolCalls(first: number, n: number, pairs: ToolPairs): number {
   let cut = first;
-  let scanFrom = view.facts.length;
+  let scanFrom = n;
   // Each pass scans only the messages newly brought into the kept part.
   while (scanFrom > cut) {
     let next = cut;
-    for (let i = cut; i < scanFrom; i++) {
-      for (const id of view.facts[i]?.toolResultIds ?? []) {
-        const owner = owners.get(id);
-        if (owner !== undefined && owner < next) next = owner;
-      }
-    }
+    for (let i = cut; i < scanFrom; i++) for (const call of pairs.callsOf[i] ?? []) if (call < next) next = call;
     scanFrom = cut;
     cut = next;
   }
@@ -99,30 +99,23 @@ function pullBackToToolCalls(view: MessageView, first: number, owners: Map<strin
  * Messages before the cut that must be kept: system and pinned messages, closed over tool
  * pairing (a preserved call keeps its results, a preserved result keeps its call).
  */
-function preservedBefore(view: MessageView, firstKeptIndex: number, owners: Map<string, number>): Set<number> {
-  const { facts } = view;
+function preservedBefore(view: MessageView, firstKeptIndex: number, pairs: ToolPairs): Set<number> {
   const preserved = new Set<number>();
   const queue: number[] = [];
-  for (let i = 0; i < firstKeptIndex; i++) {
-    const f = facts[i];
-    if (f && (f.kind === "system" || f.pinned)) {
-      preserved.add(i);
-      queue.push(i);
-    }
-  }
-  if (queue.length === 0) return preserved;
-  const holders = toolResultHolders(facts);
-  const add = (i: number | undefined) => {
-    if (i !== undefined && i < firstKeptIndex && !preserved.has(i)) {
+  const add = (i: number) => {
+    if (i < firstKeptIndex && !preserved.has(i)) {
       preserved.add(i);
       queue.push(i);
     }
   };
+  for (let i = 0; i < firstKeptIndex; i++) {
+    const f = view.facts[i];
+    if (f && (f.kind === "system" || f.pinned)) add(i);
+  }
   while (queue.length > 0) {
-    const f = facts[queue.pop() as number];
-    if (!f) continue;
-    for (const call of f.toolCalls) for (const h of holders.get(call.id) ?? []) add(h);
-    for (const id of f.toolResultIds) add(owners.get(id));
+    const i = queue.pop() as number;
+    for (const j of pairs.resultsOf[i] ?? []) add(j);
+    for (const j of pairs.callsOf[i] ?? []) add(j);
   }
   return preserved;
 }

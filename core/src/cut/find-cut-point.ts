@@ -1,3 +1,4 @@
+import { CompactionError, ErrorCodes } from "../errors.js";
 import type { Cut } from "./cut.js";
 import type { MessageView } from "./message-view.js";
 import { isCutPoint } from "./turns.js";
@@ -19,6 +20,13 @@ export interface FindCutPointOptions {
  * split turn. Returns `firstKeptIndex === startIndex` when everything fits (nothing to compact).
  */
 export function findCutPoint(view: MessageView, options: FindCutPointOptions): Cut {
+  if (!(options.keepRecentTokens >= 0)) {
+    throw new CompactionError(
+      ErrorCodes.INPUT_INVALID,
+      `findCutPoint needs keepRecentTokens of 0 or more; found ${String(options.keepRecentTokens)}.`,
+      { hint: "Pass the number of newest tokens to keep verbatim, e.g. 20000." },
+    );
+  }
   const { facts, tokens } = view;
   const n = facts.length;
   const start = Math.max(0, options.startIndex ?? 0);
@@ -36,7 +44,7 @@ export function findCutPoint(view: MessageView, options: FindCutPointOptions): C
     else break; // older cut points only keep more
 
   }
-  if (accumulated <= options.keepRecentTokens && n - start >= minKeep) return { firstKeptIndex: start };
+  if (accumulated <= options.keepRecentTokens) return { firstKeptIndex: start };
   if (best >= 0) return { firstKeptIndex: best };
   if (newestValid >= 0) return { firstKeptIndex: newestValid };
   return { firstKeptIndex: n };

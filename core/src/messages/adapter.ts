@@ -100,8 +100,3 @@ export class FactsCache<T> {
     return facts;
   }
 }
-
-/** True when the message takes part in tool pairing (issues calls or answers them). */
-export function hasToolLinks(facts: MessageFacts): boolean {
-  return facts.toolCalls.length > 0 || facts.toolResultIds.length > 0;
-}

@@ -22,7 +22,8 @@ import {
   readString,
   readTimestamp,
   requireMessageObject,
-  unwrap,
+  unwrapSummary,
+  wrapSummary,
 } from "./message-fields.js";
 
 export interface AnthropicTextBlock {
@@ -92,8 +93,6 @@ export interface AnthropicMessage {
   pinned?: boolean;
 }
 
-const SUMMARY_PREFIX = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
-const SUMMARY_SUFFIX = "\n</summary>";
 const ADAPTER_NAME = "anthropic";
 
 interface BlocksReading {
@@ -205,7 +204,7 @@ function readAnthropicFacts(message: Fields, pinned: boolean): MessageFacts {
     });
   }
   if (message["compaction"] === "summary" || message["isCompactSummary"] === true) {
-    return buildFacts({ ...common, kind: "summary", text: unwrap(text, SUMMARY_PREFIX, SUMMARY_SUFFIX) });
+    return buildFacts({ ...common, kind: "summary", text: unwrapSummary(text) });
   }
   const kind = message["compaction"] === "note" ? "other" : "user";
   return buildFacts({ ...common, kind, text, imageCount: reading.imageCount });
@@ -229,7 +228,7 @@ export function createAnthropicAdapter(
     createSummary(text, summaryOptions = {}) {
       const summary: AnthropicMessage = {
         role: "user",
-        content: [{ type: "text", text: SUMMARY_PREFIX + text + SUMMARY_SUFFIX }],
+        content: [{ type: "text", text: wrapSummary(text) }],
         compaction: "summary",
       };
       if (summaryOptions.timestamp !== undefined) summary.timestamp = summaryOptions.timestamp;

@@ -125,3 +125,20 @@ export function buildFacts(input: FactsInput): MessageFacts {
 export function positiveTotal(total: number): number | undefined {
   return Number.isFinite(total) && total > 0 ? total : undefined;
 }
+
+/**
+ * The words pi-coding-agent puts around a compaction summary when it sends it to the model; the
+ * OpenAI and Anthropic adapters use the same, since there the summary is an ordinary user message.
+ */
+const SUMMARY_PREFIX = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+const SUMMARY_SUFFIX = "\n</summary>";
+
+/** A summary as the model sees it. */
+export function wrapSummary(text: string): string {
+  return SUMMARY_PREFIX + text + SUMMARY_SUFFIX;
+}
+
+/** The summary text inside `wrapSummary`'s words (the text as it is when it has none). */
+export function unwrapSummary(text: string): string {
+  return unwrap(text, SUMMARY_PREFIX, SUMMARY_SUFFIX);
+}

@@ -16,7 +16,8 @@ import {
   readString,
   readTimestamp,
   requireMessageObject,
-  unwrap,
+  unwrapSummary,
+  wrapSummary,
 } from "./message-fields.js";
 
 export interface OpenAITextPart {
@@ -116,8 +117,6 @@ export const OPENAI_SUMMARY_NAME = "compaction_summary";
 /** `name` of the user message that carries a compaction note. */
 export const OPENAI_NOTE_NAME = "compaction_note";
 
-const SUMMARY_PREFIX = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
-const SUMMARY_SUFFIX = "\n</summary>";
 const ADAPTER_NAME = "openai";
 
 interface PartsReading {
@@ -187,7 +186,7 @@ function readOpenAIFacts(message: Fields, pinned: boolean): MessageFacts {
       const { text, imageCount } = readParts(message["content"]);
       const name = message["name"];
       if (name === OPENAI_SUMMARY_NAME) {
-        return buildFacts({ ...common, kind: "summary", text: unwrap(text, SUMMARY_PREFIX, SUMMARY_SUFFIX) });
+        return buildFacts({ ...common, kind: "summary", text: unwrapSummary(text) });
       }
       return buildFacts({ ...common, kind: name === OPENAI_NOTE_NAME ? "other" : "user", text, imageCount });
     }
@@ -244,7 +243,7 @@ export function createOpenAIAdapter(
       const summary: OpenAIUserMessage = {
         role: "user",
         name: OPENAI_SUMMARY_NAME,
-        content: SUMMARY_PREFIX + text + SUMMARY_SUFFIX,
+        content: wrapSummary(text),
       };
       if (summaryOptions.timestamp !== undefined) summary.timestamp = summaryOptions.timestamp;
       return summary;

@@ -73,7 +73,7 @@ describe("pi adapter: kinds and text", () => {
     ["assistant (text only, no thinking or arguments)", assistantWithCalls, "assistant", "Reading the file."],
     ["toolResult", toolResultOk, "toolResult", "file body"],
     ["bashExecution as user-initiated input", bash, "user", "Ran `git status`\n```\nclean\n```\n\nCommand exited with code 2"],
-    ["bashExecution excluded from context (!!)", bashExcluded, "other", "Ran `git status`\n```\nclean\n```\n\nCommand exited with code 2"],
+    ["bashExecution excluded from context (!!), which never reaches the model", bashExcluded, "other", ""],
     ["custom", custom, "other", "from an extension"],
     ["branchSummary", branchSummary, "summary", "branch work"],
     ["compactionSummary", compactionSummary, "summary", "earlier work"],

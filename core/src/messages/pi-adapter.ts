@@ -241,12 +241,10 @@ function readPiFacts(message: Fields, pinned: boolean): MessageFacts {
       });
     }
     case "bashExecution":
-      // User-initiated context; pi starts a turn with it. `!!` commands never reach the model.
-      return buildFacts({
-        ...common,
-        kind: message["excludeFromContext"] === true ? "other" : "user",
-        text: bashText(message),
-      });
+      // User-initiated context; pi starts a turn with it. `!!` commands never reach the model,
+      // so they cost no tokens and have no text to summarise.
+      if (message["excludeFromContext"] === true) return buildFacts({ ...common, kind: "other", text: "" });
+      return buildFacts({ ...common, kind: "user", text: bashText(message) });
     case "custom": {
       const { text, imageCount } = readContent(message["content"]);
       return buildFacts({ ...common, kind: "other", text, imageCount });

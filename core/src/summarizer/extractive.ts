@@ -53,6 +53,8 @@ export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions 
       // checked before, between and after the two phases rather than inside them.
       throwIfAborted(request.signal);
       validateRequest(request);
+      // Nothing to summarise: an empty answer, so callers notice instead of keeping bare headings.
+      if (request.messages.length === 0 && !request.previousSummary?.trim()) return "";
       const extraction = extractFacts(request.messages, limits);
       throwIfAborted(request.signal);
       const matchesFocus = focusMatcher(request.focus);

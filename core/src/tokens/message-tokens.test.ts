@@ -207,4 +207,24 @@ describe("MessageTokenCounter.contextTokens with the pi adapter", () => {
       lastUsageIndex: 1,
     });
   });
+
+  it("ignores usage stored before the newest summary: kept messages describe the old, larger context", () => {
+    const counter = new MessageTokenCounter(new FactsCache(createPiAdapter()), spyCounter());
+    const compacted: PiMessage[] = [
+      { role: "compactionSummary", summary: "earlier", tokensBefore: 9000, timestamp: 10 },
+      { role: "assistant", content: [{ type: "text", text: "kept" }], usage: usage(8000), stopReason: "stop", timestamp: 2 },
+      { role: "user", content: "next", timestamp: 11 },
+    ];
+    expect(counter.contextTokens(compacted)).toMatchObject({ usageTokens: 0, lastUsageIndex: null });
+  });
+
+  it("trusts usage on messages newer than the newest summary", () => {
+    const counter = new MessageTokenCounter(new FactsCache(createPiAdapter()), spyCounter());
+    const compacted: PiMessage[] = [
+      { role: "compactionSummary", summary: "earlier", tokensBefore: 9000, timestamp: 10 },
+      { role: "user", content: "next", timestamp: 11 },
+      { role: "assistant", content: [{ type: "text", text: "fresh" }], usage: usage(1200), stopReason: "stop", timestamp: 12 },
+    ];
+    expect(counter.contextTokens(compacted)).toMatchObject({ tokens: 1200, usageTokens: 1200, lastUsageIndex: 2 });
+  });
 });

@@ -73,14 +73,31 @@ export class MessageTokenCounter<T> {
    * or the count of every message when none carries usage.
    */
   contextTokens(messages: readonly T[]): ContextTokens {
-    for (let index = messages.length - 1; index >= 0; index--) {
-      const usageTokens = this.facts.of(messages[index] as T).usageContextTokens;
-      if (usageTokens === undefined) continue;
+    const fresh = this.#freshUsageFrom(messages);
+    for (let index = messages.length - 1; index >= fresh.from; index--) {
+      const facts = this.facts.of(messages[index] as T);
+      const usageTokens = facts.usageContextTokens;
+      if (usageTokens === undefined || !fresh.isFresh(facts.timestamp)) continue;
       let trailingTokens = 0;
       for (let after = index + 1; after < messages.length; after++) trailingTokens += this.count(messages[after] as T);
       return { tokens: usageTokens + trailingTokens, usageTokens, trailingTokens, lastUsageIndex: index };
     }
     const trailingTokens = this.total(messages);
     return { tokens: trailingTokens, usageTokens: 0, trailingTokens, lastUsageIndex: null };
+  }
+
+  /**
+   * Usage stored before a compaction describes the old, larger context. After the newest summary
+   * message, only usage on messages newer than the summary (by timestamp) is trusted; when either
+   * timestamp is unknown, none is.
+   */
+  #freshUsageFrom(messages: readonly T[]): { from: number; isFresh: (timestamp: number | undefined) => boolean } {
+    for (let index = messages.length - 1; index >= 0; index--) {
+      const facts = this.facts.of(messages[index] as T);
+      if (facts.kind !== "summary") continue;
+      const since = facts.timestamp;
+      return { from: index + 1, isFresh: (t) => since !== undefined && t !== undefined && t > since };
+    }
+    return { from: 0, isFresh: () => true };
   }
 }

@@ -1,0 +1,80 @@
+/**
+ * A .compactionrc picks a preset for all agents and another per agent; a user's own plugin file
+ * can tap selectCut and win over the preset's; two compactors run side by side.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createCompactor } from "@compaction/core";
+import { builders, loadPiMessages } from "@compaction/core/testing";
+import { describe, expect, it } from "vitest";
+import { tmpProject } from "./support/tmp-project.js";
+
+const README = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+
+/** The code block that follows a marker comment in the README, so the README's example is what the test runs. */
+function readmeBlock(marker: string): string {
+  const at = README.indexOf(marker);
+  if (at < 0) throw new Error(`README has no ${marker}`);
+  const match = /```[a-z]*\n([\s\S]*?)```/.exec(README.slice(at));
+  if (!match?.[1]) throw new Error(`no code block after ${marker}`);
+  return match[1];
+}
+
+const b = builders("pi");
+const conversation = () => [
+  b.user("set up the repo"),
+  b.assistant("cloning", [{ id: "c1", args: { command: "git clone x" } }]),
+  ...b.toolResults([{ id: "c1", text: "done" }]),
+  b.assistant("cloned"),
+  b.user("now run the tests"),
+  b.assistant("running", [{ id: "c2", args: { command: "npm test" } }]),
+  ...b.toolResults([{ id: "c2", text: "2 failed" }]),
+  b.assistant("two tests fail"),
+  b.user("fix them"),
+  b.assistant("fixed both"),
+];
+
+describe(".compactionrc per agent", () => {
+  it("uses the top-level preset by default and the agent's own preset for that agent (README example)", async () => {
+    const cwd = tmpProject({ ".compactionrc": readmeBlock("<!-- example: compactionrc-agents -->") });
+    const fallback = await createCompactor({ cwd });
+    const researcher = await createCompactor({ cwd, agent: "researcher" });
+    const coder = await createCompactor({ cwd, agent: "coder" });
+    const names = (c: typeof coder) => c.plugins.map((p) => p.name);
+    expect(names(fallback)).toEqual(["safeguard", "last-turn-injection"]);
+    expect(names(researcher)).toEqual(["rolling"]);
+    expect(names(coder)).toEqual(["layered", "last-turn-injection"]);
+    for (const c of [fallback, researcher, coder]) c.dispose();
+  });
+
+  it("lets a user's own plugin file win selectCut over the preset (README example)", async () => {
+    const cwd = tmpProject({
+      ".compactionrc.yaml": "preset: safeguard\ncontextWindow: 100000\nplugins:\n  - ./keep-last-turn.mjs\n",
+    });
+    writeFileSync(join(cwd, "keep-last-turn.mjs"), readmeBlock("<!-- example: user-plugin -->"));
+    const compactor = await createCompactor({ cwd });
+    const input = conversation();
+    const result = await compactor.compact({ messages: input });
+    compactor.dispose();
+    expect(result.status, result.reason ?? "").toBe("compacted");
+    expect(result.cut?.selectedBy).toBe("keep-last-turn");
+    expect(result.cut?.firstKeptIndex).toBe(8);
+    expect(result.messages.slice(-2)).toEqual(input.slice(-2));
+    expect(result.summary).toContain("## Last Exchange (Verbatim)");
+  });
+
+  it("runs two compactors with different presets side by side without sharing state", async () => {
+    const messages = loadPiMessages("pi-large-session.jsonl");
+    const rc = (preset: string) =>
+      tmpProject({ ".compactionrc.json": JSON.stringify({ preset, contextWindow: 120_000, tokenizer: { counter: "estimate" } }) });
+    const [a, b2] = await Promise.all([createCompactor({ cwd: rc("safeguard") }), createCompactor({ cwd: rc("sliding-window") })]);
+    const [ra, rb] = await Promise.all([a.compact({ messages }), b2.compact({ messages })]);
+    expect(ra.event?.strategy).toBe("safeguard");
+    expect(rb.event?.strategy).toBe("sliding-window");
+    expect(rb.summary?.startsWith("Previously:")).toBe(true);
+    expect(ra.summary?.startsWith("Previously:")).toBe(false);
+    expect(a.hooks.selectCut.taps.map((t) => t.name)).not.toContain("sliding-window");
+    a.dispose();
+    b2.dispose();
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * Every preset compacts every real transcript, through createCompactor and a .compactionrc as a
+ * user would set it up, with the extractive summarizer (no model).
+ */
+import { type CompactionResult, createCompactor, FactsCache, type MessageAdapter } from "@compaction/core";
+import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/core/testing";
+import { describe, expect, it } from "vitest";
+import { tmpProject } from "./support/tmp-project.js";
+
+const PRESETS = ["safeguard", "rolling", "layered", "sliding-window"] as const;
+const FIXTURES = [
+  ...PI_FIXTURES.map((file) => ({ file, adapter: "pi" as const, load: () => loadPiMessages(file) as unknown[] })),
+  ...CLAUDE_FIXTURES.map((file) => ({ file, adapter: "anthropic" as const, load: () => loadClaudeMessages(file) as unknown[] })),
+];
+
+function lastUserIndex(facts: FactsCache<unknown>, messages: readonly unknown[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) if (facts.of(messages[i]).kind === "user") return i;
+  return -1;
+}
+
+function orphanedResults(adapter: MessageAdapter<unknown>, messages: readonly unknown[]): string[] {
+  const facts = new FactsCache(adapter);
+  const issued = new Set<string>();
+  const orphans: string[] = [];
+  for (const m of messages) {
+    const f = facts.of(m);
+    for (const id of f.toolResultIds) if (!issued.has(id)) orphans.push(id);
+    for (const c of f.toolCalls) issued.add(c.id);
+  }
+  return orphans;
+}
+
+describe.each(PRESETS)("preset %s", (preset) => {
+  it.each(FIXTURES)("compacts $file keeping the invariants and the last user request", async ({ adapter, load }) => {
+    const messages = load();
+    // Pin an early user message: it must survive every preset.
+    const probe = await createCompactor({ cwd: tmpProject({ ".compactionrc.json": JSON.stringify({ adapter }) }) });
+    const firstUser = messages.findIndex((m) => probe.facts.of(m).kind === "user");
+    const pinned = { ...(messages[firstUser] as object), pinned: true };
+    const input = messages.map((m, i) => (i === firstUser ? pinned : m));
+    const total = probe.tokens.total(input);
+    probe.dispose();
+
+    const contextWindow = Math.max(4_000, Math.floor(total * 0.7));
+    const cwd = tmpProject({
+      ".compactionrc.json": JSON.stringify({
+        preset,
+        adapter,
+        contextWindow,
+        reserveTokens: 0,
+        tokenizer: { counter: "estimate" },
+        options: { safeguard: { keepRecentTokens: Math.floor(contextWindow * 0.2) } },
+      }),
+    });
+    const compactor = await createCompactor({ cwd });
+    const result: CompactionResult<unknown> = await compactor.compact({ messages: input, trigger: "manual" });
+    compactor.dispose();
+
+    expect(result.status, result.reason ?? "").toBe("compacted");
+    expect(result.tokensAfter).toBeLessThanOrEqual(contextWindow);
+    expect(result.tokensAfter).toBeLessThan(total);
+    expect(orphanedResults(compactor.adapter, result.messages)).toEqual([]);
+    expect(result.messages).toContain(pinned);
+    const lastUser = input[lastUserIndex(compactor.facts, input)];
+    expect(result.messages).toContain(lastUser);
+    expect(result.event?.strategy).toBeTruthy();
+  });
+});
