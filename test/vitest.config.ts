@@ -1,9 +1,5 @@
-import { defineConfig } from "vitest/config";
+import { defineConfig, mergeConfig } from "vitest/config";
+import shared from "../vitest.shared.js";
 
 /** Cross-package and real-fixture tests; benchmarks under bench/ run with `npm run bench`. */
-export default defineConfig({
-  test: {
-    include: ["**/*.test.ts"],
-    exclude: ["**/node_modules/**", "bench/**"],
-  },
-});
+export default mergeConfig(shared, defineConfig({ test: { include: ["**/*.test.ts"] } }));

@@ -1,53 +1,34 @@
 /**
- * The main job on built-in defaults: compact a real pi-coding-agent session with the core's
- * embedded extractive summarizer (no model, no API key) and print before/after.
+ * The main job on built-in defaults: compact a real pi-coding-agent session with the default
+ * preset (safeguard + last-turn-injection) and the embedded extractive summarizer — no model,
+ * no API key — and print before/after.
  *
  *   npm run example [-- <session.jsonl> [contextWindow]]
+ *
+ * Put a .compactionrc in the working directory to try another preset (e.g. `preset: rolling`).
  */
-import {
-  Compactor,
-  type CompactionPlugin,
-  createPiAdapter,
-  createTiktokenCounter,
-  findCutPoint,
-  type PiMessage,
-  summarizeCut,
-} from "@compaction/core";
+import { createCompactor, type PiMessage } from "@compaction/core";
 import { loadPiMessages } from "@compaction/core/testing";
 
 const file = process.argv[2] ?? "pi-large-session.jsonl";
-const contextWindow = Number(process.argv[3] ?? 128_000);
+const contextWindow = process.argv[3] === undefined ? undefined : Number(process.argv[3]);
 
-/** A minimal strategy: keep the newest 20% of the window verbatim, summarise the rest. */
-const keepRecent: CompactionPlugin = {
-  name: "example-keep-recent",
-  apply(compactor) {
-    compactor.hooks.selectCut.tap("example-keep-recent", (run) =>
-      findCutPoint(run.view, { keepRecentTokens: Math.floor(run.contextWindow * 0.2) }),
-    );
-    compactor.hooks.summarize.tapPromise("example-keep-recent", async (draft, run) => ({
-      ...draft,
-      text: await summarizeCut(run, { maxTokens: 4000 }),
-    }));
-  },
-};
-
+// No .compactionrc is needed: createCompactor falls back to the defaults (preset safeguard,
+// pi messages, tiktoken o200k_base, a 200,000-token window).
+// INIT_CWD: where `npm run` was called, not the workspace folder npm runs the script in.
+const compactor = await createCompactor<PiMessage>({ cwd: process.env["INIT_CWD"] ?? process.cwd() });
 const messages = loadPiMessages(file);
-const compactor = new Compactor<PiMessage>({
-  adapter: createPiAdapter(),
-  tokenCounter: createTiktokenCounter(),
-  plugins: [keepRecent],
-  contextWindow,
-});
 
 const started = performance.now();
-const result = await compactor.compact({ messages });
+const result = await compactor.compact({ messages, ...(contextWindow ? { contextWindow } : {}) });
 const ms = performance.now() - started;
 compactor.dispose();
 
 const fmt = (n: number) => n.toLocaleString("en-US");
+const window = contextWindow ?? compactor.contextWindow ?? 0;
 console.log(`session:        ${file}`);
-console.log(`context window: ${fmt(contextWindow)} tokens`);
+console.log(`preset:         ${(compactor.config as { preset: string }).preset} (${compactor.plugins.map((p) => p.name).join(" + ")})`);
+console.log(`context window: ${fmt(window)} tokens`);
 console.log(`status:         ${result.status}${result.reason ? ` (${result.reason})` : ""}`);
 console.log(`before:         ${fmt(messages.length)} messages, ${fmt(result.tokensBefore)} tokens`);
 console.log(`after:          ${fmt(result.messages.length)} messages, ${fmt(result.tokensAfter)} tokens`);
@@ -63,4 +44,5 @@ if (result.summary) {
   const lines = result.summary.split("\n");
   console.log(`\nsummary (${fmt(lines.length)} lines, first 40):\n`);
   console.log(lines.slice(0, 40).join("\n"));
+  if (lines.length > 40) console.log(`... (${fmt(lines.length - 40)} more lines)`);
 }

@@ -233,10 +233,8 @@ export class Compactor<T> {
     } else {
       messages.push(...run.messages);
     }
-    // tokensBefore may rest on the provider's usage, which also covers what no message shows
-    // (system prompt, tool definitions); carry that part over so before and after compare alike.
-    const unseen = Math.max(0, run.tokensBefore - this.tokens.total(run.input.messages));
-    const tokensAfter = this.tokens.total(messages) + unseen;
+    // Provider usage stored on kept messages describes the old context, so after is a count.
+    const tokensAfter = this.tokens.total(messages);
     if (tokensAfter > run.budget) {
       run.warnings.push(`[core] The compacted context is ${tokensAfter} tokens, still over the budget of ${run.budget} tokens.`);
     }

@@ -22,8 +22,10 @@ export interface CompactionResult<T> {
    */
   readonly tokensBefore: number;
   /**
-   * The context size after: the count of the new messages plus the part of `tokensBefore` no
-   * message accounts for (system prompt, tool definitions), so the two compare alike.
+   * The context size after: our count of the new messages (usage stored on kept messages
+   * describes the old context). Unlike a usage-based `tokensBefore` it leaves out what no message
+   * shows (system prompt, tool definitions) and any gap between our tokenizer and the
+   * provider's; compare `tokensAfter` with a count of the input for a like-for-like saving.
    */
   readonly tokensAfter: number;
   readonly warnings: readonly string[];

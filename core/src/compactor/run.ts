@@ -52,6 +52,8 @@ export interface SummarizeOptions {
   readonly kind?: "history" | "turnPrefix";
   /** Defaults to the run's previous summary for `history`, none for `turnPrefix`. */
   readonly previousSummary?: string;
+  /** Cancels this request (e.g. a plugin's own timeout); the run's signal always applies too. */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -210,7 +212,7 @@ export class CompactionRun<T> {
       kind,
       ...(previousSummary !== undefined ? { previousSummary } : {}),
       ...(this.focus !== undefined ? { focus: this.focus } : {}),
-      ...(this.signal !== undefined ? { signal: this.signal } : {}),
+      ...(signalOf(this.signal, options.signal) ?? {}),
     }).catch((error: unknown) => {
       if (error instanceof CompactionError) throw error;
       throw new CompactionError(
@@ -249,4 +251,11 @@ export class CompactionRun<T> {
     }
     return -1;
   }
+}
+
+/** `{ signal }` aborting when either signal does, or undefined when there is none. */
+function signalOf(a: AbortSignal | undefined, b: AbortSignal | undefined): { signal: AbortSignal } | undefined {
+  if (a && b) return { signal: AbortSignal.any([a, b]) };
+  const one = a ?? b;
+  return one ? { signal: one } : undefined;
 }

@@ -67,6 +67,14 @@ describe("summarizeCut", () => {
     expect(result.summary).toBe("history:history:2+2");
   });
 
+  it("hands the plugin's own signal to the summarizer", async () => {
+    const controller = new AbortController();
+    const { calls } = await run([user("a"), assistant("b"), user("c")], 2, { signal: controller.signal });
+    expect(calls[0]?.signal?.aborted).toBe(false);
+    controller.abort();
+    expect(calls[0]?.signal?.aborted).toBe(true);
+  });
+
   it("gives a message larger than a chunk a chunk of its own", async () => {
     const messages = [user(words(400)), assistant("ok"), user("new")];
     const { calls } = await run(messages, 2, { chunkTokens: 100 });

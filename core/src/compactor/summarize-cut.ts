@@ -11,6 +11,8 @@ export interface SummarizeCutOptions {
    * Default: no limit.
    */
   readonly chunkTokens?: number;
+  /** Cancels the summarizer's requests (e.g. a plugin's timeout), besides the run's own signal. */
+  readonly signal?: AbortSignal;
 }
 
 /** Separator pi-coding-agent uses between the history summary and a split turn's summary. */
@@ -31,7 +33,11 @@ export async function summarizeCut<T>(run: CompactionRun<T>, options: SummarizeC
       : await summarizeInChunks(run, history, options);
   if (prefix.length === 0) return historyText;
   const maxTokens = options.turnPrefixMaxTokens ?? Math.max(1, Math.floor((options.maxTokens ?? run.summaryMaxTokens) / 2));
-  const prefixText = await run.summarize(prefix, { kind: "turnPrefix", maxTokens });
+  const prefixText = await run.summarize(prefix, {
+    kind: "turnPrefix",
+    maxTokens,
+    ...(options.signal !== undefined ? { signal: options.signal } : {}),
+  });
   return historyText === "" ? prefixText : `${historyText}\n\n---\n\n${SPLIT_TURN_HEADING}\n\n${prefixText}`;
 }
 
@@ -54,6 +60,7 @@ export async function summarizeInChunks<T>(
     summary = await run.summarize(chunk, {
       ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
       ...(summary !== undefined ? { previousSummary: summary } : {}),
+      ...(options.signal !== undefined ? { signal: options.signal } : {}),
     });
     chunk = [];
     chunkTokens = 0;

@@ -149,13 +149,13 @@ describe("loadConfig: agent sections", () => {
     contextWindow: 100000,
     tokenizer: { counter: "estimate" },
     plugins: ["top-plugin"],
-    options: { rolling: { minKeepMessages: 10, keepRecentTokens: 5000 }, safeguard: { x: 1 } },
+    options: { rolling: { minKeepMessages: 10, keepRecentTokens: 5000 }, "my-plugin": { x: 1 } },
     agents: {
       researcher: {
         preset: "rolling",
         tokenizer: { encoding: "cl100k_base" },
         plugins: ["agent-plugin"],
-        options: { rolling: { minKeepMessages: 20 }, layered: { y: 2 } },
+        options: { rolling: { minKeepMessages: 20 }, "other-plugin": { y: 2 } },
       },
       coder: { preset: "layered" },
     },
@@ -197,8 +197,8 @@ describe("loadConfig: agent sections", () => {
     const config = await load("researcher");
     expect(config.options).toEqual({
       rolling: { minKeepMessages: 20, keepRecentTokens: 5000 },
-      safeguard: { x: 1 },
-      layered: { y: 2 },
+      "my-plugin": { x: 1 },
+      "other-plugin": { y: 2 },
     });
   });
 

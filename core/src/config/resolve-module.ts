@@ -228,7 +228,7 @@ export async function resolvePreset(name: string, fromDir: string, context: Reso
       `Preset '${name}' (${resolved.file})${where(context)} has no preset: expected a default export or an export named 'preset' that is an object with a 'plugins' array, found ${describeExports(module)}.`,
       withContext(context, {
         plugin: name,
-        hint: 'Export the preset as data: export default { plugins: ["rolling", ["last-turn-injection", { maxTokens: 2000 }]] }.',
+        hint: 'Export the preset as data: export default { plugins: ["rolling", ["last-turn-injection", { lastTurnMaxTokens: 2000 }]] }.',
       }),
     );
   }

@@ -15,3 +15,4 @@ export {
   type SummaryState,
 } from "./layout.js";
 export { parseSections, type ParsedMarkdown, type RawSection } from "./sections.js";
+export { PATH_FIELDS, readToolCall, type ToolCallKind, type ToolCallReading } from "./tool-calls.js";

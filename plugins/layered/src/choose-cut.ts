@@ -1,0 +1,70 @@
+import { checkCut, type CheckedCut, findCutPoint, lastUserIndex, type MessageView } from "@compaction/core";
+
+/** Room the cut must leave: the kept part plus a summary of `summaryTokens` must fit `budget`. */
+export interface CutRoom {
+  /** The run's budget (context window minus reserve). */
+  readonly budget: number;
+  /** Tokens kept free for the summary. */
+  readonly summaryTokens: number;
+  /** Plugin name, for the core's cut check messages. */
+  readonly plugin: string;
+}
+
+/** A cut chosen by layer 3. */
+export interface FullCut {
+  readonly firstKeptIndex: number;
+  /** True when the last turn did not fit (or was all there was), so only its newest part is kept. */
+  readonly splitLastTurn: boolean;
+}
+
+/**
+ * Layer 2: keeps about `protectTokens` of the newest messages verbatim (whole messages, never
+ * starting at a tool result). When the preserved messages, the kept part and the summary would
+ * not fit the budget, keeps only as much as fits. `undefined` when the cut would compact nothing.
+ */
+export function summarizeLayerCut(view: MessageView, protectTokens: number, room: CutRoom): number | undefined {
+  let first = findCutPoint(view, { keepRecentTokens: protectTokens }).firstKeptIndex;
+  let cut = check(view, first, room);
+  if (!fits(cut, room)) {
+    first = findCutPoint(view, { keepRecentTokens: roomForKept(view, room) }).firstKeptIndex;
+    cut = check(view, first, room);
+  }
+  return cut.compactedIndices.length > 0 ? first : undefined;
+}
+
+/**
+ * Layer 3: cuts at the start of the last turn, so everything before it except system and
+ * pinned messages (which the core preserves) is summarised. When the last turn alone does not
+ * fit the budget, or nothing precedes it to summarise, keeps only its newest part: at most
+ * `protectTokens`, and no more than fits. A conversation without a user message has no turns;
+ * its newest message that may start a cut stands in for the last turn. `undefined` when even
+ * that would compact nothing.
+ */
+export function fullLayerCut(view: MessageView, protectTokens: number, room: CutRoom): FullCut | undefined {
+  const lastUser = lastUserIndex(view.facts);
+  const turnStart = lastUser >= 0 ? lastUser : findCutPoint(view, { keepRecentTokens: 0 }).firstKeptIndex;
+  const whole = check(view, turnStart, room);
+  if (whole.compactedIndices.length > 0 && fits(whole, room)) return { firstKeptIndex: turnStart, splitLastTurn: false };
+  const keep = Math.min(protectTokens, roomForKept(view, room));
+  const inside = findCutPoint(view, { keepRecentTokens: keep, startIndex: Math.min(turnStart + 1, view.facts.length) });
+  if (check(view, inside.firstKeptIndex, room).compactedIndices.length === 0) return undefined;
+  return { firstKeptIndex: inside.firstKeptIndex, splitLastTurn: true };
+}
+
+function check(view: MessageView, firstKeptIndex: number, room: CutRoom): CheckedCut {
+  return checkCut(view, { firstKeptIndex }, { plugin: room.plugin, budget: Number.POSITIVE_INFINITY });
+}
+
+function fits(cut: CheckedCut, room: CutRoom): boolean {
+  return cut.keptTokens + room.summaryTokens <= room.budget;
+}
+
+/**
+ * Tokens the kept suffix may hold: the budget minus the summary and minus everything that is
+ * preserved when the whole working set is compacted (system, pinned, their tool partners), an
+ * upper bound of what any cut preserves.
+ */
+function roomForKept(view: MessageView, room: CutRoom): number {
+  const preserved = check(view, view.facts.length, room).keptTokens;
+  return Math.max(0, room.budget - room.summaryTokens - preserved);
+}

@@ -1,0 +1,149 @@
+/** The layers on real transcripts recorded by pi-coding-agent and Claude Code. */
+import {
+  type CompactionResult,
+  Compactor,
+  createAnthropicAdapter,
+  createEstimateCounter,
+  createPiAdapter,
+  lastUserIndex,
+  type MessageAdapter,
+} from "@compaction/core";
+import { loadClaudeMessages, loadPiMessages } from "@compaction/core/testing";
+import { describe, expect, it } from "vitest";
+import { FULL_COMPACTION_WARNING, layered } from "./layered.js";
+import { isPrunedMarker } from "./marker.js";
+import type { LayeredOptions } from "./options.js";
+import { pruneToolOutputs } from "./prune.js";
+
+function compactorFor(adapter: MessageAdapter<any>, options: Partial<LayeredOptions> = {}) {
+  return new Compactor<any>({ adapter, tokenCounter: createEstimateCounter(), plugins: [layered(options)] });
+}
+
+/** Tokens pruning would save with the given protection, and the context size after it. */
+function afterPruning(c: Compactor<any>, messages: readonly unknown[], protectTokens = 40000) {
+  const { tokensSaved } = pruneToolOutputs(messages, {
+    adapter: c.adapter,
+    factsOf: (m) => c.facts.of(m),
+    tokensOf: (m) => c.tokens.count(m),
+    protectTokens,
+  });
+  return { tokensSaved, tokens: c.tokens.contextTokens(messages).tokens - tokensSaved };
+}
+
+function expectNoOrphanedToolResult(c: Compactor<any>, result: CompactionResult<any>): void {
+  const issued = new Set<string>();
+  for (const m of result.messages) {
+    const f = c.facts.of(m);
+    for (const id of f.toolResultIds) expect(issued.has(id), `tool result ${id} has its call`).toBe(true);
+    for (const call of f.toolCalls) issued.add(call.id);
+  }
+}
+
+describe("layer 1 on pi-before-compaction.jsonl (the context pi sends after its last compaction)", () => {
+  const messages = loadPiMessages("pi-before-compaction.jsonl", { context: true });
+  const c = compactorFor(createPiAdapter());
+  const contextWindow = 200000; // the provider's figure (about 181k tokens) is 90% of it
+  const resultPromise = c.compact({ messages, contextWindow, trigger: "auto" });
+
+  it("prunes old tool outputs and stops there: the context falls under summarizeThreshold", async () => {
+    const result = await resultPromise;
+    expect(result.tokensBefore / contextWindow).toBeGreaterThan(0.8);
+    expect(result.status).toBe("compacted");
+    expect(result.event?.layer).toBe("prune");
+    expect(result.summary).toBeNull();
+    expect(c.tokens.total(messages) - result.tokensAfter).toBeGreaterThanOrEqual(20000);
+  });
+
+  it("replaces each pruned output with a marker naming the tool that produced it", async () => {
+    const result = await resultPromise;
+    const calls = new Map<string, string>();
+    for (const m of messages) for (const call of c.facts.of(m).toolCalls) calls.set(call.id, call.name);
+    let pruned = 0;
+    result.messages.forEach((m, i) => {
+      if (m === messages[i]) return;
+      pruned++;
+      const f = c.facts.of(m);
+      expect(isPrunedMarker(f.text)).toBe(true);
+      expect(f.text.startsWith(`[pruned tool output: ${calls.get(f.toolResultIds[0] as string)}`)).toBe(true);
+      expect(f.isError).toBe(c.facts.of(messages[i]).isError);
+    });
+    expect(pruned).toBeGreaterThan(10);
+  });
+
+  it("keeps the newest 40,000 tokens and every bashExecution message as they were", async () => {
+    const result = await resultPromise;
+    let newer = 0;
+    for (let i = messages.length - 1; i >= 0 && newer < 40000; i--) {
+      expect(result.messages[i]).toBe(messages[i]);
+      newer += c.tokens.count(messages[i]);
+    }
+    messages.forEach((m, i) => {
+      if (m.role === "bashExecution") expect(result.messages[i]).toBe(m);
+    });
+    expectNoOrphanedToolResult(c, result);
+  });
+});
+
+describe("layers 2 and 3 on pi-large-session.jsonl", () => {
+  const messages = loadPiMessages("pi-large-session.jsonl");
+
+  it("layer 2: prunes, then summarises the older messages and keeps the newest 25,000 tokens", async () => {
+    const c = compactorFor(createPiAdapter());
+    const contextWindow = Math.round(afterPruning(c, messages).tokens / 0.9);
+    const result = await c.compact({ messages, contextWindow, trigger: "auto" });
+    expect(result.status).toBe("compacted");
+    expect(result.event?.layer).toBe("summarize");
+    expect(result.summary).toContain("## Goal");
+    expect(result.cut?.keptTokens).toBeLessThanOrEqual(25000);
+    expect(result.messages.slice(1)).toEqual(messages.slice(result.cut?.firstKeptIndex));
+    expect(result.tokensAfter).toBeLessThan(contextWindow);
+    expectNoOrphanedToolResult(c, result);
+  });
+
+  it("layer 3: summarises everything before the last turn and warns of the full compaction", async () => {
+    const c = compactorFor(createPiAdapter());
+    const contextWindow = Math.round(afterPruning(c, messages).tokens / 0.97);
+    const result = await c.compact({ messages, contextWindow, trigger: "auto" });
+    expect(result.event?.layer).toBe("full");
+    const lastUser = lastUserIndex(messages.map((m) => c.facts.of(m)));
+    expect(result.cut?.firstKeptIndex).toBe(lastUser);
+    expect(result.messages.slice(1)).toEqual(messages.slice(lastUser));
+    expect(result.event?.warnings).toContain(`[layered] ${FULL_COMPACTION_WARNING}`);
+    expectNoOrphanedToolResult(c, result);
+  });
+
+  it("keeps a pinned early message through a full compaction", async () => {
+    const pinned = messages.map((m, i) => (i === 3 ? { ...m, pinned: true } : m));
+    const c = compactorFor(createPiAdapter());
+    const contextWindow = Math.round(afterPruning(c, pinned).tokens / 0.97);
+    const result = await c.compact({ messages: pinned, contextWindow, trigger: "auto" });
+    expect(result.event?.layer).toBe("full");
+    expect(result.messages).toContain(pinned[3]);
+  });
+});
+
+describe("layers on a Claude Code transcript (claude-code-log-37f83ec9.jsonl, Anthropic format)", () => {
+  const messages = loadClaudeMessages("claude-code-log-37f83ec9.jsonl");
+  // its tool outputs hold about 43,000 tokens: lower the amounts to the transcript's size
+  const options = { pruneMinToolTokens: 30000, pruneProtectTokens: 15000, pruneMinSavings: 5000, summarizeProtectTokens: 10000 };
+
+  it("layer 1 prunes old tool results and keeps every tool_result block answering its call", async () => {
+    const c = compactorFor(createAnthropicAdapter(), options);
+    const { tokens } = afterPruning(c, messages, options.pruneProtectTokens);
+    const result = await c.compact({ messages, contextWindow: Math.round(tokens / 0.7), trigger: "auto" });
+    expect(result.event?.layer).toBe("prune");
+    const changed = result.messages.filter((m, i) => m !== messages[i]);
+    expect(changed.length).toBeGreaterThan(0);
+    for (const m of changed) expect(isPrunedMarker(c.facts.of(m).text)).toBe(true);
+    expectNoOrphanedToolResult(c, result);
+  });
+
+  it("layer 2 summarises after pruning when the context is still above summarizeThreshold", async () => {
+    const c = compactorFor(createAnthropicAdapter(), options);
+    const { tokens } = afterPruning(c, messages, options.pruneProtectTokens);
+    const result = await c.compact({ messages, contextWindow: Math.round(tokens / 0.9), trigger: "auto" });
+    expect(result.event?.layer).toBe("summarize");
+    expect(result.summary).toContain("## Goal");
+    expectNoOrphanedToolResult(c, result);
+  });
+});

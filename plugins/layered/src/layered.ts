@@ -1,0 +1,152 @@
+import {
+  type CompactionPlugin,
+  type CompactionRun,
+  type Cut,
+  createOptionsValidator,
+  type MessageAdapter,
+  STAGE_PRUNE,
+  STAGE_STRATEGY,
+  type SummaryDraft,
+  summarizeCut,
+} from "@compaction/core";
+import { type CutRoom, fullLayerCut, summarizeLayerCut } from "./choose-cut.js";
+import { usageRatio } from "./context-tokens.js";
+import { chooseSummaryLayer, shouldPrune } from "./layers.js";
+import { checkThresholdOrder, LAYERED_OPTIONS_SCHEMA, type LayeredOptions } from "./options.js";
+import { pruneToolOutputs, toolOutputTokens } from "./prune.js";
+
+export const PLUGIN_NAME = "layered";
+
+/** The warning a full compaction (layer 3) adds to the result and its event. */
+export const FULL_COMPACTION_WARNING = "full compaction: everything but pinned messages and the last turn was summarised";
+
+/** The warning of a full compaction that also summarised the early part of the last turn. */
+export const FULL_SPLIT_COMPACTION_WARNING =
+  "full compaction: everything but pinned messages and the newest part of the last turn was summarised (the last turn alone did not fit the budget, or nothing preceded it)";
+
+/** What `layered` leaves in `run.state.get(PLUGIN_NAME)` for later plugins. */
+export interface LayeredRunState {
+  /** Tool outputs replaced by markers in this run (0 when layer 1 did not apply). */
+  readonly prunedCount: number;
+  /** Tokens pruning saved, by the compactor's counter. */
+  readonly prunedTokens: number;
+  /** Layer 3 kept only the newest part of the last turn. */
+  readonly splitLastTurn: boolean;
+}
+
+const validateOptions = createOptionsValidator<LayeredOptions>(PLUGIN_NAME, LAYERED_OPTIONS_SCHEMA);
+
+/**
+ * Validates `layered` options and fills in defaults. Throws COMPACTION_PLUGIN_OPTIONS_INVALID for
+ * an unknown or ill-typed option, a threshold outside (0, 1], or thresholds that do not rise
+ * (pruneThreshold < summarizeThreshold < fullThreshold).
+ */
+export function resolveLayeredOptions(options?: Partial<LayeredOptions>): LayeredOptions {
+  const resolved = validateOptions(options);
+  checkThresholdOrder(PLUGIN_NAME, resolved);
+  return resolved;
+}
+
+/**
+ * Layered compaction: prune old tool outputs (layer 1, `beforeCompact`), then summarise older
+ * messages (layer 2), then summarise everything but pinned messages and the last turn
+ * (layer 3). `run.layer` and the event say which layer ran last. Pinned messages are never
+ * pruned or summarised.
+ */
+export function layered(options?: Partial<LayeredOptions>): CompactionPlugin {
+  const resolved = resolveLayeredOptions(options);
+  return {
+    name: PLUGIN_NAME,
+    apply(compactor) {
+      const adapter = compactor.adapter as MessageAdapter<unknown>;
+      compactor.hooks.beforeCompact.tap({ name: PLUGIN_NAME, stage: STAGE_PRUNE }, (run: CompactionRun<unknown>) =>
+        pruneLayer(run, adapter, resolved),
+      );
+      compactor.hooks.selectCut.tap({ name: PLUGIN_NAME, stage: STAGE_STRATEGY }, (run: CompactionRun<unknown>) =>
+        selectLayer(run, resolved),
+      );
+      compactor.hooks.summarize.tapPromise(
+        { name: PLUGIN_NAME, stage: STAGE_STRATEGY },
+        (draft: SummaryDraft, run: CompactionRun<unknown>) => summarizeLayer(draft, run, resolved),
+      );
+    },
+  };
+}
+
+export default layered;
+
+/** Layer 1: replaces old tool outputs with markers when the thresholds are passed and pruning saves enough. */
+function pruneLayer<T>(run: CompactionRun<T>, adapter: MessageAdapter<T>, options: LayeredOptions): void {
+  setState(run, { prunedCount: 0, prunedTokens: 0, splitLastTurn: false });
+  if (!shouldPrune(usageRatio(run), toolOutputTokens(run.view), options)) return;
+  const pruned = pruneToolOutputs(run.messages, {
+    adapter,
+    factsOf: (m) => run.factsOf(m),
+    tokensOf: (m) => run.tokensOf(m),
+    protectTokens: options.pruneProtectTokens,
+  });
+  if (pruned.prunedIndices.length === 0 || pruned.tokensSaved < options.pruneMinSavings) return;
+  run.replaceMessages(pruned.messages);
+  run.layer = "prune";
+  setState(run, { prunedCount: pruned.prunedIndices.length, prunedTokens: pruned.tokensSaved, splitLastTurn: false });
+}
+
+/**
+ * Layers 2 and 3: the cut for the context as it is after pruning, or none (then the core returns
+ * the pruned working set when layer 1 ran, or reports a noop). A cut that would compact nothing
+ * is not offered, so it never discards what layer 1 pruned.
+ */
+function selectLayer<T>(run: CompactionRun<T>, options: LayeredOptions): Cut | undefined {
+  const ratio = usageRatio(run);
+  const layer = chooseSummaryLayer(ratio, run.trigger, options);
+  if (layer === undefined) return undefined;
+  const room: CutRoom = {
+    budget: run.budget,
+    summaryTokens: options.summaryMaxTokens ?? run.summaryMaxTokens,
+    plugin: PLUGIN_NAME,
+  };
+  const at = `the context is at ${percent(ratio)} of the window`;
+  if (layer === "full") {
+    const cut = fullLayerCut(run.view, options.summarizeProtectTokens, room);
+    if (cut === undefined) return undefined;
+    setState(run, { ...stateOf(run), splitLastTurn: cut.splitLastTurn });
+    run.layer = "full";
+    return { firstKeptIndex: cut.firstKeptIndex, layer, reason: `${at}, above fullThreshold ${percent(options.fullThreshold)}` };
+  }
+  const firstKeptIndex = summarizeLayerCut(run.view, options.summarizeProtectTokens, room);
+  if (firstKeptIndex === undefined) return undefined;
+  run.layer = "summarize";
+  const reason =
+    ratio > options.summarizeThreshold
+      ? `${at}, above summarizeThreshold ${percent(options.summarizeThreshold)}`
+      : `manual compaction (${at}, below summarizeThreshold ${percent(options.summarizeThreshold)})`;
+  return { firstKeptIndex, layer, reason };
+}
+
+/** Writes the summary of a cut this plugin chose; a summarizer failure propagates (the run fails, history untouched). */
+async function summarizeLayer<T>(draft: SummaryDraft, run: CompactionRun<T>, options: LayeredOptions): Promise<SummaryDraft> {
+  const cut = run.cut;
+  if (cut === null || cut.selectedBy !== PLUGIN_NAME) return draft;
+  const maxTokens = options.summaryMaxTokens ?? run.summaryMaxTokens;
+  // A split turn gets two summaries; together they stay within maxTokens.
+  const historyTokens = cut.isSplitTurn ? Math.max(1, Math.floor((maxTokens * 2) / 3)) : maxTokens;
+  const text = await summarizeCut(run, {
+    maxTokens: historyTokens,
+    turnPrefixMaxTokens: Math.max(1, maxTokens - historyTokens),
+    chunkTokens: options.chunkTokens,
+  });
+  if (cut.layer === "full") run.warn(stateOf(run).splitLastTurn ? FULL_SPLIT_COMPACTION_WARNING : FULL_COMPACTION_WARNING);
+  return { ...draft, text, kind: "summary" };
+}
+
+function stateOf<T>(run: CompactionRun<T>): LayeredRunState {
+  return (run.state.get(PLUGIN_NAME) as LayeredRunState | undefined) ?? { prunedCount: 0, prunedTokens: 0, splitLastTurn: false };
+}
+
+function setState<T>(run: CompactionRun<T>, state: LayeredRunState): void {
+  run.state.set(PLUGIN_NAME, state);
+}
+
+function percent(share: number): string {
+  return `${(share * 100).toFixed(1).replace(/\.0$/, "")}%`;
+}

@@ -1,0 +1,247 @@
+/** Layers 2 and 3 through the Compactor: when each runs, what it keeps, and what it reports. */
+import type { CompactionTrigger, Summarizer } from "@compaction/core";
+import { builders, FORMATS } from "@compaction/core/testing";
+import { describe, expect, it } from "vitest";
+import { FULL_COMPACTION_WARNING, FULL_SPLIT_COMPACTION_WARNING, layered } from "./layered.js";
+import type { LayeredOptions } from "./options.js";
+import { pruneToolOutputs } from "./prune.js";
+import { chatTurn, compactorFor, lastUserAt, text, toolTurn, windowFor } from "./test-support/conversation.js";
+
+describe.each(FORMATS)("layers 2 and 3 (%s)", (format) => {
+  const b = builders(format);
+
+  /** Six chat turns of 10,000 tokens (5,000 per message): no tool output, so layer 1 never runs. */
+  const chat = () => Array.from({ length: 6 }, (_, k) => chatTurn(b, `turn ${k}`, 5000)).flat();
+
+  async function run(
+    messages: unknown[],
+    ratio: number,
+    trigger: CompactionTrigger = "auto",
+    options: Partial<LayeredOptions> = {},
+    summarizer?: Summarizer,
+  ) {
+    const c = compactorFor(format, [layered(options)], summarizer);
+    const total = c.tokens.total(messages);
+    const result = await c.compact({ messages, contextWindow: windowFor(total, ratio), trigger });
+    return { c, result };
+  }
+
+  it.each([
+    { when: "auto, just under summarizeThreshold", ratio: 0.879, trigger: "auto", layer: null },
+    { when: "auto, just over summarizeThreshold", ratio: 0.881, trigger: "auto", layer: "summarize" },
+    { when: "auto, just under fullThreshold", ratio: 0.949, trigger: "auto", layer: "summarize" },
+    { when: "auto, just over fullThreshold", ratio: 0.951, trigger: "auto", layer: "full" },
+    { when: "manual, far below every threshold", ratio: 0.3, trigger: "manual", layer: "summarize" },
+    { when: "manual, just over fullThreshold", ratio: 0.951, trigger: "manual", layer: "full" },
+  ] as const)("$when: layer $layer", async ({ ratio, trigger, layer }) => {
+    const messages = chat();
+    const { result } = await run(messages, ratio, trigger);
+    if (layer === null) {
+      expect(result.status).toBe("noop");
+      expect(result.messages).toBe(messages);
+      expect(result.event).toBeNull();
+    } else {
+      expect(result.status).toBe("compacted");
+      expect(result.event?.layer).toBe(layer);
+      expect(result.cut?.layer).toBe(layer);
+      expect(result.event?.strategy).toBe("layered");
+    }
+  });
+
+  it("layer 2 keeps as many of the newest whole messages as fit summarizeProtectTokens", async () => {
+    const messages = chat();
+    const { c, result } = await run(messages, 0.9);
+    const first = result.cut?.firstKeptIndex ?? -1;
+    const kept = c.tokens.total(messages.slice(first));
+    expect(kept).toBeLessThanOrEqual(25000);
+    expect(kept + c.tokens.count(messages[first - 1])).toBeGreaterThan(25000);
+    expect(result.messages.slice(-(messages.length - first))).toEqual(messages.slice(first));
+  });
+
+  it("layer 2 summarises the older messages into one summary message", async () => {
+    const messages = chat();
+    const { c, result } = await run(messages, 0.9);
+    const first = result.cut?.firstKeptIndex ?? -1;
+    expect(result.summary).toBe(`summary of ${first} messages`);
+    expect(c.facts.of(result.messages[0]).kind).toBe("summary");
+    expect(result.messages).toHaveLength(1 + messages.length - first);
+  });
+
+  it("layer 3 summarises everything before the last turn and keeps the last turn whole", async () => {
+    const messages = chat();
+    const { c, result } = await run(messages, 0.96);
+    const lastUser = lastUserAt(c, messages);
+    expect(result.cut?.firstKeptIndex).toBe(lastUser);
+    expect(result.cut?.isSplitTurn).toBe(false);
+    expect(result.messages.slice(1)).toEqual(messages.slice(lastUser));
+  });
+
+  it("layer 3 says in a warning, in the result and its event, that a full compaction happened", async () => {
+    const { result } = await run(chat(), 0.96);
+    expect(result.warnings).toContain(`[layered] ${FULL_COMPACTION_WARNING}`);
+    expect(result.event?.warnings).toContain(`[layered] ${FULL_COMPACTION_WARNING}`);
+  });
+
+  it("layers 1 and 2 add no full-compaction warning", async () => {
+    const { result } = await run(chat(), 0.9);
+    expect(result.warnings.some((w) => w.includes("full compaction"))).toBe(false);
+  });
+
+  it("layer 3 keeps pinned messages verbatim ahead of the summary and never summarises them", async () => {
+    const messages = chat();
+    messages[2] = b.pin(messages[2]);
+    const seen: string[] = [];
+    const recording: Summarizer = {
+      name: "recording",
+      summarize: async (request) => {
+        for (const m of request.messages) seen.push(m.text);
+        return "summary";
+      },
+    };
+    const { c, result } = await run(messages, 0.96, "auto", {}, recording);
+    expect(result.messages[0]).toBe(messages[2]);
+    expect(c.facts.of(result.messages[1]).kind).toBe("summary");
+    expect(seen).not.toContain(c.facts.of(messages[2]).text);
+    expect(seen.length).toBe(lastUserAt(c, messages) - 1);
+  });
+
+  it("layer 3 keeps only the newest part of a last turn that does not fit the budget, and says so", async () => {
+    const small = [...chatTurn(b, "a", 100), ...chatTurn(b, "b", 100)];
+    const messages = [...small, b.user("big task"), b.assistant(text(30000)), b.assistant(text(30000)), b.assistant(text(10000))];
+    const c = compactorFor(format, [layered()]);
+    const total = c.tokens.total(messages);
+    const result = await c.compact({ messages, contextWindow: windowFor(total, 0.96), trigger: "auto" });
+    expect(result.event?.layer).toBe("full");
+    expect(result.cut?.isSplitTurn).toBe(true);
+    expect(result.cut?.turnStartIndex).toBe(lastUserAt(c, messages));
+    expect(result.cut?.keptTokens).toBeLessThanOrEqual(25000);
+    expect(result.warnings).toContain(`[layered] ${FULL_SPLIT_COMPACTION_WARNING}`);
+    expect(result.tokensAfter).toBeLessThanOrEqual(windowFor(total, 0.96));
+  });
+
+  it("layer 3 keeps the newest part of the turn when the last turn is all there is", async () => {
+    const messages = [b.user("one long task"), b.assistant(text(20000)), b.assistant(text(20000)), b.assistant(text(5000))];
+    const { result } = await run(messages, 0.97);
+    expect(result.event?.layer).toBe("full");
+    expect(result.cut?.firstKeptIndex).toBe(2);
+    expect(result.cut?.isSplitTurn).toBe(true);
+  });
+
+  it("layer 3 without any user message keeps the newest message that may start a cut", async () => {
+    const messages = [b.assistant(text(5000)), b.assistant(text(5000)), b.assistant(text(5000))];
+    const { result } = await run(messages, 0.97);
+    expect(result.event?.layer).toBe("full");
+    expect(result.cut?.firstKeptIndex).toBe(2);
+  });
+
+  it("an automatic run below every threshold changes nothing", async () => {
+    const messages = chat();
+    const { result } = await run(messages, 0.5);
+    expect(result.status).toBe("noop");
+    expect(result.messages).toBe(messages);
+  });
+
+  it("a manual run with nothing old enough to summarise is a noop", async () => {
+    const messages = chatTurn(b, "only", 1000);
+    const { result } = await run(messages, 0.3, "manual");
+    expect(result.status).toBe("noop");
+    expect(result.messages).toBe(messages);
+  });
+});
+
+describe.each(FORMATS)("layers after pruning (%s)", (format) => {
+  const b = builders(format);
+  /** 55,000 tokens of tool output (the older 30,000 prunable), then 22,000 tokens of chat. */
+  const scene = () => [...toolTurn(b, "c1", 30000), ...toolTurn(b, "c2", 25000), ...chatTurn(b, "later", 11000)];
+
+  function saved(messages: unknown[]) {
+    const c = compactorFor(format, []);
+    const tokensSaved = pruneToolOutputs(messages, {
+      adapter: c.adapter,
+      factsOf: (m) => c.facts.of(m),
+      tokensOf: (m) => c.tokens.count(m),
+      protectTokens: 40000,
+    }).tokensSaved;
+    return { total: c.tokens.total(messages), tokensSaved };
+  }
+
+  it("reports layer prune when pruning alone brings the context under summarizeThreshold", async () => {
+    const messages = scene();
+    const { total, tokensSaved } = saved(messages);
+    const c = compactorFor(format, [layered()]);
+    const result = await c.compact({ messages, contextWindow: windowFor(total - tokensSaved, 0.87), trigger: "auto" });
+    expect(result.event?.layer).toBe("prune");
+    expect(result.summary).toBeNull();
+  });
+
+  it("summarises the pruned messages when the context is still above summarizeThreshold after pruning", async () => {
+    const messages = scene();
+    const { total, tokensSaved } = saved(messages);
+    const c = compactorFor(format, [layered()]);
+    const result = await c.compact({ messages, contextWindow: windowFor(total - tokensSaved, 0.9), trigger: "auto" });
+    expect(result.event?.layer).toBe("summarize");
+    expect(result.summary).not.toBeNull();
+  });
+
+  it("a manual run prunes and then summarises, though the context is below summarizeThreshold", async () => {
+    const messages = scene();
+    const seen: string[] = [];
+    const recording: Summarizer = {
+      name: "recording",
+      summarize: async (request) => {
+        for (const m of request.messages) seen.push(m.text);
+        return "summary";
+      },
+    };
+    const c = compactorFor(format, [layered()], recording);
+    const result = await c.compact({ messages, contextWindow: windowFor(c.tokens.total(messages), 0.85), trigger: "manual" });
+    expect(result.event?.layer).toBe("summarize");
+    expect(seen.some((t) => t.startsWith("[pruned tool output: bash"))).toBe(true);
+  });
+
+  it("keeps the pruned result when the summarising cut would compact nothing", async () => {
+    const messages = scene();
+    const c = compactorFor(format, [layered({ summarizeProtectTokens: 1e9 })]);
+    const result = await c.compact({ messages, contextWindow: windowFor(c.tokens.total(messages), 0.85), trigger: "manual" });
+    expect(result.status).toBe("compacted");
+    expect(result.event?.layer).toBe("prune");
+  });
+});
+
+describe("layers and the provider's usage figure (pi)", () => {
+  const b = builders("pi");
+  const OVERHEAD = 20000; // what the provider counts beyond the messages: system prompt, tool definitions
+
+  /** The scene of the pruning tests, its last assistant message carrying the provider's usage. */
+  function sceneWithUsage() {
+    const messages = [...toolTurn(b, "c1", 30000), ...toolTurn(b, "c2", 25000), ...chatTurn(b, "later", 11000)];
+    const c = compactorFor("pi", []);
+    const counted = c.tokens.total(messages);
+    const last = { ...messages.at(-1), usage: { input: counted + OVERHEAD - 100, output: 100, cacheRead: 0, cacheWrite: 0, totalTokens: counted + OVERHEAD }, stopReason: "stop" };
+    messages[messages.length - 1] = last;
+    const tokensSaved = pruneToolOutputs(messages, {
+      adapter: c.adapter,
+      factsOf: (m) => c.facts.of(m),
+      tokensOf: (m) => c.tokens.count(m),
+      protectTokens: 40000,
+    }).tokensSaved;
+    return { messages, counted, tokensSaved };
+  }
+
+  it("decides layer 2 on the usage figure minus what pruning removed, not on counts alone", async () => {
+    const { messages, counted, tokensSaved } = sceneWithUsage();
+    const window = windowFor(counted + OVERHEAD - tokensSaved, 0.9);
+    expect((counted - tokensSaved) / window).toBeLessThan(0.88); // counts alone would stop after pruning
+    const c = compactorFor("pi", [layered()]);
+    const result = await c.compact({ messages, contextWindow: window, trigger: "auto" });
+    expect(result.tokensBefore).toBe(counted + OVERHEAD);
+    expect(result.event?.layer).toBe("summarize");
+  });
+
+  it("stops after pruning when the usage figure minus what pruning removed is under summarizeThreshold", async () => {
+    const { messages, counted, tokensSaved } = sceneWithUsage();
+    const c = compactorFor("pi", [layered()]);
+    const result = await c.compact({ messages, contextWindow: windowFor(counted + OVERHEAD - tokensSaved, 0.87), trigger: "auto" });
+    expect(result.event?.layer).toBe("prune");
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * Rolling on real transcripts (see /work/shared/fixtures/real/PROVENANCE.md): a pi-coding-agent
+ * session and a Claude Code transcript, each compacted into a window half its size.
+ */
+import {
+  Compactor,
+  createAnthropicAdapter,
+  createEstimateCounter,
+  createPiAdapter,
+  lastUserIndex,
+  type MessageAdapter,
+} from "@compaction/core";
+import { loadClaudeMessages, loadPiMessages } from "@compaction/core/testing";
+import { describe, expect, it } from "vitest";
+import { rolling } from "./rolling.js";
+import { invariantProblems } from "./test-support/conversations.js";
+import { fakeRecall } from "./test-support/setup.js";
+
+const cases = [
+  { name: "pi-large-session.jsonl", load: () => loadPiMessages("pi-large-session.jsonl"), adapter: createPiAdapter() as MessageAdapter<unknown> },
+  {
+    name: "claude-code-log-37f83ec9.jsonl",
+    load: () => loadClaudeMessages("claude-code-log-37f83ec9.jsonl"),
+    adapter: createAnthropicAdapter() as MessageAdapter<unknown>,
+  },
+];
+
+describe.each(cases)("rolling on the real transcript $name", ({ load, adapter }) => {
+  async function compactHalf() {
+    const messages: unknown[] = load();
+    const compactor = new Compactor<unknown>({ adapter, tokenCounter: createEstimateCounter(), plugins: [rolling(), fakeRecall()] });
+    const counted = compactor.tokens.total(messages);
+    const contextWindow = Math.floor(counted / 2);
+    const result = await compactor.compact({ messages, contextWindow });
+    return { messages, result, contextWindow, compactor };
+  }
+
+  it("evicts the oldest messages into a window half the session's size, meeting the target", async () => {
+    const { messages, result, contextWindow } = await compactHalf();
+    expect(result.status).toBe("compacted");
+    expect(result.warnings).toEqual([]);
+    expect(result.tokensAfter).toBeLessThanOrEqual(Math.floor(contextWindow * 0.8));
+    expect(result.messages.length).toBeLessThan(messages.length);
+  });
+
+  it("keeps every tool call with its results, every pinned message, and the newest ten", async () => {
+    const { messages, result } = await compactHalf();
+    expect(invariantProblems(adapter, messages, result.messages)).toEqual([]);
+    for (const m of messages.slice(-10)) expect(result.messages).toContain(m);
+  });
+
+  it("keeps the last user message", async () => {
+    const { messages, result, compactor } = await compactHalf();
+    const last = lastUserIndex(messages.map((m) => compactor.facts.of(m)));
+    expect(last).toBeGreaterThan(0);
+    expect(result.messages).toContain(messages[last]);
+  });
+
+  it("leaves one eviction note with the real count and range", async () => {
+    const { messages, result, compactor } = await compactHalf();
+    const evicted = messages.filter((m) => !result.messages.includes(m));
+    const notes = result.messages.filter((m) => !messages.includes(m));
+    expect(notes).toHaveLength(1);
+    expect(result.summary).toMatch(
+      new RegExp(`^\\[Context rolled: ${evicted.length} messages evicted \\(${compactor.tokens.total(evicted)} tokens\\)\\. Full transcript available via memory_search\\. Evicted range: \\S+ to \\S+\\]$`),
+    );
+  });
+});

@@ -1,0 +1,320 @@
+import { type CompactionPlugin, ErrorCodes, STAGE_STRATEGY } from "@compaction/core";
+import { builders, FORMATS, words } from "@compaction/core/testing";
+import { describe, expect, it } from "vitest";
+import rollingDefault, { PLUGIN_NAME, ROLLING_OPTIONS_SCHEMA, rolling } from "./index.js";
+import { invariantProblems } from "./test-support/conversations.js";
+import { compactorFor, estimateTokens, fakeRecall, turns, turnTime } from "./test-support/setup.js";
+
+const FALLBACK_WARNING = /^\[rolling\] no recall\/memory search is configured for this agent \(no plugin provides 'memory_search'\): rolling fell back to a safeguard summary/;
+
+describe.each(FORMATS)("rolling on the %s adapter", (format) => {
+  const b = builders(format);
+
+  it("evicts the oldest messages and puts the eviction note, word for word, in their place", async () => {
+    const messages = turns(format, 10);
+    const result = await compactorFor(format, [rolling(), fakeRecall()]).compact({ messages });
+    const evicted = messages.filter((m) => !result.messages.includes(m));
+    expect(result.status).toBe("compacted");
+    expect(evicted.length).toBeGreaterThan(0);
+    expect(evicted).toEqual(messages.slice(0, evicted.length));
+    const note = `[Context rolled: ${evicted.length} messages evicted (${estimateTokens(b.adapter)(evicted)} tokens). Full transcript available via memory_search. Evicted range: ${turnTime(0)} to ${turnTime(evicted.length - 1)}]`;
+    expect(result.summary).toBe(note);
+    expect(messages).not.toContain(result.messages[0]);
+    expect(b.adapter.readFacts(result.messages[0]).text).toBe(note);
+    expect(result.messages.slice(1)).toEqual(messages.slice(evicted.length));
+  });
+
+  it("brings the context, note included, to the target share of the window", async () => {
+    const messages = turns(format, 10);
+    for (const targetUtilization of [0.3, 0.5, 0.8, 0.9]) {
+      const result = await compactorFor(format, [rolling({ targetUtilization, minKeepMessages: 2 }), fakeRecall()]).compact({ messages });
+      expect(result.status).toBe("compacted");
+      expect(result.tokensAfter).toBeLessThanOrEqual(Math.floor(1000 * targetUtilization));
+      expect(result.warnings).toEqual([]);
+    }
+  });
+
+  it("keeps the system prompt and pinned messages ahead of the note, and never separates a call from its result", async () => {
+    const messages = turns(format, 10);
+    messages[2] = b.pin(messages[2]); // the first tool result: its call stays too
+    const system = b.system("policy");
+    const input = system === undefined ? messages : [system, ...messages];
+    const result = await compactorFor(format, [rolling({ minKeepMessages: 2, targetUtilization: 0.5 }), fakeRecall()]).compact({ messages: input });
+    const offset = system === undefined ? 0 : 1;
+    expect(result.status).toBe("compacted");
+    expect(result.messages.slice(0, offset + 2)).toEqual(input.slice(0, offset).concat([messages[1], messages[2]]));
+    expect(b.adapter.readFacts(result.messages[offset + 2]).text).toMatch(/^\[Context rolled: /);
+    expect(invariantProblems(b.adapter, input, result.messages)).toEqual([]);
+  });
+
+  it("falls back to a safeguard summary, with a warning on the result, when no plugin provides recall", async () => {
+    const messages = turns(format, 10);
+    const result = await compactorFor(format, [rolling()]).compact({ messages });
+    expect(result.status).toBe("compacted");
+    expect(result.warnings.some((w) => FALLBACK_WARNING.test(w))).toBe(true);
+    expect(result.event?.layer).toBe("summarize");
+    expect(result.summary).toMatch(/^summary of \d+ messages/);
+    const summary = result.messages.find((m) => !messages.includes(m));
+    expect(b.adapter.readFacts(summary).kind).toBe("summary");
+  });
+});
+
+describe("rolling: the eviction note", () => {
+  it("names the recallTool option, and detects a plugin that provides that tool", async () => {
+    const result = await compactorFor("pi", [rolling({ recallTool: "search_history" }), fakeRecall("search_history")]).compact({
+      messages: turns("pi", 10),
+    });
+    expect(result.summary).toMatch(/Full transcript available via search_history\. /);
+    expect(result.warnings).toEqual([]);
+  });
+
+  it("writes 'unknown' for the range when the evicted messages carry no timestamps", async () => {
+    const messages = turns("openai", 10).map(({ timestamp: _t, ...rest }) => rest);
+    const result = await compactorFor("openai", [rolling(), fakeRecall()]).compact({ messages });
+    expect(result.summary).toMatch(/ Evicted range: unknown to unknown\]$/);
+  });
+
+  it("drops the evicted messages with no trace when evictionNote is false", async () => {
+    const messages = turns("pi", 10);
+    const result = await compactorFor("pi", [rolling({ evictionNote: false }), fakeRecall()]).compact({ messages });
+    expect(result.status).toBe("compacted");
+    expect(result.summary).toBeNull();
+    expect(result.messages.length).toBeLessThan(messages.length);
+    expect(result.messages).toEqual(messages.slice(messages.length - result.messages.length));
+    expect(result.tokensAfter).toBeLessThanOrEqual(800);
+  });
+
+  it("evicts fewer messages with the note off, since no room is kept for the note", async () => {
+    const messages = turns("pi", 10);
+    const withNote = await compactorFor("pi", [rolling({ minKeepMessages: 0 }), fakeRecall()]).compact({ messages });
+    const without = await compactorFor("pi", [rolling({ minKeepMessages: 0, evictionNote: false }), fakeRecall()]).compact({ messages });
+    expect(without.event?.messagesCompacted).toBeLessThan(withNote.event?.messagesCompacted as number);
+  });
+
+  it("reports layer 'evict', the rolling strategy and the evicted count in the event", async () => {
+    const result = await compactorFor("pi", [rolling(), fakeRecall()]).compact({ messages: turns("pi", 10) });
+    const evicted = turns("pi", 10).length - (result.messages.length - 1);
+    expect(result.event).toMatchObject({ layer: "evict", strategy: "rolling", messagesCompacted: evicted });
+  });
+});
+
+describe("rolling: target, minimum and budget", () => {
+  it("stays within the budget when the reserve leaves less room than the target", async () => {
+    const result = await compactorFor("pi", [rolling({ minKeepMessages: 2 }), fakeRecall()], { reserveTokens: 600 }).compact({
+      messages: turns("pi", 10),
+    });
+    expect(result.status).toBe("compacted");
+    expect(result.tokensAfter).toBeLessThanOrEqual(400);
+  });
+
+  it("does nothing when the context is already under the target", async () => {
+    const messages = turns("pi", 10);
+    const result = await compactorFor("pi", [rolling(), fakeRecall()], { contextWindow: 100_000 }).compact({ messages });
+    expect(result.status).toBe("noop");
+    expect(result.messages).toBe(messages);
+    expect(result.warnings).toEqual([]);
+  });
+
+  it("keeps minKeepMessages even past the target, evicting what it may and warning that the target is missed", async () => {
+    const messages = turns("pi", 10);
+    const result = await compactorFor("pi", [rolling({ minKeepMessages: 33 }), fakeRecall()]).compact({ messages });
+    expect(result.status).toBe("compacted");
+    expect(result.messages.slice(1)).toEqual(messages.slice(7));
+    expect(result.warnings).toEqual([expect.stringMatching(/^\[rolling\] Evicted as much as allowed, but about \d+ tokens remain \(note included\), over the target of 800/)]);
+  });
+
+  it("warns and changes nothing when every message must stay", async () => {
+    const messages = turns("pi", 10);
+    const result = await compactorFor("pi", [rolling({ minKeepMessages: 40 }), fakeRecall()]).compact({ messages });
+    expect(result.status).toBe("noop");
+    expect(result.messages).toBe(messages);
+    expect(result.warnings).toEqual([expect.stringMatching(/over the target of 800, but nothing can be evicted/)]);
+  });
+
+  it("warns and changes nothing when the messages that must stay exceed the budget, so a later plugin may try", async () => {
+    const pi = builders("pi");
+    const messages = turns("pi", 10).map((m, i) => (i < 30 ? pi.pin(m) : m));
+    const result = await compactorFor("pi", [rolling({ minKeepMessages: 2 }), fakeRecall()], { contextWindow: 500 }).compact({ messages });
+    expect(result.status).toBe("noop");
+    expect(result.messages).toBe(messages);
+    expect(result.warnings).toEqual([expect.stringMatching(/cannot bring the context within the budget of 500 tokens/)]);
+  });
+});
+
+describe("rolling: recall detection and the safeguard fallback", () => {
+  it("detects a recall plugin applied after rolling (checked at compaction time)", async () => {
+    const result = await compactorFor("pi", [rolling(), fakeRecall()]).compact({ messages: turns("pi", 10) });
+    const resultAfter = await compactorFor("pi", [fakeRecall(), rolling()]).compact({ messages: turns("pi", 10) });
+    expect(result.event?.layer).toBe("evict");
+    expect(resultAfter.event?.layer).toBe("evict");
+  });
+
+  it("sees a recall plugin added with use() after the compactor was built", async () => {
+    const compactor = compactorFor("pi", [rolling()]);
+    compactor.use(fakeRecall());
+    const result = await compactor.compact({ messages: turns("pi", 10) });
+    expect(result.event?.layer).toBe("evict");
+    expect(result.warnings).toEqual([]);
+  });
+
+  it("evicts with recall: true though no plugin provides recall (the host offers it)", async () => {
+    const result = await compactorFor("pi", [rolling({ recall: true })]).compact({ messages: turns("pi", 10) });
+    expect(result.event?.layer).toBe("evict");
+    expect(result.warnings).toEqual([]);
+  });
+
+  it("falls back with recall: false even when a recall plugin is applied, saying recall is off", async () => {
+    const result = await compactorFor("pi", [rolling({ recall: false }), fakeRecall()]).compact({ messages: turns("pi", 10) });
+    expect(result.event?.layer).toBe("summarize");
+    expect(result.warnings[0]).toMatch(/^\[rolling\] recall is turned off \(recall: false\): rolling fell back to a safeguard summary/);
+  });
+
+  it("falls back when the recall plugin provides another tool than recallTool", async () => {
+    const result = await compactorFor("pi", [rolling({ recallTool: "search_history" }), fakeRecall("memory_search")]).compact({
+      messages: turns("pi", 10),
+    });
+    expect(result.event?.layer).toBe("summarize");
+    expect(result.warnings[0]).toMatch(/no plugin provides 'search_history'/);
+  });
+
+  it("keeps at most keepRecentTokens of the newest messages in the fallback", async () => {
+    const messages = turns("pi", 10);
+    const count = estimateTokens(builders("pi").adapter);
+    const result = await compactorFor("pi", [rolling({ keepRecentTokens: 200, minKeepMessages: 0 })]).compact({ messages });
+    const kept = result.messages.filter((m) => messages.includes(m));
+    expect(count(kept)).toBeLessThanOrEqual(200);
+    expect(count(messages.slice(messages.length - kept.length - 1))).toBeGreaterThan(200);
+  });
+
+  it("caps the fallback's kept tokens at the rolling target", async () => {
+    const messages = turns("pi", 10);
+    const count = estimateTokens(builders("pi").adapter);
+    const result = await compactorFor("pi", [rolling({ targetUtilization: 0.3, minKeepMessages: 0 })]).compact({ messages });
+    expect(count(result.messages.filter((m) => messages.includes(m)))).toBeLessThanOrEqual(300);
+  });
+
+  it("keeps minKeepMessages in the fallback", async () => {
+    const messages = turns("pi", 10);
+    const result = await compactorFor("pi", [rolling({ keepRecentTokens: 0, minKeepMessages: 7 })]).compact({ messages });
+    expect(result.messages.filter((m) => messages.includes(m)).length).toBeGreaterThanOrEqual(7);
+  });
+});
+
+describe("rolling: composition", () => {
+  it("leaves the summary alone when another plugin's cut was selected", async () => {
+    const other: CompactionPlugin = {
+      name: "other",
+      apply(c) {
+        c.hooks.selectCut.tap({ name: "other", stage: STAGE_STRATEGY }, () => ({ firstKeptIndex: 8 }));
+        c.hooks.summarize.tap({ name: "other", stage: STAGE_STRATEGY }, () => ({ text: "other summary", kind: "summary" }));
+      },
+    };
+    const result = await compactorFor("pi", [other, rolling(), fakeRecall()]).compact({ messages: turns("pi", 10) });
+    expect(result.summary).toBe("other summary");
+    expect(result.event?.strategy).toBe("other");
+  });
+
+  it("taps selectCut and summarize at the strategy stage with its name", () => {
+    const compactor = compactorFor("pi", [rolling()]);
+    for (const hook of [compactor.hooks.selectCut, compactor.hooks.summarize]) {
+      expect(hook.taps.map((t) => [t.name, t.stage])).toEqual([[PLUGIN_NAME, STAGE_STRATEGY]]);
+    }
+  });
+
+  it("does nothing with an empty conversation, with or without recall", async () => {
+    for (const plugins of [[rolling(), fakeRecall()], [rolling()]]) {
+      const result = await compactorFor("pi", plugins).compact({ messages: [] });
+      expect(result.status).toBe("noop");
+    }
+  });
+
+  it("evicts the previous eviction note first on the next roll, leaving a single note", async () => {
+    const pi = builders("pi");
+    const compactor = compactorFor("pi", [rolling({ minKeepMessages: 2 }), fakeRecall()]);
+    const first = await compactor.compact({ messages: turns("pi", 10) });
+    const grown = [...first.messages, ...turns("pi", 4, "later")];
+    const second = await compactor.compact({ messages: grown });
+    expect(second.status).toBe("compacted");
+    expect(second.messages).not.toContain(first.messages[0]);
+    const notes = second.messages.filter((m) => pi.adapter.readFacts(m).text.startsWith("[Context rolled: "));
+    expect(notes).toHaveLength(1);
+    expect(second.tokensAfter).toBeLessThanOrEqual(800);
+  });
+
+  it("never mutates the input messages", async () => {
+    const messages = turns("pi", 10);
+    const copy = structuredClone(messages);
+    await compactorFor("pi", [rolling(), fakeRecall()]).compact({ messages });
+    expect(messages).toEqual(copy);
+  });
+});
+
+describe("rolling: options", () => {
+  it("exports the factory as default and named, making a plugin called 'rolling'", () => {
+    expect(rollingDefault).toBe(rolling);
+    expect(PLUGIN_NAME).toBe("rolling");
+    expect(rolling().name).toBe("rolling");
+  });
+
+  it("rejects a misspelled option with COMPACTION_PLUGIN_OPTIONS_INVALID and a did-you-mean", () => {
+    expect(() => rolling({ minKeepMesages: 3 } as never)).toThrow(
+      expect.objectContaining({
+        code: ErrorCodes.PLUGIN_OPTIONS_INVALID,
+        plugin: "rolling",
+        message: expect.stringMatching(/Did you mean 'minKeepMessages'\?/),
+      }),
+    );
+  });
+
+  it.each([
+    ["targetUtilization", 0],
+    ["targetUtilization", 1.5],
+    ["targetUtilization", "0.8"],
+    ["minKeepMessages", -1],
+    ["minKeepMessages", 2.5],
+    ["evictionNote", "yes"],
+    ["recallTool", ""],
+    ["recall", "maybe"],
+    ["keepRecentTokens", -5],
+  ])("rejects %s = %j, naming the option", (name, value) => {
+    expect(() => rolling({ [name]: value } as never)).toThrow(
+      expect.objectContaining({ code: ErrorCodes.PLUGIN_OPTIONS_INVALID, path: `/${name}` }),
+    );
+  });
+
+  it("documents every option in the schema with a description and its default", () => {
+    const properties = ROLLING_OPTIONS_SCHEMA.properties as Record<string, { description?: string; default?: unknown }>;
+    expect(ROLLING_OPTIONS_SCHEMA.additionalProperties).toBe(false);
+    for (const [name, property] of Object.entries(properties)) {
+      expect(name).toMatch(/^[a-z][a-zA-Z]*$/);
+      expect(property.description?.length).toBeGreaterThan(20);
+    }
+    expect(Object.fromEntries(Object.entries(properties).map(([k, p]) => [k, p.default]))).toEqual({
+      targetUtilization: 0.8,
+      minKeepMessages: 10,
+      evictionNote: true,
+      recallTool: "memory_search",
+      recall: "auto",
+      keepRecentTokens: 20000,
+    });
+  });
+
+  it("keeps the schema plain JSON, so it can be copied into the core config schema", () => {
+    expect(JSON.parse(JSON.stringify(ROLLING_OPTIONS_SCHEMA))).toEqual(ROLLING_OPTIONS_SCHEMA);
+  });
+
+  it("applies the documented defaults: 10 messages kept at least, 80% of the window", async () => {
+    // 16 messages, 380 tokens in a 300-token window: the target is 240, and the newest 10 stay
+    const messages = turns("pi", 4);
+    const result = await compactorFor("pi", [rolling(), fakeRecall()], { contextWindow: 300 }).compact({ messages });
+    expect(result.messages.slice(1)).toEqual(messages.slice(5));
+    expect(result.warnings[0]).toMatch(/over the target of 240/);
+  });
+});
+
+it("works on long messages: a single huge old message is evicted first", async () => {
+  const pi = builders("pi");
+  const messages = [pi.user(words(2000)), ...turns("pi", 4)];
+  const result = await compactorFor("pi", [rolling({ minKeepMessages: 4 }), fakeRecall()]).compact({ messages });
+  expect(result.messages.slice(1)).toEqual(messages.slice(1));
+});

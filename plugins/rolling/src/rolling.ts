@@ -1,0 +1,147 @@
+import {
+  type CompactionPlugin,
+  type CompactionRun,
+  type Compactor,
+  type Cut,
+  checkCut,
+  createOptionsValidator,
+  findCutPoint,
+  type MessageFacts,
+  STAGE_STRATEGY,
+  type SummaryDraft,
+  summarizeCut,
+} from "@compaction/core";
+import { formatEvictionNote, timestampRange } from "./eviction-note.js";
+import { type RollingOptions, type RollingOptionsInput, ROLLING_OPTIONS_SCHEMA } from "./options.js";
+import { planEviction } from "./plan-eviction.js";
+
+export const PLUGIN_NAME = "rolling";
+
+const validateOptions = createOptionsValidator<RollingOptions>(PLUGIN_NAME, ROLLING_OPTIONS_SCHEMA);
+
+/** What `selectCut` decided, for `summarize` (kept in `run.state`). */
+type Mode = "evict" | "fallback";
+
+/** The longest ISO time a Date can print, so a note's reserve covers any real timestamp. */
+const LONGEST_ISO_TIME = new Date(8.64e15).toISOString();
+
+/**
+ * Rolling compaction: evict the oldest messages (no model call) until the context is at or
+ * under `targetUtilization` of the window, and leave one eviction note pointing at the recall
+ * tool. Without recall it falls back to a safeguard summary and warns, since evicting what
+ * cannot be searched is amnesia.
+ */
+export function rolling(options?: RollingOptionsInput): CompactionPlugin {
+  const settings = validateOptions(options);
+  return {
+    name: PLUGIN_NAME,
+    apply(compactor) {
+      compactor.hooks.selectCut.tap({ name: PLUGIN_NAME, stage: STAGE_STRATEGY }, (run) =>
+        selectCut(run, compactor, settings),
+      );
+      compactor.hooks.summarize.tapPromise({ name: PLUGIN_NAME, stage: STAGE_STRATEGY }, (draft, run) =>
+        summarize(draft, run, settings),
+      );
+    },
+  };
+}
+
+/** The rolling target: a share of the window, never above the budget (window minus reserve). */
+function targetTokens<T>(run: CompactionRun<T>, settings: RollingOptions): number {
+  return Math.min(Math.floor(run.contextWindow * settings.targetUtilization), run.budget);
+}
+
+/** Recall is checked at compaction time: plugin order varies, and a recall plugin may come later. */
+function hasRecall<T>(compactor: Compactor<T>, settings: RollingOptions): boolean {
+  return settings.recall === "auto" ? compactor.provides(settings.recallTool) : settings.recall;
+}
+
+function selectCut<T>(run: CompactionRun<T>, compactor: Compactor<T>, settings: RollingOptions): Cut | undefined {
+  const target = targetTokens(run, settings);
+  if (!hasRecall(compactor, settings)) return fallbackCut(run, settings, target);
+
+  const noteTokens = settings.evictionNote ? noteReserve(run, compactor, settings) : 0;
+  const plan = planEviction(run.view, { targetTokens: target, minKeepMessages: settings.minKeepMessages, noteTokens });
+  const limits = `minKeepMessages (${settings.minKeepMessages}), the system prompt, pinned messages and their tool partners are never evicted`;
+  if (plan.evictedIndices.length === 0) {
+    if (!plan.targetMet) {
+      run.warn(`The context holds ${plan.keptTokens} tokens, over the target of ${target}, but nothing can be evicted: ${limits}.`);
+    }
+    return undefined;
+  }
+  if (plan.keptTokens > run.budget) {
+    run.warn(
+      `Evicting cannot bring the context within the budget of ${run.budget} tokens: the messages that must stay hold ${plan.keptTokens} tokens (${limits}). Lower minKeepMessages or unpin messages.`,
+    );
+    return undefined;
+  }
+  if (!plan.targetMet) {
+    run.warn(
+      `Evicted as much as allowed, but about ${plan.keptTokens + noteTokens} tokens remain (note included), over the target of ${target}: ${limits}.`,
+    );
+  }
+  run.state.set(PLUGIN_NAME, "evict" satisfies Mode);
+  return {
+    firstKeptIndex: plan.firstKeptIndex,
+    layer: "evict",
+    reason: `evict the ${plan.evictedIndices.length} oldest messages (${plan.evictedTokens} tokens) to reach ${target} tokens (${Math.round(settings.targetUtilization * 100)}% of the ${run.contextWindow}-token window)`,
+  };
+}
+
+/** Tokens of the longest note this run could need, so the kept part plus the note meets the target. */
+function noteReserve<T>(run: CompactionRun<T>, compactor: Compactor<T>, settings: RollingOptions): number {
+  let total = 0;
+  for (const t of run.view.tokens) total += t;
+  const text = formatEvictionNote({
+    count: run.view.facts.length,
+    tokens: total,
+    firstTimestamp: LONGEST_ISO_TIME,
+    lastTimestamp: LONGEST_ISO_TIME,
+    recallTool: settings.recallTool,
+  });
+  return run.tokensOf(compactor.adapter.createNote(text));
+}
+
+/** Without recall: cut as safeguard does, keeping at most keepRecentTokens (and no more than the target). */
+function fallbackCut<T>(run: CompactionRun<T>, settings: RollingOptions, target: number): Cut | undefined {
+  const why =
+    settings.recall === false
+      ? "recall is turned off (recall: false)"
+      : `no recall/memory search is configured for this agent (no plugin provides '${settings.recallTool}')`;
+  run.warn(
+    `${why}: rolling fell back to a safeguard summary instead of evicting, since evicted messages could not be searched. Add a recall plugin, or set recall: true if the host offers '${settings.recallTool}' itself.`,
+  );
+  const keepRecentTokens = Math.max(0, Math.min(settings.keepRecentTokens, target));
+  const cut = findCutPoint(run.view, { keepRecentTokens, minKeepMessages: settings.minKeepMessages });
+  if (cut.firstKeptIndex === 0) return undefined;
+  const checked = checkCut(run.view, cut, { plugin: PLUGIN_NAME, budget: Number.POSITIVE_INFINITY });
+  if (checked.keptTokens > run.budget) {
+    run.warn(
+      `The safeguard fallback cannot bring the context within the budget of ${run.budget} tokens: the messages that must stay hold ${checked.keptTokens} tokens. Lower minKeepMessages or unpin messages.`,
+    );
+    return undefined;
+  }
+  run.state.set(PLUGIN_NAME, "fallback" satisfies Mode);
+  return {
+    firstKeptIndex: cut.firstKeptIndex,
+    layer: "summarize",
+    reason: `no recall configured: summarise all but the newest ${keepRecentTokens} tokens, as safeguard does`,
+  };
+}
+
+async function summarize<T>(draft: SummaryDraft, run: CompactionRun<T>, settings: RollingOptions): Promise<SummaryDraft> {
+  const mode = run.state.get(PLUGIN_NAME) as Mode | undefined;
+  const cut = run.cut;
+  if (!cut || cut.selectedBy !== PLUGIN_NAME || mode === undefined) return draft;
+  if (mode === "fallback") return { text: await summarizeCut(run), kind: "summary" };
+  if (!settings.evictionNote) return { text: "", kind: "none" };
+  const range = timestampRange(cut.compactedIndices.map((i) => run.view.facts[i] as MessageFacts));
+  const text = formatEvictionNote({
+    count: cut.compactedIndices.length,
+    tokens: cut.compactedTokens,
+    firstTimestamp: range.first,
+    lastTimestamp: range.last,
+    recallTool: settings.recallTool,
+  });
+  return { text, kind: "note" };
+}

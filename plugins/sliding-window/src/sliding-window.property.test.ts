@@ -1,0 +1,154 @@
+import { ErrorCodes, type MessageFacts, lastUserIndex } from "@compaction/core";
+import { FORMATS, type Format, builders } from "@compaction/core/testing";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { keepTokensFor, preservedTokens } from "./select-cut.js";
+import { compactorFor } from "./test-support/compactor.js";
+import { type TurnSpec, conversation } from "./test-support/conversation.js";
+
+const arbTurn: fc.Arbitrary<TurnSpec> = fc.record({
+  userWords: fc.integer({ min: 1, max: 150 }),
+  steps: fc.array(
+    fc.record({
+      words: fc.integer({ min: 0, max: 150 }),
+      calls: fc.integer({ min: 0, max: 2 }),
+      resultWords: fc.integer({ min: 1, max: 300 }),
+    }),
+    { maxLength: 3 },
+  ),
+  pinned: fc.constantFrom(false, false, false, false, false, true),
+});
+
+const arbCase = fc.record({
+  turns: fc.array(arbTurn, { minLength: 1, maxLength: 8 }),
+  system: fc.boolean(),
+  contextWindow: fc.integer({ min: 40, max: 5000 }),
+  reserveShare: fc.constantFrom(0, 0, 0.1, 0.5),
+  keepRatio: fc.oneof(fc.constant(0.4), fc.double({ min: 0.05, max: 1, noNaN: true })),
+});
+
+type Case = typeof arbCase extends fc.Arbitrary<infer C> ? C : never;
+
+/** Compacts one generated case and gathers what the properties look at. */
+async function runCase(format: Format, c: Case) {
+  const b = builders(format);
+  const messages = conversation(b, c.turns, c.system ? "You are a careful agent." : undefined);
+  const compactor = compactorFor(format, { options: { keepRatio: c.keepRatio } });
+  const reserveTokens = Math.floor(c.contextWindow * c.reserveShare);
+  const result = await compactor.compact({ messages, contextWindow: c.contextWindow, reserveTokens });
+  const facts: MessageFacts[] = messages.map((m) => b.adapter.readFacts(m));
+  const tokens = messages.map((m) => compactor.tokens.count(m));
+  const suffix = (i: number) => tokens.slice(i).reduce((a, t) => a + t, 0);
+  const lastUser = lastUserIndex(facts);
+  const budget = c.contextWindow - reserveTokens;
+  const keep = keepTokensFor(c.contextWindow, budget - preservedTokens({ facts, tokens }), c.keepRatio);
+  return { b, messages, result, facts, suffix, lastUser, keep, lastTurnFits: suffix(lastUser) <= keep };
+}
+
+describe.each(FORMATS)("sliding-window invariants on the %s adapter (property)", (format) => {
+  it("keeps at most keepRatio of the window verbatim whenever the newest turn fits in it", async () => {
+    await fc.assert(
+      fc.asyncProperty(arbCase, async (c) => {
+        const { result, keep, lastTurnFits, suffix } = await runCase(format, c);
+        if (result.status !== "compacted" || !lastTurnFits || !result.cut) return;
+        expect(suffix(result.cut.firstKeptIndex)).toBeLessThanOrEqual(keep);
+        expect(keep).toBeLessThanOrEqual(c.contextWindow * c.keepRatio);
+      }),
+    );
+  });
+
+  it("keeps as many of the newest messages as fit: the next older valid cut point would not fit", async () => {
+    await fc.assert(
+      fc.asyncProperty(arbCase, async (c) => {
+        const { result, facts, suffix, keep, lastTurnFits } = await runCase(format, c);
+        if (result.status !== "compacted" || !lastTurnFits || !result.cut) return;
+        let older = result.cut.firstKeptIndex - 1;
+        while (older >= 0 && (facts[older]?.kind === "toolResult" || facts[older]?.kind === "system")) older--;
+        if (older >= 0) expect(suffix(older)).toBeGreaterThan(keep);
+      }),
+    );
+  });
+
+  it("warns exactly when it keeps more than the share", async () => {
+    await fc.assert(
+      fc.asyncProperty(arbCase, async (c) => {
+        const { result, suffix, keep } = await runCase(format, c);
+        if (!result.cut) return;
+        const warned = result.warnings.some((w) => w.startsWith("[sliding-window] The newest turn needs"));
+        expect(warned).toBe(suffix(result.cut.firstKeptIndex) > keep);
+      }),
+    );
+  });
+
+  it("always keeps the last user message and everything after it", async () => {
+    await fc.assert(
+      fc.asyncProperty(arbCase, async (c) => {
+        const { result, messages, lastUser } = await runCase(format, c);
+        const tail = messages.slice(lastUser);
+        expect(result.messages.slice(-tail.length)).toEqual(tail);
+      }),
+    );
+  });
+
+  it("never leaves a tool result without its call, or a call without its results", async () => {
+    await fc.assert(
+      fc.asyncProperty(arbCase, async (c) => {
+        const { result, b } = await runCase(format, c);
+        const facts = result.messages.map((m) => b.adapter.readFacts(m));
+        const calls = new Set(facts.flatMap((f) => f.toolCalls.map((call) => call.id)));
+        const answered = new Set(facts.flatMap((f) => f.toolResultIds));
+        for (const id of answered) expect(calls.has(id)).toBe(true);
+        for (const id of calls) expect(answered.has(id)).toBe(true);
+      }),
+    );
+  });
+
+  it("never leaves fewer than 3 messages with a system prompt (system, summary, last user message), else 2", async () => {
+    await fc.assert(
+      fc.asyncProperty(arbCase, async (c) => {
+        const { result, messages, facts } = await runCase(format, c);
+        const minimum = facts.some((f) => f.kind === "system") ? 3 : 2;
+        expect(result.messages.length).toBeGreaterThanOrEqual(Math.min(minimum, messages.length));
+      }),
+    );
+  });
+
+  it("keeps the system prompt first and every pinned message", async () => {
+    await fc.assert(
+      fc.asyncProperty(arbCase, async (c) => {
+        const { result, messages, facts } = await runCase(format, c);
+        if (facts[0]?.kind === "system") expect(result.messages[0]).toBe(messages[0]);
+        messages.forEach((m, i) => {
+          if (facts[i]?.pinned) expect(result.messages).toContain(m);
+        });
+      }),
+    );
+  });
+
+  it("writes exactly one summary message, beginning 'Previously:', when it compacts", async () => {
+    await fc.assert(
+      fc.asyncProperty(arbCase, async (c) => {
+        const { result, b } = await runCase(format, c);
+        if (result.status !== "compacted") return;
+        const summaries = result.messages.map((m) => b.adapter.readFacts(m)).filter((f) => f.kind === "summary");
+        expect(summaries).toHaveLength(1);
+        expect(summaries[0]?.text.startsWith("Previously:")).toBe(true);
+      }),
+    );
+  });
+
+  it("compacts whenever an unpinned older turn lies outside the share and the newest turn fits; fails only when it does not fit", async () => {
+    await fc.assert(
+      fc.asyncProperty(arbCase, async (c) => {
+        const { result, messages, facts, suffix, lastUser, keep, lastTurnFits } = await runCase(format, c);
+        const olderOutside = facts.some((f, i) => i < lastUser && f.kind === "user" && !f.pinned && suffix(i) > keep);
+        if (olderOutside && lastTurnFits) expect(result.status).toBe("compacted");
+        if (result.status === "failed") {
+          expect(result.error?.code).toBe(ErrorCodes.CUT_REFUSED);
+          expect(lastTurnFits).toBe(false);
+        }
+        if (result.status !== "compacted") expect(result.messages).toBe(messages);
+      }),
+    );
+  });
+});

@@ -1,0 +1,100 @@
+import {
+  type AnthropicMessage,
+  Compactor,
+  createAnthropicAdapter,
+  createPiAdapter,
+  createTiktokenCounter,
+  lastUserIndex,
+  type PiMessage,
+} from "@compaction/core";
+import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/core/testing";
+import { afterAll, describe, expect, it } from "vitest";
+import { slidingWindow } from "./sliding-window.js";
+
+const WINDOW = 64_000;
+const SHARE = Math.floor(WINDOW * 0.4);
+
+describe("sliding-window on the real pi-large-session with a 64k window", () => {
+  const messages = loadPiMessages("pi-large-session.jsonl");
+  const counter = createTiktokenCounter();
+  const compactor = new Compactor<PiMessage>({ adapter: createPiAdapter(), tokenCounter: counter, plugins: [slidingWindow()] });
+  afterAll(() => counter.dispose());
+  const factsOf = (m: PiMessage) => compactor.facts.of(m);
+  const first = compactor.compact({ messages, contextWindow: WINDOW, trigger: "auto" });
+
+  it("compacts the session into a summary and the newest messages, within the window", async () => {
+    const result = await first;
+    expect(result.status).toBe("compacted");
+    expect(result.tokensBefore).toBeGreaterThan(WINDOW);
+    expect(result.tokensAfter).toBeLessThanOrEqual(WINDOW);
+    expect(result.messages.length).toBeLessThan(messages.length);
+  });
+
+  it("keeps the newest messages verbatim within 40% of the window", async () => {
+    const result = await first;
+    const kept = result.messages.slice(1);
+    expect(kept).toEqual(messages.slice(result.cut?.firstKeptIndex));
+    expect(compactor.tokens.total(kept)).toBeLessThanOrEqual(SHARE);
+    // the next older place a cut may start (not a tool result) would not fit
+    let older = (result.cut?.firstKeptIndex ?? 0) - 1;
+    while (older > 0 && factsOf(messages[older] as PiMessage).kind === "toolResult") older--;
+    expect(compactor.tokens.total(messages.slice(older))).toBeGreaterThan(SHARE);
+  });
+
+  it("keeps the last user message", async () => {
+    const result = await first;
+    const lastUser = messages[lastUserIndex(messages.map(factsOf))];
+    expect(result.messages).toContain(lastUser);
+  });
+
+  it("writes one summary message first, beginning 'Previously:' and keeping the session's facts", async () => {
+    const result = await first;
+    const summary = factsOf(result.messages[0] as PiMessage);
+    expect(summary.kind).toBe("summary");
+    expect(summary.text).toMatch(/^Previously:\n\n## Goal\n/);
+    expect(summary.text).toContain("## Files");
+    expect(result.messages.slice(1).some((m) => factsOf(m).kind === "summary")).toBe(false);
+  });
+
+  it("leaves no tool result without its call", async () => {
+    const result = await first;
+    const facts = result.messages.map(factsOf);
+    const calls = new Set(facts.flatMap((f) => f.toolCalls.map((c) => c.id)));
+    for (const f of facts) for (const id of f.toolResultIds) expect(calls.has(id)).toBe(true);
+  });
+
+  it("compacts again as the session grows, updating the summary with the prefix once", async () => {
+    const half = Math.floor(messages.length / 2);
+    const once = await compactor.compact({ messages: messages.slice(0, half), contextWindow: WINDOW });
+    expect(once.status).toBe("compacted");
+    const twice = await compactor.compact({ messages: [...once.messages, ...messages.slice(half)], contextWindow: WINDOW });
+    expect(twice.status).toBe("compacted");
+    expect(twice.summary?.match(/Previously:/g)).toHaveLength(1);
+    expect(twice.messages.slice(1)).toEqual(messages.slice(messages.length - (twice.messages.length - 1)));
+    expect(twice.tokensAfter).toBeLessThanOrEqual(WINDOW);
+  });
+});
+
+describe.each(CLAUDE_FIXTURES)("sliding-window on the real Claude Code transcript %s with a 64k window", (file) => {
+  const messages = loadClaudeMessages(file);
+  const counter = createTiktokenCounter();
+  const compactor = new Compactor<AnthropicMessage>({ adapter: createAnthropicAdapter(), tokenCounter: counter, plugins: [slidingWindow()] });
+  afterAll(() => counter.dispose());
+  const facts = messages.map((m) => compactor.facts.of(m));
+  const lastUser = lastUserIndex(facts);
+  const firstUser = facts.findIndex((f) => f.kind === "user");
+
+  it("compacts, keeping the newest turn, or leaves the transcript untouched when it is one turn or fits", async () => {
+    const result = await compactor.compact({ messages, contextWindow: WINDOW });
+    if (result.status === "compacted") {
+      expect(result.messages.slice(-(messages.length - lastUser))).toEqual(messages.slice(lastUser));
+      expect(compactor.facts.of(result.messages[0] as AnthropicMessage).text).toMatch(/^Previously:/);
+      const kept = result.messages.map((m) => compactor.facts.of(m));
+      const calls = new Set(kept.flatMap((f) => f.toolCalls.map((c) => c.id)));
+      for (const f of kept) for (const id of f.toolResultIds) expect(calls.has(id)).toBe(true);
+    } else {
+      expect(result.status).toBe("noop");
+      expect(firstUser === lastUser || compactor.tokens.total(messages) <= SHARE).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,78 @@
+import {
+  type CompactionPlugin,
+  type CompactionRun,
+  type Compactor,
+  STAGE_STRATEGY,
+  type SummaryDraft,
+  createOptionsValidator,
+  summarizeCut,
+} from "@compaction/core";
+import { SLIDING_WINDOW_OPTIONS_SCHEMA, type SlidingWindowInput, type SlidingWindowOptions } from "./options.js";
+import { keepTokensFor, preservedTokens, selectWindowCut } from "./select-cut.js";
+import { withSummaryPrefix, withoutSummaryPrefix } from "./summary-prefix.js";
+
+export const PLUGIN_NAME = "sliding-window";
+
+const validateOptions = createOptionsValidator<SlidingWindowOptions>(PLUGIN_NAME, SLIDING_WINDOW_OPTIONS_SCHEMA);
+
+/**
+ * The options with every default filled in. Throws COMPACTION_PLUGIN_OPTIONS_INVALID naming the
+ * plugin and each bad option.
+ */
+export function resolveSlidingWindowOptions(options?: SlidingWindowInput): SlidingWindowOptions {
+  return validateOptions(options);
+}
+
+/**
+ * The sliding-window strategy: keep the system prompt and the newest messages that fit
+ * `keepRatio` of the context window (always at least the last user message and what follows
+ * it), and summarise everything in between into one message that begins with `summaryPrefix`.
+ *
+ * ```ts
+ * new Compactor({ adapter, plugins: [slidingWindow({ keepRatio: 0.4 })] });
+ * ```
+ */
+export function slidingWindow(options?: SlidingWindowInput): CompactionPlugin {
+  const config = resolveSlidingWindowOptions(options);
+  return {
+    name: PLUGIN_NAME,
+    apply(compactor: Compactor<unknown>) {
+      compactor.hooks.selectCut.tap({ name: PLUGIN_NAME, stage: STAGE_STRATEGY }, (run) => selectCut(run, config));
+      compactor.hooks.summarize.tapPromise({ name: PLUGIN_NAME, stage: STAGE_STRATEGY }, (draft, run) =>
+        summarize(draft, run, config),
+      );
+    },
+  };
+}
+
+function selectCut(run: CompactionRun<unknown>, config: SlidingWindowOptions) {
+  const keepTokens = keepTokensFor(run.contextWindow, run.budget - preservedTokens(run.view), config.keepRatio);
+  const cut = selectWindowCut(run.view, keepTokens);
+  if (!cut) return undefined;
+  if (cut.overShare) {
+    run.warn(
+      `The newest turn needs ${cut.keptTokens} tokens, more than the ${keepTokens} tokens kept verbatim (keepRatio ${config.keepRatio}); it is kept whole from its user message.`,
+    );
+  }
+  return {
+    firstKeptIndex: cut.firstKeptIndex,
+    layer: "summarize",
+    reason: cut.overShare
+      ? `kept the newest turn whole (${cut.keptTokens} tokens, more than ${keepTokens})`
+      : `kept the newest messages within ${keepTokens} tokens (${config.keepRatio} of the window)`,
+  };
+}
+
+/** Writes the summary only for a cut this plugin selected; otherwise passes the draft on. */
+async function summarize(draft: SummaryDraft, run: CompactionRun<unknown>, config: SlidingWindowOptions): Promise<SummaryDraft> {
+  if (run.cut?.selectedBy !== PLUGIN_NAME) return draft;
+  if (run.previousSummary !== undefined) run.previousSummary = withoutSummaryPrefix(run.previousSummary, config.summaryPrefix);
+  const summary = await summarizeCut(run, {
+    ...(config.summaryMaxTokens !== null ? { maxTokens: config.summaryMaxTokens } : {}),
+    chunkTokens: config.chunkTokens,
+  });
+  // An empty summary stays empty, so the core fails the run instead of dropping history silently.
+  return { kind: "summary", text: withSummaryPrefix(summary, config.summaryPrefix) };
+}
+
+export default slidingWindow;

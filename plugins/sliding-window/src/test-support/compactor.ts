@@ -1,0 +1,31 @@
+import { Compactor, type CompactionPlugin, type Summarizer, createEstimateCounter } from "@compaction/core";
+import { type Format, builders } from "@compaction/core/testing";
+import { type SlidingWindowInput } from "../options.js";
+import { slidingWindow } from "../sliding-window.js";
+
+export interface CompactorSetup {
+  readonly options?: SlidingWindowInput;
+  readonly contextWindow?: number;
+  readonly reserveTokens?: number;
+  readonly summaryMaxTokens?: number;
+  readonly summarizer?: Summarizer;
+  readonly plugins?: readonly CompactionPlugin[];
+}
+
+/** A compactor for `format` with the chars/4 counter and the sliding-window plugin (after `plugins`). */
+export function compactorFor(format: Format, setup: CompactorSetup = {}): Compactor<any> {
+  return new Compactor<any>({
+    adapter: builders(format).adapter,
+    tokenCounter: createEstimateCounter(),
+    plugins: [...(setup.plugins ?? []), slidingWindow(setup.options)],
+    ...(setup.contextWindow !== undefined ? { contextWindow: setup.contextWindow } : {}),
+    ...(setup.reserveTokens !== undefined ? { reserveTokens: setup.reserveTokens } : {}),
+    ...(setup.summaryMaxTokens !== undefined ? { summaryMaxTokens: setup.summaryMaxTokens } : {}),
+    ...(setup.summarizer !== undefined ? { summarizer: setup.summarizer } : {}),
+  });
+}
+
+/** Summed tokens of `messages` as the compactor counts them. */
+export function tokensOf(compactor: Compactor<any>, messages: readonly unknown[]): number {
+  return compactor.tokens.total(messages);
+}
