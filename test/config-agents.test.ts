@@ -47,21 +47,27 @@ describe(".compactionrc per agent", () => {
     for (const c of [fallback, researcher, coder]) c.dispose();
   });
 
-  it("lets a user's own plugin file win selectCut over the preset (README example)", async () => {
-    const cwd = tmpProject({
-      ".compactionrc.yaml": "preset: safeguard\ncontextWindow: 100000\nplugins:\n  - ./keep-last-turn.mjs\n",
-    });
-    writeFileSync(join(cwd, "keep-last-turn.mjs"), readmeBlock("<!-- example: user-plugin -->"));
-    const compactor = await createCompactor({ cwd });
-    const input = conversation();
-    const result = await compactor.compact({ messages: input });
-    compactor.dispose();
-    expect(result.status, result.reason ?? "").toBe("compacted");
-    expect(result.cut?.selectedBy).toBe("keep-last-turn");
-    expect(result.cut?.firstKeptIndex).toBe(8);
-    expect(result.messages.slice(-2)).toEqual(input.slice(-2));
-    expect(result.summary).toContain("## Last Exchange (Verbatim)");
-  });
+  it.each(["safeguard", "rolling", "layered", "sliding-window"])(
+    "lets a user's own plugin file win selectCut over the %s preset, which still writes the summary (README example)",
+    async (preset) => {
+      const cwd = tmpProject({
+        ".compactionrc.yaml": `preset: ${preset}\ncontextWindow: 100000\nplugins:\n  - ./keep-last-turn.mjs\n`,
+      });
+      writeFileSync(join(cwd, "keep-last-turn.mjs"), readmeBlock("<!-- example: user-plugin -->"));
+      const compactor = await createCompactor({ cwd });
+      const input = conversation();
+      const result = await compactor.compact({ messages: input });
+      compactor.dispose();
+      expect(result.status, result.reason ?? "").toBe("compacted");
+      expect(result.cut?.selectedBy).toBe("keep-last-turn");
+      expect(result.cut?.firstKeptIndex).toBe(8);
+      expect(result.messages.slice(-2)).toEqual(input.slice(-2));
+      expect(result.summary).toContain("set up the repo");
+      if (preset === "safeguard" || preset === "layered") expect(result.summary).toContain("## Last Exchange (Verbatim)");
+      if (preset === "sliding-window") expect(result.summary?.startsWith("Previously:")).toBe(true);
+      if (preset === "rolling") expect(result.warnings.join("\n")).toContain("summarised, not evicted");
+    },
+  );
 
   it("runs two compactors with different presets side by side without sharing state", async () => {
     const messages = loadPiMessages("pi-large-session.jsonl");

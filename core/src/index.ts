@@ -17,8 +17,8 @@ export {
   type CompactorOptions,
   DEFAULT_AUTO_COMPACT_THRESHOLD,
 } from "./compactor/compactor.js";
-export { CompactionRun, type CompactInput, type SummaryDraft, type SummarizeOptions } from "./compactor/run.js";
+export { CompactionRun, type CompactInput, isEmptyDraft, type SummaryDraft, type SummarizeOptions } from "./compactor/run.js";
 export type { CompactionResult, CompactionStatus } from "./compactor/result.js";
 export type { CompactionPlugin, PluginFactory, Preset, PresetEntry } from "./compactor/plugin.js";
 export * from "./compactor/stages.js";
-export { SPLIT_TURN_HEADING, summarizeCut, summarizeInChunks, type SummarizeCutOptions } from "./compactor/summarize-cut.js";
+export { SPLIT_TURN_HEADING, summarizeCut, summarizeInChunks, summaryRoom, type SummarizeCutOptions } from "./compactor/summarize-cut.js";

@@ -79,6 +79,7 @@ export class Compactor<T> {
   summaryMaxTokens: number;
   autoCompact: AutoCompactSettings;
   readonly #ownsCounter: boolean;
+  #overhead: number | undefined;
 
   constructor(options: CompactorOptions<T>) {
     if (!options || typeof options.adapter?.readFacts !== "function") {
@@ -212,7 +213,14 @@ export class Compactor<T> {
       contextWindow,
       budget: contextWindow - reserve,
       tokensBefore: this.tokens.contextTokens(input.messages).tokens,
+      summaryOverheadTokens: this.#summaryOverhead(),
     });
+  }
+
+  /** What an empty summary message costs in this format (its wrapper text), counted once. */
+  #summaryOverhead(): number {
+    this.#overhead ??= this.tokens.count(this.adapter.createSummary(""));
+    return this.#overhead;
   }
 
   async #finish(run: CompactionRun<T>, selectedBy: string | null, draft: SummaryDraft): Promise<CompactionResult<T>> {

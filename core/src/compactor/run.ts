@@ -35,6 +35,11 @@ export interface SummaryDraft {
   readonly kind: "summary" | "note" | "none";
 }
 
+/** True for the draft no plugin has written yet: a plugin that writes base summaries may take it. */
+export function isEmptyDraft(draft: SummaryDraft): boolean {
+  return draft.kind === "summary" && draft.text.trim() === "";
+}
+
 export interface RunInit<T> {
   readonly input: CompactInput<T>;
   readonly facts: FactsCache<T>;
@@ -44,6 +49,7 @@ export interface RunInit<T> {
   readonly contextWindow: number;
   readonly budget: number;
   readonly tokensBefore: number;
+  readonly summaryOverheadTokens: number;
 }
 
 export interface SummarizeOptions {
@@ -68,6 +74,8 @@ export class CompactionRun<T> {
   readonly budget: number;
   /** Context size before the run, using the provider's usage where the transcript has it. */
   readonly tokensBefore: number;
+  /** Tokens the summary message's own wrapping costs in this format (beyond the summary text). */
+  readonly summaryOverheadTokens: number;
   readonly warnings: string[] = [];
   /** Scratch space for plugins, keyed by plugin name. */
   readonly state = new Map<string, unknown>();
@@ -95,6 +103,7 @@ export class CompactionRun<T> {
     this.contextWindow = init.contextWindow;
     this.budget = init.budget;
     this.tokensBefore = init.tokensBefore;
+    this.summaryOverheadTokens = init.summaryOverheadTokens;
     this.#facts = init.facts;
     this.#tokens = init.tokens;
     this.#summarizer = init.summarizer;
@@ -146,6 +155,15 @@ export class CompactionRun<T> {
       this.#view = { facts, tokens };
     }
     return this.#view;
+  }
+
+  /**
+   * The part of `tokensBefore` no message accounts for: what the provider's usage figure holds
+   * beyond our count of the input (system prompt, tool definitions, tokenizer differences). 0
+   * when the input carries no usage. Add it to a count of messages to compare with the window.
+   */
+  get unseenTokens(): number {
+    return Math.max(0, this.tokensBefore - this.#tokens.total(this.input.messages));
   }
 
   factsOf(message: T): MessageFacts {

@@ -19,8 +19,15 @@ function recorder() {
   return { calls, summarizer };
 }
 
-async function run(messages: PiMessage[], firstKeptIndex: number, options: SummarizeCutOptions = {}) {
-  const { calls, summarizer } = recorder();
+async function run(
+  messages: PiMessage[],
+  firstKeptIndex: number,
+  options: SummarizeCutOptions = {},
+  { summarizer, calls, contextWindow }: { summarizer?: Summarizer; calls?: SummarizeRequest[]; contextWindow?: number } = {},
+) {
+  const recorded = recorder();
+  summarizer ??= recorded.summarizer;
+  calls ??= recorded.calls;
   const plugin: CompactionPlugin = {
     name: "p",
     apply(c) {
@@ -33,7 +40,7 @@ async function run(messages: PiMessage[], firstKeptIndex: number, options: Summa
     tokenCounter: createEstimateCounter(),
     summarizer,
     plugins: [plugin],
-    contextWindow: 1_000_000,
+    contextWindow: contextWindow ?? 1_000_000,
     summaryMaxTokens: 800,
   });
   return { result: await compactor.compact({ messages }), calls };
@@ -65,6 +72,39 @@ describe("summarizeCut", () => {
     const { result, calls } = await run(messages, 4, { chunkTokens: 150 }); // 60 tokens each
     expect(calls.map((c) => c.messages.length)).toEqual([2, 2]);
     expect(result.summary).toBe("history:history:2+2");
+  });
+
+  it("fails rather than drop messages when the summarizer answers with blank text", async () => {
+    const blank: Summarizer = { name: "blank", summarize: async () => "   " };
+    const input = [user("a"), assistant("b"), user("c"), assistant("d"), assistant("e")];
+    const { result } = await run(input, 4, {}, { summarizer: blank });
+    expect(result.status).toBe("failed");
+    expect(result.error?.code).toBe("COMPACTION_SUMMARIZER_FAILED");
+    expect(result.messages).toBe(input);
+  });
+
+  it("limits the summary to what the kept messages leave of the budget, and says so", async () => {
+    const input = [user(words(40)), assistant(words(40)), user(words(100)), assistant("ok")];
+    // kept: user(100 words) + "ok" = 150 + 1 tokens by chars/4; window 300 leaves 149
+    const { result, calls } = await run(input, 2, {}, { contextWindow: 300 });
+    expect(calls.map((c) => c.maxTokens)).toEqual([149]);
+    expect(result.warnings.join("\n")).toContain("The summary was limited to 149 tokens");
+  });
+
+  it("shares a tight room between a split turn's two summaries in proportion", async () => {
+    const input = [user(words(40)), assistant(words(40)), user(words(40)), assistant(words(40)), assistant(words(100))];
+    // kept: the last assistant message, 150 tokens by chars/4; window 450 leaves 300 of the 800 + 400 asked
+    const { calls } = await run(input, 4, {}, { contextWindow: 450 });
+    expect(calls.map((c) => [c.kind, c.maxTokens])).toEqual([
+      ["history", 200],
+      ["turnPrefix", 100],
+    ]);
+  });
+
+  it("keeps the tokens a caller will add out of the summary's room", async () => {
+    const input = [user(words(40)), assistant(words(40)), user(words(100)), assistant("ok")];
+    const { calls } = await run(input, 2, { reserveTokens: 9 }, { contextWindow: 300 });
+    expect(calls.map((c) => c.maxTokens)).toEqual([140]);
   });
 
   it("hands the plugin's own signal to the summarizer", async () => {

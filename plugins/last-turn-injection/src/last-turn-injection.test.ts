@@ -151,6 +151,21 @@ describe.each(FORMATS)("lastTurnInjection with a Compactor on %s messages", (for
     expect(section.endsWith(TRUNCATION_MARKER)).toBe(true);
   });
 
+  it("fits the section into what the kept messages and the summary leave of the budget", async () => {
+    const { messages, cutIndex } = conversation();
+    const c = compactor(b.adapter, [cutAt(cutIndex), baseSummary(BASE), lastTurnInjection()]);
+    const kept = c.tokens.total(messages.slice(cutIndex));
+    const counter = c.tokens.counter;
+    const room = 28; // tokens left for the section after the kept messages and the summary
+    const contextWindow = kept + counter.count(`${BASE}\n\n`) + room;
+    const result = await c.compact({ messages, contextWindow });
+    expect(result.status).toBe("compacted");
+    const section = sectionOf(result.summary, LAST_TURN_HEADING);
+    expect(section).toContain(TRUNCATION_MARKER);
+    expect(counter.count(section)).toBeLessThanOrEqual(room);
+    expect(result.tokensAfter).toBeLessThanOrEqual(contextWindow);
+  });
+
   it("caps at 2,000 tokens by default", async () => {
     const long = Array.from({ length: 6000 }, (_, i) => `word${i}`).join(" ");
     const messages = [b.user("go"), b.assistant(long), b.user("next"), b.assistant("ok")];

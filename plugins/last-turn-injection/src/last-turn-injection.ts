@@ -9,6 +9,7 @@ import {
   type SummaryDraft,
   type TokenCounter,
   createOptionsValidator,
+  summaryRoom,
 } from "@compaction/core";
 import { extractLastTurn } from "./extract-last-turn.js";
 import { formatLastTurnSection, removeLastTurnSection } from "./format-last-turn.js";
@@ -56,9 +57,16 @@ export function appendLastTurn<T>(
   // Every message before the cut, in order: the compacted ones and any kept ahead of the summary
   // (a pinned user message), so replies are never paired with an earlier request.
   const turn = extractLastTurn(run.view.facts.slice(0, cut.firstKeptIndex));
-  const section = formatLastTurnSection(turn, maxTokens, counter);
+  // The section must also fit what the kept messages and the summary leave of the budget.
+  const room = summaryRoom(run) - counter.count(`${base}\n\n`);
+  const cap = Math.min(maxTokens, room);
+  const section = cap > 0 ? formatLastTurnSection(turn, cap, counter) : "";
   if (turn !== null && section === "") {
-    run.warn(`lastTurnMaxTokens (${maxTokens}) is too small to hold even a truncated last exchange; it was left out.`);
+    run.warn(
+      cap < maxTokens
+        ? `The last exchange was left out: the budget has ${Math.max(0, room)} tokens left after the kept messages and the summary.`
+        : `lastTurnMaxTokens (${maxTokens}) is too small to hold even a truncated last exchange; it was left out.`,
+    );
   }
   return { ...draft, text: section === "" ? base : `${base}\n\n${section}` };
 }

@@ -84,6 +84,36 @@ describe("layer 1 on pi-before-compaction.jsonl (the context pi sends after its 
   });
 });
 
+describe("layers 2 and 3 after pruning on pi-before-compaction.jsonl (the whole session: its count exceeds the usage figure)", () => {
+  // The session's messages count to about 375k tokens, but the provider's newest usage figure
+  // (the context after pi's compactions) is about 181k: the usage figure covers less than our count.
+  const messages = loadPiMessages("pi-before-compaction.jsonl");
+
+  function expectCountExceedsUsage(c: Compactor<any>): void {
+    expect(c.tokens.total(messages)).toBeGreaterThan(c.tokens.contextTokens(messages).tokens);
+  }
+
+  it.each([
+    ["summarize", 200000],
+    ["full", 185000],
+  ] as const)("runs layer %s, not only pruning, in a window of %i tokens, and ends within the budget", async (layer, contextWindow) => {
+    const c = compactorFor(createPiAdapter());
+    expectCountExceedsUsage(c);
+    // our count of what pruning leaves: the usage figure less the savings would be below 0
+    const { tokensSaved } = afterPruning(c, messages);
+    expect(c.tokens.contextTokens(messages).tokens - tokensSaved).toBeLessThan(0);
+    const share = (c.tokens.total(messages) - tokensSaved) / contextWindow;
+    expect(share).toBeGreaterThan(layer === "full" ? 0.95 : 0.88);
+    const result = await c.compact({ messages, contextWindow, trigger: "auto" });
+    expect(result.status).toBe("compacted");
+    expect(result.event?.layer).toBe(layer);
+    expect(result.summary).toContain("## Goal");
+    expect(result.tokensAfter).toBeLessThanOrEqual(contextWindow);
+    expect(result.warnings.filter((w) => w.startsWith("[core]"))).toEqual([]);
+    expectNoOrphanedToolResult(c, result);
+  });
+});
+
 describe("layers 2 and 3 on pi-large-session.jsonl", () => {
   const messages = loadPiMessages("pi-large-session.jsonl");
 

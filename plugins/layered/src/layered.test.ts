@@ -38,19 +38,40 @@ describe("layered plugin", () => {
     expect(taps(c.hooks.summarize as never)).toEqual([[PLUGIN_NAME, STAGE_STRATEGY]]);
   });
 
-  it("leaves a cut chosen by another plugin to that plugin's summary", async () => {
-    const other = {
+  /** A plugin whose cut wins before layered's (stage -10), writing its own summary when `summary` is given. */
+  function otherPlugin(summary?: string) {
+    return {
       name: "other",
       apply(c: Compactor<any>) {
         c.hooks.selectCut.tap({ name: "other", stage: -10 }, () => ({ firstKeptIndex: 2 }));
-        c.hooks.summarize.tap({ name: "other", stage: 50 }, (draft) => ({ ...draft, text: draft.text === "" ? "other summary" : "overwritten" }));
+        if (summary !== undefined) c.hooks.summarize.tap({ name: "other", stage: -10 }, (draft) => ({ ...draft, text: summary }));
       },
     };
+  }
+
+  it("leaves another plugin's cut alone when that plugin already wrote its summary", async () => {
     const b = builders("pi");
     const messages = [...chatTurn(b, "a", 1000), ...chatTurn(b, "b", 1000)];
-    const c = compactorFor("pi", [layered(), other]);
+    const calls: Recorded[] = [];
+    const c = compactorFor("pi", [layered(), otherPlugin("other summary")], recordingSummarizer(calls));
     const result = await c.compact({ messages, contextWindow: 100000, trigger: "manual" });
+    expect(result.cut?.selectedBy).toBe("other");
     expect(result.summary).toBe("other summary");
+    expect(calls).toHaveLength(0);
+  });
+
+  it("writes the summary of another plugin's cut when no plugin has written one", async () => {
+    const b = builders("pi");
+    const messages = [...chatTurn(b, "a", 1000), ...chatTurn(b, "b", 1000)];
+    const calls: Recorded[] = [];
+    const c = compactorFor("pi", [layered(), otherPlugin()], recordingSummarizer(calls));
+    const result = await c.compact({ messages, contextWindow: 100000, trigger: "manual" });
+    expect(result.status).toBe("compacted");
+    expect(result.cut?.selectedBy).toBe("other");
+    expect(result.summary).toBe("summary 1");
+    expect(calls).toHaveLength(1);
+    expect(calls[0]?.texts).toEqual(messages.slice(0, 2).map((m) => c.facts.of(m).text));
+    expect(result.warnings.some((w) => w.includes("full compaction"))).toBe(false);
   });
 });
 

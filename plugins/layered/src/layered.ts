@@ -8,6 +8,7 @@ import {
   STAGE_STRATEGY,
   type SummaryDraft,
   summarizeCut,
+  isEmptyDraft,
 } from "@compaction/core";
 import { type CutRoom, fullLayerCut, summarizeLayerCut } from "./choose-cut.js";
 import { usageRatio } from "./context-tokens.js";
@@ -123,10 +124,13 @@ function selectLayer<T>(run: CompactionRun<T>, options: LayeredOptions): Cut | u
   return { firstKeptIndex, layer, reason };
 }
 
-/** Writes the summary of a cut this plugin chose; a summarizer failure propagates (the run fails, history untouched). */
+/**
+ * Writes the summary of a cut this plugin chose, or of another plugin's cut that nobody has
+ * summarised yet; a summarizer failure propagates (the run fails, history untouched).
+ */
 async function summarizeLayer<T>(draft: SummaryDraft, run: CompactionRun<T>, options: LayeredOptions): Promise<SummaryDraft> {
   const cut = run.cut;
-  if (cut === null || cut.selectedBy !== PLUGIN_NAME) return draft;
+  if (cut === null || (cut.selectedBy !== PLUGIN_NAME && !isEmptyDraft(draft))) return draft;
   const maxTokens = options.summaryMaxTokens ?? run.summaryMaxTokens;
   // A split turn gets two summaries; together they stay within maxTokens.
   const historyTokens = cut.isSplitTurn ? Math.max(1, Math.floor((maxTokens * 2) / 3)) : maxTokens;
@@ -135,7 +139,7 @@ async function summarizeLayer<T>(draft: SummaryDraft, run: CompactionRun<T>, opt
     turnPrefixMaxTokens: Math.max(1, maxTokens - historyTokens),
     chunkTokens: options.chunkTokens,
   });
-  if (cut.layer === "full") run.warn(stateOf(run).splitLastTurn ? FULL_SPLIT_COMPACTION_WARNING : FULL_COMPACTION_WARNING);
+  if (cut.selectedBy === PLUGIN_NAME && cut.layer === "full") run.warn(stateOf(run).splitLastTurn ? FULL_SPLIT_COMPACTION_WARNING : FULL_COMPACTION_WARNING);
   return { ...draft, text, kind: "summary" };
 }
 

@@ -11,6 +11,7 @@ const DEFAULTS = {
   summarizeThreshold: 0.88,
   summarizeProtectTokens: 25000,
   fullThreshold: 0.95,
+  summaryMaxTokens: null,
   chunkTokens: 100000,
 };
 
@@ -25,9 +26,14 @@ function optionsError(options: unknown): CompactionError {
 }
 
 describe("layered options", () => {
-  it("fill in the issue's defaults, leaving summaryMaxTokens to the compactor", () => {
+  it("fill in the issue's defaults, leaving summaryMaxTokens to the compactor (null)", () => {
     expect(resolveLayeredOptions()).toEqual(DEFAULTS);
-    expect(resolveLayeredOptions()).not.toHaveProperty("summaryMaxTokens");
+    expect(resolveLayeredOptions().summaryMaxTokens).toBeNull();
+  });
+
+  it("treat an undefined or null summaryMaxTokens as the compactor's (null)", () => {
+    expect(resolveLayeredOptions({ summaryMaxTokens: undefined }).summaryMaxTokens).toBeNull();
+    expect(resolveLayeredOptions({ summaryMaxTokens: null }).summaryMaxTokens).toBeNull();
   });
 
   it("keep every option the caller sets and fill in the rest", () => {
@@ -105,11 +111,11 @@ describe("layered options", () => {
 });
 
 describe("LAYERED_OPTIONS_SCHEMA", () => {
-  it("documents every option with a camelCase name and a description, and a default for all but summaryMaxTokens", () => {
+  it("documents every option with a camelCase name, a description and a default", () => {
     for (const [name, property] of Object.entries(LAYERED_OPTIONS_SCHEMA.properties)) {
       expect(name).toMatch(/^[a-z][a-zA-Z]*$/);
       expect(property.description.length).toBeGreaterThan(20);
-      if (name !== "summaryMaxTokens") expect(property).toHaveProperty("default");
+      expect(property).toHaveProperty("default");
     }
     expect(LAYERED_OPTIONS_SCHEMA.additionalProperties).toBe(false);
   });

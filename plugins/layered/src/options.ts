@@ -60,9 +60,10 @@ export const LAYERED_OPTIONS_SCHEMA = {
     },
     summaryMaxTokens: {
       description:
-        "Longest summary, in tokens. When not set, the compactor's summaryMaxTokens (4,000 unless configured) is used; the layers keep room for it in the budget.",
-      type: "integer",
+        "Longest summary, in tokens; null uses the compactor's summaryMaxTokens (4,000 unless configured). The layers keep room for it in the budget.",
+      type: ["integer", "null"],
       minimum: 1,
+      default: null,
     },
     chunkTokens: {
       description:
@@ -83,8 +84,8 @@ export interface LayeredOptions {
   readonly summarizeThreshold: number;
   readonly summarizeProtectTokens: number;
   readonly fullThreshold: number;
-  /** Default: the compactor's `summaryMaxTokens`. */
-  readonly summaryMaxTokens?: number;
+  /** `null`: the compactor's `summaryMaxTokens`. */
+  readonly summaryMaxTokens: number | null;
   readonly chunkTokens: number;
 }
 

@@ -201,17 +201,58 @@ describe("rolling: recall detection and the safeguard fallback", () => {
 });
 
 describe("rolling: composition", () => {
-  it("leaves the summary alone when another plugin's cut was selected", async () => {
-    const other: CompactionPlugin = {
+  /** A plugin whose cut (after the first two turns) wins over rolling's; it writes `summary` first when given. */
+  function otherPlugin(summary?: string): CompactionPlugin {
+    return {
       name: "other",
       apply(c) {
         c.hooks.selectCut.tap({ name: "other", stage: STAGE_STRATEGY }, () => ({ firstKeptIndex: 8 }));
-        c.hooks.summarize.tap({ name: "other", stage: STAGE_STRATEGY }, () => ({ text: "other summary", kind: "summary" }));
+        if (summary !== undefined) c.hooks.summarize.tap({ name: "other", stage: STAGE_STRATEGY }, () => ({ text: summary, kind: "summary" }));
       },
     };
-    const result = await compactorFor("pi", [other, rolling(), fakeRecall()]).compact({ messages: turns("pi", 10) });
-    expect(result.summary).toBe("other summary");
+  }
+
+  it("leaves another plugin's cut alone when that plugin already wrote its summary", async () => {
+    for (const plugins of [[otherPlugin("other summary"), rolling(), fakeRecall()], [otherPlugin("other summary"), rolling()]]) {
+      const result = await compactorFor("pi", plugins).compact({ messages: turns("pi", 10) });
+      expect(result.summary).toBe("other summary");
+      expect(result.event?.strategy).toBe("other");
+      expect(result.warnings).toEqual([]);
+    }
+  });
+
+  it.each(FORMATS)("writes the eviction note for another plugin's cut when no plugin has written one and recall is there (%s)", async (format) => {
+    const messages = turns(format, 10);
+    const result = await compactorFor(format, [otherPlugin(), rolling(), fakeRecall()]).compact({ messages });
+    const evicted = messages.slice(0, 8);
+    expect(result.status).toBe("compacted");
     expect(result.event?.strategy).toBe("other");
+    expect(result.summary).toBe(
+      `[Context rolled: 8 messages evicted (${estimateTokens(builders(format).adapter)(evicted)} tokens). Full transcript available via memory_search. Evicted range: ${turnTime(0)} to ${turnTime(7)}]`,
+    );
+    expect(builders(format).adapter.readFacts(result.messages[0]).text).toBe(result.summary);
+    expect(result.messages.slice(1)).toEqual(messages.slice(8));
+    expect(result.warnings).toEqual([]);
+  });
+
+  it.each(FORMATS)("writes the fallback summary, with a warning, for another plugin's cut when no plugin has written one and recall is missing (%s)", async (format) => {
+    const messages = turns(format, 10);
+    // a window with room for the compactor's 4,000-token summary beside the kept messages
+    const result = await compactorFor(format, [otherPlugin(), rolling()], { contextWindow: 10_000 }).compact({ messages });
+    expect(result.status).toBe("compacted");
+    expect(result.event?.strategy).toBe("other");
+    expect(result.summary).toBe("summary of 8 messages");
+    expect(builders(format).adapter.readFacts(result.messages[0]).kind).toBe("summary");
+    expect(result.messages.slice(1)).toEqual(messages.slice(8));
+    expect(result.warnings).toEqual(["[rolling] no plugin provides 'memory_search', so the messages cut by 'other' were summarised, not evicted."]);
+  });
+
+  it("drops another plugin's cut with no trace when no plugin has written its summary, recall is there and evictionNote is false", async () => {
+    const messages = turns("pi", 10);
+    const result = await compactorFor("pi", [otherPlugin(), rolling({ evictionNote: false }), fakeRecall()]).compact({ messages });
+    expect(result.status).toBe("compacted");
+    expect(result.summary).toBeNull();
+    expect(result.messages).toEqual(messages.slice(8));
   });
 
   it("taps selectCut and summarize at the strategy stage with its name", () => {

@@ -10,6 +10,7 @@ import {
   STAGE_STRATEGY,
   type SummaryDraft,
   summarizeCut,
+  isEmptyDraft,
 } from "@compaction/core";
 import { formatEvictionNote, timestampRange } from "./eviction-note.js";
 import { type RollingOptions, type RollingOptionsInput, ROLLING_OPTIONS_SCHEMA } from "./options.js";
@@ -40,7 +41,7 @@ export function rolling(options?: RollingOptionsInput): CompactionPlugin {
         selectCut(run, compactor, settings),
       );
       compactor.hooks.summarize.tapPromise({ name: PLUGIN_NAME, stage: STAGE_STRATEGY }, (draft, run) =>
-        summarize(draft, run, settings),
+        summarize(draft, run, compactor, settings),
       );
     },
   };
@@ -129,10 +130,25 @@ function fallbackCut<T>(run: CompactionRun<T>, settings: RollingOptions, target:
   };
 }
 
-async function summarize<T>(draft: SummaryDraft, run: CompactionRun<T>, settings: RollingOptions): Promise<SummaryDraft> {
-  const mode = run.state.get(PLUGIN_NAME) as Mode | undefined;
+/**
+ * The note for rolling's own cut (or the fallback summary). Another plugin's cut that nobody has
+ * summarised yet is handled the same way: a note when recall is there, else a summary.
+ */
+async function summarize<T>(
+  draft: SummaryDraft,
+  run: CompactionRun<T>,
+  compactor: Compactor<T>,
+  settings: RollingOptions,
+): Promise<SummaryDraft> {
   const cut = run.cut;
-  if (!cut || cut.selectedBy !== PLUGIN_NAME || mode === undefined) return draft;
+  if (!cut) return draft;
+  const own = cut.selectedBy === PLUGIN_NAME;
+  if (!own && !isEmptyDraft(draft)) return draft;
+  const mode = own ? (run.state.get(PLUGIN_NAME) as Mode | undefined) : hasRecall(compactor, settings) ? "evict" : "fallback";
+  if (mode === undefined) return draft;
+  if (!own && mode === "fallback") {
+    run.warn(`no plugin provides '${settings.recallTool}', so the messages cut by '${cut.selectedBy}' were summarised, not evicted.`);
+  }
   if (mode === "fallback") return { text: await summarizeCut(run), kind: "summary" };
   if (!settings.evictionNote) return { text: "", kind: "none" };
   const range = timestampRange(cut.compactedIndices.map((i) => run.view.facts[i] as MessageFacts));

@@ -313,7 +313,8 @@ describe.each(FORMATS)("safeguard (%s)", (format) => {
       const result = await compactor.compact({ messages });
       expect(result.status).toBe("failed");
       expect(result.messages).toBe(messages);
-      expect(result.error?.message).toMatch(/Summarizer 'recorder' returned an empty summary/);
+      expect(result.error?.code).toBe(ErrorCodes.SUMMARIZER_FAILED);
+      expect(result.error?.message).toBe("Summarizer 'recorder' returned an empty history summary; nothing was changed.");
     });
 
     it("fails when a later chunk fails, keeping nothing of the earlier chunks", async () => {

@@ -134,11 +134,13 @@ describe.each(FORMATS)("sliding-window on the %s adapter", (format) => {
   it("summarises the early part of an older turn separately when the share ends inside it", async () => {
     const steps = [1, 2, 3].map(() => ({ words: 30, calls: 0, resultWords: 0 }));
     const messages = conversation(b, [{ userWords: 10, steps }, { userWords: 10, steps }, { userWords: 10, steps }], SYSTEM);
-    const compactor = compactorFor(format);
-    const result = await compactor.compact({ messages, contextWindow: windowFor(tokensOf(compactor, messages.slice(-6))) });
+    // keepRatio 0.01: the same newest six messages, in a window with room for both summaries in full
+    const compactor = compactorFor(format, { options: { keepRatio: 0.01 } });
+    const result = await compactor.compact({ messages, contextWindow: windowFor(tokensOf(compactor, messages.slice(-6)), 0.01) });
     expect(result.cut?.isSplitTurn).toBe(true);
-    expect(result.summary).toContain(SPLIT_TURN_HEADING);
-    expect(result.summary).toMatch(/^Previously:/);
+    expect(result.warnings).toEqual([]);
+    expect(result.summary).toMatch(/^Previously:\n\n## Goal\n- turn 0: ask/);
+    expect(result.summary).toContain(`\n\n---\n\n${SPLIT_TURN_HEADING}\n\n## Original Request\nturn 1: ask`);
   });
 
   it("returns the input untouched when every message fits the share", async () => {
@@ -167,13 +169,16 @@ describe.each(FORMATS)("sliding-window on the %s adapter", (format) => {
   });
 
   it("updates the earlier summary on the next compaction, with the prefix once", async () => {
-    const compactor = compactorFor(format);
+    // A small keepRatio keeps the same two messages in a window large enough that the budget
+    // never limits the summary (the compactor's 4,000 tokens) beside them.
+    const compactor = compactorFor(format, { options: { keepRatio: 0.005 } });
     const first = conversation(b, plainTurns(6), SYSTEM);
-    const contextWindow = windowFor(tokensOf(compactor, first.slice(-2)));
+    const contextWindow = windowFor(tokensOf(compactor, first.slice(-2)), 0.005);
     const once = await compactor.compact({ messages: first, contextWindow });
     const more = [b.user("deploy to staging"), b.assistant("deployed"), b.user("check the logs"), b.assistant(words(30, "clean"))];
     const twice = await compactor.compact({ messages: [...once.messages, ...more], contextWindow });
     expect(twice.status).toBe("compacted");
+    expect([...once.warnings, ...twice.warnings]).toEqual([]); // no summary was limited by the budget
     expect(twice.summary?.match(/Previously:/g)).toHaveLength(1);
     expect(once.messages.slice(-2)).toEqual(first.slice(-2));
     expect(twice.messages.slice(-2)).toEqual(more.slice(-2));
@@ -182,12 +187,27 @@ describe.each(FORMATS)("sliding-window on the %s adapter", (format) => {
     expect(twice.messages.filter((m) => factsOf(m).kind === "summary")).toHaveLength(1);
   });
 
+  it("keeps the prefix's cost inside the budget when the summary uses all its room", async () => {
+    // A summarizer that writes exactly as many tokens (chars/4) as it is allowed.
+    const greedy = { name: "greedy", summarize: async (req: { maxTokens: number }) => "a".repeat(req.maxTokens * 4) };
+    const messages = conversation(b, plainTurns(6), SYSTEM);
+    const compactor = compactorFor(format, { summarizer: greedy as never, summaryMaxTokens: 100_000, options: { keepRatio: 0.1 } });
+    const contextWindow = tokensOf(compactor, messages);
+    const result = await compactor.compact({ messages, contextWindow });
+    expect(result.status).toBe("compacted");
+    expect(result.summary?.startsWith("Previously:")).toBe(true);
+    expect(result.tokensAfter).toBeLessThanOrEqual(contextWindow);
+    expect(result.warnings.filter((w) => w.includes("still over the budget"))).toEqual([]);
+  });
+
   it("asks for summaryMaxTokens tokens, else for the compactor's summary length", async () => {
     const messages = conversation(b, plainTurns(6), SYSTEM);
     for (const [options, expected] of [[{ summaryMaxTokens: 123 }, 123], [{}, 777]] as const) {
       const { calls, summarizer } = recorder();
-      const compactor = compactorFor(format, { options, summarizer, summaryMaxTokens: 777 });
-      await compactor.compact({ messages, contextWindow: windowFor(tokensOf(compactor, messages.slice(-2))) });
+      // keepRatio 0.01: the newest two messages again, in a window with room for a 777-token summary
+      const compactor = compactorFor(format, { options: { ...options, keepRatio: 0.01 }, summarizer, summaryMaxTokens: 777 });
+      const result = await compactor.compact({ messages, contextWindow: windowFor(tokensOf(compactor, messages.slice(-2)), 0.01) });
+      expect(result.cut?.firstKeptIndex).toBe(messages.length - 2);
       expect(calls.map((c) => c.maxTokens)).toEqual([expected]);
     }
   });
@@ -211,19 +231,37 @@ describe.each(FORMATS)("sliding-window on the %s adapter", (format) => {
     expect(result.messages).toBe(messages);
   });
 
-  it("leaves a cut chosen by another plugin to that plugin's summary", async () => {
-    const other: CompactionPlugin = {
+  /** A plugin whose cut comes first; it writes `summary` before the strategies when given, and always tags the draft afterwards. */
+  function otherPlugin(summary?: string): CompactionPlugin {
+    return {
       name: "other",
       apply(c) {
         c.hooks.selectCut.tap({ name: "other", stage: -1 }, () => ({ firstKeptIndex: hasSystem ? 5 : 4 }));
+        if (summary !== undefined) c.hooks.summarize.tap({ name: "other", stage: -1 }, () => ({ text: summary, kind: "summary" as const }));
         c.hooks.summarize.tap({ name: "other", stage: STAGE_AUGMENT }, (draft) => ({ ...draft, text: `${draft.text}[other]` }));
       },
     };
+  }
+
+  it("leaves another plugin's cut alone when that plugin already wrote its summary", async () => {
     const messages = conversation(b, plainTurns(6), SYSTEM);
-    const compactor = compactorFor(format, { plugins: [other] });
+    const { calls, summarizer } = recorder();
+    const compactor = compactorFor(format, { plugins: [otherPlugin("other summary")], summarizer });
     const result = await compactor.compact({ messages, contextWindow: 100_000 });
-    expect(result.summary).toBe("[other]");
+    expect(result.summary).toBe("other summary[other]");
     expect(result.event?.strategy).toBe("other");
+    expect(calls).toHaveLength(0);
+  });
+
+  it("writes the summary of another plugin's cut when no plugin has written one", async () => {
+    const messages = conversation(b, plainTurns(6), SYSTEM);
+    const { calls, summarizer } = recorder();
+    const compactor = compactorFor(format, { plugins: [otherPlugin()], summarizer });
+    const result = await compactor.compact({ messages, contextWindow: 100_000 });
+    expect(result.status).toBe("compacted");
+    expect(result.event?.strategy).toBe("other");
+    expect(calls.map((c) => [c.kind, c.messages.length])).toEqual([["history", 4]]);
+    expect(result.summary).toBe("Previously: history of 4[other]");
   });
 
   it("reports itself as the strategy, with layer 'summarize' and a reason", async () => {

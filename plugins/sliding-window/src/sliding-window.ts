@@ -6,6 +6,8 @@ import {
   type SummaryDraft,
   createOptionsValidator,
   summarizeCut,
+  isEmptyDraft,
+  type TokenCounter,
 } from "@compaction/core";
 import { SLIDING_WINDOW_OPTIONS_SCHEMA, type SlidingWindowInput, type SlidingWindowOptions } from "./options.js";
 import { keepTokensFor, preservedTokens, selectWindowCut } from "./select-cut.js";
@@ -39,7 +41,7 @@ export function slidingWindow(options?: SlidingWindowInput): CompactionPlugin {
     apply(compactor: Compactor<unknown>) {
       compactor.hooks.selectCut.tap({ name: PLUGIN_NAME, stage: STAGE_STRATEGY }, (run) => selectCut(run, config));
       compactor.hooks.summarize.tapPromise({ name: PLUGIN_NAME, stage: STAGE_STRATEGY }, (draft, run) =>
-        summarize(draft, run, config),
+        summarize(draft, run, config, compactor.tokens.counter),
       );
     },
   };
@@ -63,13 +65,23 @@ function selectCut(run: CompactionRun<unknown>, config: SlidingWindowOptions) {
   };
 }
 
-/** Writes the summary only for a cut this plugin selected; otherwise passes the draft on. */
-async function summarize(draft: SummaryDraft, run: CompactionRun<unknown>, config: SlidingWindowOptions): Promise<SummaryDraft> {
-  if (run.cut?.selectedBy !== PLUGIN_NAME) return draft;
+/**
+ * Writes the summary for a cut this plugin selected, or for another plugin's cut that nobody
+ * has summarised yet; otherwise passes the draft on.
+ */
+async function summarize(
+  draft: SummaryDraft,
+  run: CompactionRun<unknown>,
+  config: SlidingWindowOptions,
+  counter: TokenCounter,
+): Promise<SummaryDraft> {
+  if (!run.cut || (run.cut.selectedBy !== PLUGIN_NAME && !isEmptyDraft(draft))) return draft;
   if (run.previousSummary !== undefined) run.previousSummary = withoutSummaryPrefix(run.previousSummary, config.summaryPrefix);
   const summary = await summarizeCut(run, {
     ...(config.summaryMaxTokens !== null ? { maxTokens: config.summaryMaxTokens } : {}),
     chunkTokens: config.chunkTokens,
+    // The prefix is added after summarising: keep its cost out of the summary's room.
+    reserveTokens: counter.count(`${config.summaryPrefix}\n\n`),
   });
   // An empty summary stays empty, so the core fails the run instead of dropping history silently.
   return { kind: "summary", text: withSummaryPrefix(summary, config.summaryPrefix) };
