@@ -2,6 +2,34 @@ import { describe, expect, it } from "vitest";
 import { EARLIER_SUMMARY_HEADING, readSummary } from "./layout.js";
 
 describe("readSummary", () => {
+  it("folds a split turn's summary into the history, so split-turn blocks do not pile up", () => {
+    const previous = [
+      "## Goal",
+      "- fix the parser",
+      "",
+      "## Next Steps",
+      "1. run the tests",
+      "",
+      "---",
+      "",
+      "**Turn Context (split turn):**",
+      "",
+      "## Original Request",
+      "deploy to staging",
+      "",
+      "## Early Progress",
+      "- built the image",
+      "",
+      "## Context for Suffix",
+      "- the deploy script is scripts/deploy.sh",
+    ].join("\n");
+    const state = readSummary(previous);
+    expect(state.slots.goal).toEqual(["fix the parser", "deploy to staging"]);
+    expect(state.slots.done).toEqual(["built the image", "the deploy script is scripts/deploy.sh"]);
+    expect(state.slots.nextSteps).toEqual(["run the tests"]);
+    expect(state.extras).toEqual([]);
+  });
+
   it("reads our own sections into their lists", () => {
     const state = readSummary(
       [

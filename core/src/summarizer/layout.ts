@@ -119,6 +119,20 @@ const TOP_ALIASES = new Map<string, string>([
 ]);
 
 /**
+ * The sections of a split turn's summary (carried in a previous summary after pi's
+ * "Turn Context (split turn)" line). On the next compaction that turn is history: its request
+ * joins the goal and its progress and context join Done, so split-turn blocks do not pile up.
+ */
+const TURN_PREFIX_SLOTS = new Map<string, SlotId>([
+  [normaliseTitle(TURN_PREFIX_TITLES.request), "goal"],
+  [normaliseTitle(TURN_PREFIX_TITLES.progress), "done"],
+  [normaliseTitle(TURN_PREFIX_TITLES.context), "done"],
+]);
+
+/** pi's separator line between a history summary and a split turn's summary. */
+const SPLIT_TURN_LINE = /^\s*(?:---|\*\*Turn Context \(split turn\):\*\*)\s*$/;
+
+/**
  * Reads a previous summary. Known sections become item lists; unknown ones are kept verbatim;
  * pi's `<read-files>`/`<modified-files>` lists count as files; text before the first heading
  * is kept under "Earlier Summary". The `## Focus` of a previous run is not carried over.
@@ -140,6 +154,17 @@ export function readSummary(text: string): SummaryState {
   let parent: LayoutEntry | undefined;
   let unknownParent: MutableExtra | undefined;
   for (const section of parsed.sections) {
+    const turnSlot = section.level === 2 ? TURN_PREFIX_SLOTS.get(normaliseTitle(section.title)) : undefined;
+    if (turnSlot !== undefined) {
+      // Prose or list items alike: a turn-prefix summary writes its request as plain text.
+      for (const line of section.lines) {
+        const text = (parseItemLine(line)?.text ?? line).trim();
+        if (text !== "" && !SPLIT_TURN_LINE.test(text)) slots[turnSlot].push(text);
+      }
+      parent = undefined;
+      unknownParent = undefined;
+      continue;
+    }
     if (section.level === 2) {
       parent = topEntry(section.title);
       unknownParent = undefined;
@@ -177,6 +202,7 @@ function readItems(slots: Record<SlotId, string[]>, entry: LayoutEntry, lines: r
   if (slot === undefined) return;
   const code = HISTORY_LAYOUT.some((e) => e.slot === slot && e.style === "code");
   for (const line of lines) {
+    if (SPLIT_TURN_LINE.test(line)) continue;
     const item = parseItemLine(line);
     if (item === undefined) continue;
     const text = code ? unwrapCode(item.text) : item.text;
