@@ -5,7 +5,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createCompactor } from "@compaction/core";
-import { builders, loadPiMessages } from "@compaction/core/testing";
+import { builders } from "@compaction/core/testing";
+import { loadPiMessages } from "@compaction/fixtures";
 import { describe, expect, it } from "vitest";
 import { tmpProject } from "./support/tmp-project.js";
 

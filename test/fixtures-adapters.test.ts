@@ -13,7 +13,7 @@ import {
   createAnthropicAdapter,
   createPiAdapter,
 } from "@compaction/core";
-import { CLAUDE_FIXTURES, FIXTURES_DIR, PI_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/core/testing";
+import { CLAUDE_FIXTURES, FIXTURES_DIR, PI_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
 
 type Raw = Record<string, any>;
 

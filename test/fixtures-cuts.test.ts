@@ -17,7 +17,7 @@ import {
   summarizeCut,
 } from "@compaction/core";
 import { describe, expect, it } from "vitest";
-import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/core/testing";
+import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
 
 interface Fixture {
   readonly file: string;

@@ -3,7 +3,7 @@
  * user would set it up, with the extractive summarizer (no model).
  */
 import { type CompactionResult, createCompactor, FactsCache, type MessageAdapter } from "@compaction/core";
-import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/core/testing";
+import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
 import { describe, expect, it } from "vitest";
 import { tmpProject } from "./support/tmp-project.js";
 

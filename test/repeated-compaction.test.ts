@@ -4,7 +4,7 @@
  * bounded, and old split-turn sections do not pile up.
  */
 import { createCompactor, SPLIT_TURN_HEADING } from "@compaction/core";
-import { loadPiMessages } from "@compaction/core/testing";
+import { loadPiMessages } from "@compaction/fixtures";
 import { describe, expect, it } from "vitest";
 import { tmpProject } from "./support/tmp-project.js";
 

@@ -21,7 +21,7 @@ import {
   MessageTokenCounter,
   messageTokenText,
 } from "@compaction/core";
-import { CLAUDE_FIXTURES, PI_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/core/testing";
+import { CLAUDE_FIXTURES, PI_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
 
 const COLD = { warmup: 3, iterations: 20 };
 const UPDATE = { warmup: 200, iterations: 2000 };

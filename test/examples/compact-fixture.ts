@@ -8,7 +8,7 @@
  * Put a .compactionrc in the working directory to try another preset (e.g. `preset: rolling`).
  */
 import { createCompactor, type PiMessage } from "@compaction/core";
-import { loadPiMessages } from "@compaction/core/testing";
+import { loadPiMessages } from "@compaction/fixtures";
 
 const file = process.argv[2] ?? "pi-large-session.jsonl";
 const contextWindow = process.argv[3] === undefined ? undefined : Number(process.argv[3]);

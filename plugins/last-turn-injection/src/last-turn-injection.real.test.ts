@@ -3,7 +3,7 @@
  * recorded it (read from the raw JSON here, not through the plugin's own extraction).
  */
 import { Compactor, type CompactionPlugin, createAnthropicAdapter, createPiAdapter, createTiktokenCounter } from "@compaction/core";
-import { loadClaudeMessages, loadPiMessages } from "@compaction/core/testing";
+import { loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
 import { afterAll, describe, expect, it } from "vitest";
 import { LAST_TURN_HEADING, TRUNCATION_MARKER, lastTurnInjection } from "./index.js";
 import { baseSummary, cutAt, sectionOf, summarizerSummary } from "./test-support/plugins.js";

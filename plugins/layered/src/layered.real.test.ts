@@ -8,7 +8,7 @@ import {
   lastUserIndex,
   type MessageAdapter,
 } from "@compaction/core";
-import { loadClaudeMessages, loadPiMessages } from "@compaction/core/testing";
+import { loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
 import { describe, expect, it } from "vitest";
 import { FULL_COMPACTION_WARNING, layered } from "./layered.js";
 import { isPrunedMarker } from "./marker.js";

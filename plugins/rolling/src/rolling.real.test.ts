@@ -10,7 +10,7 @@ import {
   lastUserIndex,
   type MessageAdapter,
 } from "@compaction/core";
-import { loadClaudeMessages, loadPiMessages } from "@compaction/core/testing";
+import { loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
 import { describe, expect, it } from "vitest";
 import { rolling } from "./rolling.js";
 import { invariantProblems } from "./test-support/conversations.js";

@@ -9,7 +9,7 @@ import {
   isCutPoint,
   readSummary,
 } from "@compaction/core";
-import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/core/testing";
+import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { safeguard } from "./index.js";
 import { orphanedResults } from "./test-support/conversation.js";

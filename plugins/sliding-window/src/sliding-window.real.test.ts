@@ -7,7 +7,7 @@ import {
   lastUserIndex,
   type PiMessage,
 } from "@compaction/core";
-import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/core/testing";
+import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
 import { afterAll, describe, expect, it } from "vitest";
 import { slidingWindow } from "./sliding-window.js";
 
