@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ErrorCodes } from "../errors.js";
 import type { MessageFacts } from "../messages/adapter.js";
-import { answers, calls, fact } from "../test-support/facts.js";
+import { answers, calls, fact } from "../testing/facts.js";
 import { checkCut } from "./check-cut.js";
 import { findCutPoint } from "./find-cut-point.js";
 import { isCutPoint } from "./turns.js";

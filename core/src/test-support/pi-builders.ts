@@ -40,7 +40,4 @@ export function summaryMessage(summary: string): PiMessage {
   return { role: "compactionSummary", summary, tokensBefore: 1000, timestamp: tick() } as PiMessage;
 }
 
-/** A word repeated to make a message of roughly `n` tokens. */
-export function words(n: number, word = "alpha"): string {
-  return Array.from({ length: n }, () => word).join(" ");
-}
+export { words } from "../testing/builders.js";

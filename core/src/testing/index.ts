@@ -1,2 +1,3 @@
 /** `@compaction/core/testing`: helpers for testing plugins against every message format. */
 export { builders, FORMATS, words, type Builders, type CallSpec, type Format, type ResultSpec } from "./builders.js";
+export { answers, calls, fact } from "./facts.js";

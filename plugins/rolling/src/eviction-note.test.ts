@@ -1,17 +1,8 @@
+import { fact } from "@compaction/core/testing";
 import { describe, expect, it } from "vitest";
 import { formatEvictionNote, isoTimestamp, timestampRange } from "./eviction-note.js";
 
-const facts = (timestamp?: number) => ({
-  kind: "user" as const,
-  text: "",
-  thinking: "",
-  toolCalls: [],
-  toolResultIds: [],
-  isError: false,
-  imageCount: 0,
-  pinned: false,
-  ...(timestamp === undefined ? {} : { timestamp }),
-});
+const facts = (timestamp?: number) => fact("user", timestamp === undefined ? {} : { timestamp });
 
 describe("formatEvictionNote", () => {
   it("writes the note exactly as specified", () => {

@@ -1,9 +1,8 @@
 /** Hand-built MessageFacts and views for format-independent tests. */
-import type { MessageFacts, MessageKind, MessageView } from "@compaction/core";
+import type { MessageKind, MessageView } from "@compaction/core";
+import { fact } from "@compaction/core/testing";
 
-export function fact(kind: MessageKind, extra: Partial<MessageFacts> = {}): MessageFacts {
-  return { kind, text: "", thinking: "", toolCalls: [], toolResultIds: [], isError: false, imageCount: 0, pinned: false, ...extra };
-}
+export { fact };
 
 /** A view of `[kind, tokens]` pairs; `call:<id>` / `result:<id>` kinds add tool links. */
 export function view(...entries: readonly (readonly [string, number])[]): MessageView {

@@ -1,6 +1,7 @@
-/** Hand-built MessageFacts for format-independent tests of the cut rules. */
+/** Hand-built MessageFacts, for format-independent tests of cut rules and summarizers. */
 import type { MessageFacts, MessageKind } from "../messages/adapter.js";
 
+/** Facts of one message: the given kind, nothing else unless `extra` says. */
 export function fact(kind: MessageKind, extra: Partial<MessageFacts> = {}): MessageFacts {
   return {
     kind,
@@ -15,5 +16,7 @@ export function fact(kind: MessageKind, extra: Partial<MessageFacts> = {}): Mess
   };
 }
 
+/** `extra` for a message issuing these tool calls (tool `bash`, no arguments). */
 export const calls = (...ids: string[]) => ({ toolCalls: ids.map((id) => ({ id, name: "bash", arguments: {} })) });
+/** `extra` for a message answering these tool-call ids. */
 export const answers = (...ids: string[]) => ({ toolResultIds: ids });
