@@ -147,7 +147,7 @@ export class Compactor<T> {
       const stoppedAtCut = this.#stopped(run);
       if (stoppedAtCut) return untouched("cancelled", stoppedAtCut.message, stoppedAtCut);
       if (proposed === undefined || proposed === null) {
-        if (run.messages !== input.messages) return this.#finish(run, null, { text: "", kind: "none" });
+        if (run.messages !== input.messages) return await this.#finish(run, null, { text: "", kind: "none" });
         return untouched("noop", "No plugin selected a cut.", null);
       }
 
