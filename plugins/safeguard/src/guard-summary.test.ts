@@ -31,6 +31,16 @@ describe("guardSummary", () => {
     expect((error as Error).message).toMatch(/^Summarizer 'model' did not answer within 20 ms/);
   });
 
+  it("aborts the signal it hands the work when the time runs out", async () => {
+    let seen: AbortSignal | undefined;
+    const hanging = (signal: AbortSignal) => {
+      seen = signal;
+      return new Promise<string>(() => {});
+    };
+    await guardSummary(hanging, { ...options, timeoutMs: 20 }).catch(() => undefined);
+    expect(seen?.aborted).toBe(true);
+  });
+
   it("waits without limit when timeoutMs is 0", async () => {
     const slow = () => new Promise<string>((resolve) => setTimeout(() => resolve("late"), 30));
     await expect(guardSummary(slow, { ...options, timeoutMs: 0 })).resolves.toBe("late");

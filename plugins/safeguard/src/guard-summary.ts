@@ -18,12 +18,13 @@ export interface SummaryGuardOptions {
  * does not settle within `timeoutMs`; COMPACTION_CANCELLED when `signal` aborts (or `work`
  * itself reports a cancellation).
  *
- * On timeout the wait ends at once, but `work` is not told to stop: the core's `run.summarize`
- * hands the summarizer the run's own signal only (see the package README).
+ * `work` gets a signal that aborts on timeout or cancellation, so a summarizer that honours it
+ * (e.g. a model request) stops too instead of running on after the wait has ended.
  */
-export async function guardSummary<R>(work: () => Promise<R>, options: SummaryGuardOptions): Promise<R> {
+export async function guardSummary<R>(work: (signal: AbortSignal) => Promise<R>, options: SummaryGuardOptions): Promise<R> {
   const { summarizer, plugin, timeoutMs, signal } = options;
   if (signal?.aborted) throw cancelled(plugin, signal.reason);
+  const stop = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let onAbort: (() => void) | undefined;
   const stopped = new Promise<never>((_resolve, reject) => {
@@ -34,16 +35,18 @@ export async function guardSummary<R>(work: () => Promise<R>, options: SummaryGu
           `Summarizer '${summarizer}' did not answer within ${timeoutMs} ms; the compaction was cancelled and the history left as it was.`,
           { plugin, hint: `Raise the ${plugin} option timeoutMs, or check that the summarizer (model, endpoint, network) responds.` },
         );
+        stop.abort(error);
         reject(error);
       }, timeoutMs);
     }
     onAbort = () => {
+      stop.abort(signal?.reason);
       reject(cancelled(plugin, signal?.reason));
     };
     signal?.addEventListener("abort", onAbort, { once: true });
   });
   try {
-    return await Promise.race([runWork(work), stopped]);
+    return await Promise.race([runWork(() => work(stop.signal)), stopped]);
   } catch (error) {
     throw asSummarizerError(error, summarizer, plugin);
   } finally {

@@ -60,11 +60,12 @@ export async function writeSummary(run: CompactionRun<unknown>, options: WriteSu
   const reserved = Math.min(listsTokens(lists, counter), Math.floor(lengths.history / 2));
   const summarizer = run.summarizer.name;
   const text = await guardSummary(
-    () =>
+    (signal) =>
       summarizeCut(run, {
         maxTokens: Math.max(1, lengths.history - reserved),
         turnPrefixMaxTokens: lengths.turnPrefix,
         chunkTokens: options.chunkTokens,
+        signal,
       }),
     { summarizer, plugin, timeoutMs: options.timeoutMs, signal: run.signal },
   );
