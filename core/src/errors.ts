@@ -27,6 +27,14 @@ export const ErrorCodes = {
   MESSAGE_UNREADABLE: "COMPACTION_MESSAGE_UNREADABLE",
   /** A token encoding name is not known to tiktoken. */
   ENCODING_UNKNOWN: "COMPACTION_ENCODING_UNKNOWN",
+  /** A session transcript line is not valid JSON or not an entry (file and line number in the message). */
+  TRANSCRIPT_CORRUPT: "COMPACTION_TRANSCRIPT_CORRUPT",
+  /** A session transcript is readable but not usable: no header, unknown entry id, broken parent chain. */
+  TRANSCRIPT_INVALID: "COMPACTION_TRANSCRIPT_INVALID",
+  /** A session file's write lock could not be had: another process holds it (or left it behind). */
+  TRANSCRIPT_LOCKED: "COMPACTION_TRANSCRIPT_LOCKED",
+  /** No session file matched the path, id or id prefix given (the message lists where it looked). */
+  TRANSCRIPT_NOT_FOUND: "COMPACTION_TRANSCRIPT_NOT_FOUND",
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

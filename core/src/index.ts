@@ -10,6 +10,7 @@ export * from "./select-messages.js";
 export * from "./cut/index.js";
 export * from "./summarizer/index.js";
 export * from "./config/index.js";
+export * from "./transcript/index.js";
 export {
   type AutoCompactSettings,
   Compactor,

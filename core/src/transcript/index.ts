@@ -1,0 +1,47 @@
+/**
+ * Session transcripts: pi-coding-agent session JSONL (read, migrate, tree, boundary load,
+ * locked appends, branching) and read-only imports of Claude Code and Codex CLI transcripts.
+ */
+export * from "./types.js";
+export { type ParsedSession, type ParseSessionOptions, parseSession, readSession } from "./parse.js";
+export { migrateEntries, v1EntryId } from "./migrate.js";
+export { SessionTree, type SessionTreeOptions } from "./tree.js";
+export {
+  type BuildContextOptions,
+  buildContext,
+  compactionSummaryMessage,
+  entryMessage,
+  type SessionContext,
+  type SessionModel,
+} from "./context.js";
+export { type BoundaryLoad, type LoadBoundaryOptions, loadBoundary } from "./boundary-load.js";
+export { isTranscriptError, TranscriptError, type TranscriptErrorDetails } from "./transcript-error.js";
+export {
+  type AppendCompactionOptions,
+  appendCompaction,
+  appendEntries,
+  type AppendOptions,
+  type NewEntry,
+  type SessionLockOptions,
+  type UpgradedSession,
+  upgradeSession,
+  withSessionLock,
+} from "./append.js";
+export {
+  type CreatedSession,
+  type CreateSessionOptions,
+  createSession,
+  createSessionId,
+  findMostRecentSession,
+  PI_AGENT_DIR_ENV,
+  resolveSession,
+  type ResolveSessionOptions,
+  SESSIONS_DIR_ENV,
+  sessionDirForCwd,
+  sessionFileName,
+  sessionsBaseDir,
+  type SessionsDirOptions,
+} from "./session-file.js";
+export { type BranchedSession, type BranchSessionOptions, branchSession } from "./branch.js";
+export { type ClaudeCodeImport, type ImportOptions, importClaudeCode } from "./claude-code-import.js";
+export { type CodexRolloutImport, importCodexRollout } from "./codex-import.js";
