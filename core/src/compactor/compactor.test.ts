@@ -218,6 +218,14 @@ describe("Compactor hooks", () => {
     expect(result.reason).toBe("No plugin selected a cut.");
   });
 
+  it("is a noop when the cut would only summarise the previous summary again", async () => {
+    const input = [summaryMessage("## Goal\n- ship it"), user("q1"), assistant("a1")];
+    const result = await compactor([cutAt(1)]).compact({ messages: input });
+    expect(result.status).toBe("noop");
+    expect(result.reason).toContain("Nothing new to compact");
+    expect(result.messages).toBe(input);
+  });
+
   it("is a noop when the cut compacts nothing", async () => {
     const result = await compactor([cutAt(0)]).compact({ messages: conversation() });
     expect(result.status).toBe("noop");

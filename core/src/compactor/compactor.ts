@@ -159,6 +159,11 @@ export class Compactor<T> {
         return untouched("noop", `The cut chosen by '${selectedBy}' compacts no messages.`, null);
       }
       run.previousSummary = latestSummary(run);
+      if (run.cut.compactedIndices.every((i) => run.view.facts[i]?.kind === "summary")) {
+        run.cut = null;
+        if (run.messages !== input.messages) return await this.#finish(run, null, { text: "", kind: "none" });
+        return untouched("noop", "Nothing new to compact: the cut would only summarise the previous summary again.", null);
+      }
 
       const draft = await this.hooks.summarize.promise({ text: "", kind: "summary" }, run);
       run.activePlugin = "core";

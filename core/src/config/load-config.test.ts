@@ -161,9 +161,9 @@ describe("loadConfig: agent sections", () => {
     },
   };
 
-  async function load(agent?: string) {
+  async function load(agent?: string, preset?: string) {
     const root = makeProject({ ".compactionrc.json": JSON.stringify(rc) });
-    return loadConfig({ cwd: root, ...(agent === undefined ? {} : { agent }) });
+    return loadConfig({ cwd: root, ...(agent === undefined ? {} : { agent }), ...(preset === undefined ? {} : { preset }) });
   }
 
   it("applies no agent section when no agent is asked for", async () => {
@@ -191,6 +191,11 @@ describe("loadConfig: agent sections", () => {
     expect(config.contextWindow).toBe(100000);
     expect(config.tokenizer).toEqual({ counter: "estimate", encoding: "o200k_base" });
     expect(config.plugins).toEqual(["top-plugin"]);
+  });
+
+  it("lets a preset passed by the caller (e.g. --preset) win over the file and the agent's section", async () => {
+    const config = await load("researcher", "layered");
+    expect(config.preset).toBe("layered");
   });
 
   it("merges options per plugin name and then per option key, the agent winning", async () => {

@@ -19,6 +19,11 @@ export interface LoadConfigOptions {
   readonly agent?: string;
   /** Load this file (relative to `cwd`) instead of searching. */
   readonly configPath?: string;
+  /**
+   * Use this preset instead of the one the config (or the agent's section) names, e.g. from a
+   * command line `--preset`. Resolved like the config's own `preset`.
+   */
+  readonly preset?: string;
 }
 
 /** A resolved config plus what resolution needs to point errors at the right place. */
@@ -81,7 +86,7 @@ export async function loadConfigDetailed(options: LoadConfigOptions = {}): Promi
   const config: ResolvedConfig = deepFreeze({
     filepath,
     agent,
-    preset: merged.preset,
+    preset: options.preset ?? merged.preset,
     contextWindow: merged.contextWindow,
     reserveTokens: merged.reserveTokens,
     adapter: merged.adapter,

@@ -1,0 +1,37 @@
+/** What each command's action gets: the io, the global options, and colours for its streams. */
+import type { Command } from "commander";
+import type { CliIo } from "./io.js";
+import { colorEnabled, colors, type Colors } from "./output.js";
+import type { SessionSelection } from "./session-target.js";
+
+/** The options of the program itself (`compaction --sessions-dir ... <command>`). */
+export interface GlobalOptions {
+  readonly sessionsDir?: string;
+  readonly skipCorrupt?: boolean;
+  readonly color: boolean;
+}
+
+export interface CommandContext {
+  readonly io: CliIo;
+  /** Colours for stdout. */
+  readonly out: Colors;
+  /** Colours for stderr. */
+  readonly err: Colors;
+  readonly globals: GlobalOptions;
+}
+
+/** The context for the command being run (global options read through `optsWithGlobals`). */
+export function commandContext(command: Command, io: CliIo): CommandContext {
+  const globals = command.optsWithGlobals<GlobalOptions>();
+  return {
+    io,
+    globals,
+    out: colors(colorEnabled(io.stdout, io.env, globals.color)),
+    err: colors(colorEnabled(io.stderr, io.env, globals.color)),
+  };
+}
+
+/** The session selection from `--session` and the global options. */
+export function sessionSelection(context: CommandContext, session: string | undefined): SessionSelection {
+  return { session, sessionsDir: context.globals.sessionsDir, skipCorrupt: context.globals.skipCorrupt === true };
+}

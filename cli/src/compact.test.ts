@@ -1,0 +1,104 @@
+import { appendEntries, buildContext, readSession } from "@compaction/core";
+import { SessionManager } from "@mariozechner/pi-coding-agent";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createSandbox, type Sandbox } from "./test-support/cli-sandbox.js";
+
+let sandbox: Sandbox;
+beforeEach(async () => {
+  sandbox = await createSandbox();
+});
+afterEach(() => sandbox.remove());
+
+describe("compaction compact", () => {
+  it("shows before and after token counts and what it compacts with --dry-run", () => {
+    const run = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1" });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/Before\s+177,657 tokens \(914 messages\)/);
+    expect(run.stdout).toMatch(/After\s+[\d,]+ tokens \(\d+ messages/);
+    expect(run.stdout).toMatch(/Compacts\s+\d+ messages, by safeguard/);
+    expect(run.stdout).toContain("Dry run: nothing written.");
+  });
+
+  it("writes nothing with --dry-run", () => {
+    const before = sandbox.bytes();
+    expect(sandbox.run(["compact", "--dry-run", "--yes"]).code).toBe(0);
+    expect(sandbox.bytes().equals(before)).toBe(true);
+  });
+
+  it("refuses without a terminal and without --yes: exit 1, a hint to pass --yes, file unchanged", () => {
+    const before = sandbox.bytes();
+    const run = sandbox.run(["compact"], { NO_COLOR: "1" });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^compaction: Not writing the compaction: stdin is not a terminal/);
+    expect(run.stderr).toMatch(/\nhint: Pass --yes/);
+    expect(sandbox.bytes().equals(before)).toBe(true);
+  });
+
+  it("appends one compaction entry with --yes, keeping the file's earlier bytes", () => {
+    const before = sandbox.bytes();
+    const run = sandbox.run(["compact", "--yes", "--focus", "the session manager"]);
+    expect(run.code).toBe(0);
+    const after = sandbox.bytes();
+    expect(after.subarray(0, before.length).equals(before)).toBe(true);
+    const added = after.subarray(before.length).toString("utf8").trimEnd().split("\n");
+    expect(added).toHaveLength(1);
+    const entry = JSON.parse(added[0] as string) as Record<string, unknown>;
+    expect(entry).toMatchObject({ type: "compaction", tokensBefore: 177657, details: { customInstruction: "the session manager", trigger: "manual" } });
+    expect(run.stdout).toContain(`wrote compaction entry ${String(entry["id"])}`);
+  });
+
+  it("writes a file whose context pi's SessionManager builds exactly as ours", () => {
+    expect(sandbox.run(["compact", "--yes"]).code).toBe(0);
+    const ours = buildContext(readSession(sandbox.sessionPath).entries);
+    const pi = SessionManager.open(sandbox.sessionPath).buildSessionContext();
+    expect(ours.compaction).not.toBeNull();
+    expect(ours.messages.length).toBeLessThan(914);
+    expect(pi.messages).toEqual(ours.messages);
+  });
+
+  it("says there is nothing new to compact right after a compaction: exit 1, file unchanged", () => {
+    expect(sandbox.run(["compact", "--yes"]).code).toBe(0);
+    const before = sandbox.bytes();
+    const again = sandbox.run(["compact", "--yes"], { NO_COLOR: "1" });
+    expect(again.code).toBe(1);
+    expect(again.stderr + again.stdout).toContain("Nothing new to compact");
+    expect(sandbox.bytes().equals(before)).toBe(true);
+  });
+
+  it("runs the preset given with --preset instead of the configured one", () => {
+    const run = sandbox.run(["compact", "--dry-run", "--preset", "sliding-window"], { NO_COLOR: "1" });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/Compacts\s+\d+ messages, by sliding-window/);
+  });
+
+  it("compacts an already compacted session again once it has grown, keeping pi's context equal to ours", async () => {
+    expect(sandbox.run(["compact", "--yes"]).code).toBe(0);
+    const turn = (text: string) => [
+      { type: "message", message: { role: "user", content: [{ type: "text", text }], timestamp: Date.now() } },
+      {
+        type: "message",
+        message: { role: "assistant", content: [{ type: "text", text: `${text} — done. ${"detail ".repeat(4000)}` }], timestamp: Date.now() },
+      },
+    ];
+    await appendEntries(sandbox.sessionPath, [...turn("add a changelog"), ...turn("bump the version"), ...turn("tag the release")] as never);
+    const second = sandbox.run(["compact", "--yes"], { NO_COLOR: "1" });
+    const ours = buildContext(readSession(sandbox.sessionPath).entries);
+    const pi = SessionManager.open(sandbox.sessionPath).buildSessionContext();
+    expect(second.code).toBe(0);
+    expect(ours.branch.filter((entry) => entry.type === "compaction")).toHaveLength(2);
+    expect(pi.messages).toEqual(ours.messages);
+  });
+
+  it("refuses to write to a version 1 session file with exit 3, writing nothing", async () => {
+    const old = await createSandbox({ version1: true });
+    try {
+      const before = old.bytes();
+      const run = old.run(["compact", "--yes"], { NO_COLOR: "1" });
+      expect(run.code).toBe(3);
+      expect(run.stderr).toMatch(/^compaction: Cannot write a compaction to .*version 1 session file/);
+      expect(old.bytes().equals(before)).toBe(true);
+    } finally {
+      old.remove();
+    }
+  });
+});

@@ -1,0 +1,69 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createSandbox, type Sandbox } from "./test-support/cli-sandbox.js";
+import { appendFileSync } from "node:fs";
+
+let sandbox: Sandbox;
+beforeEach(async () => {
+  sandbox = await createSandbox();
+});
+afterEach(() => sandbox.remove());
+
+describe("errors and exit codes", () => {
+  it("exits 3 with one error line and a hint for an unknown session id", () => {
+    const run = sandbox.run(["context", "status", "--session", "0000dead"], { NO_COLOR: "1" });
+    expect(run.code).toBe(3);
+    const lines = run.stderr.trimEnd().split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^compaction: No session with id "0000dead"/);
+    expect(lines[1]).toMatch(/^hint: /);
+    expect(run.stdout).toBe("");
+  });
+
+  it("exits 3 when the project has no session and none is named", () => {
+    const run = sandbox.run(["context", "status", "--sessions-dir", sandbox.root + "/elsewhere"], { NO_COLOR: "1" });
+    expect(run.code).toBe(3);
+    expect(run.stderr).toMatch(/^compaction: No session file for /);
+  });
+
+  it("exits 4 with the config problem for an invalid .compactionrc", () => {
+    sandbox.writeConfig(".compactionrc.json", JSON.stringify({ contextWindow: "big" }));
+    const run = sandbox.run(["context", "status"], { NO_COLOR: "1" });
+    expect(run.code).toBe(4);
+    expect(run.stderr).toMatch(/^compaction: Invalid compaction config .*\.compactionrc\.json: \/contextWindow/);
+    expect(run.stderr).toMatch(/\nhint: /);
+  });
+
+  it("exits 2 for an unknown option, naming it", () => {
+    const run = sandbox.run(["context", "status", "--bogus"]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("compaction: unknown option '--bogus'");
+  });
+
+  it("exits 2 for an unknown command", () => {
+    expect(sandbox.run(["frobnicate"]).code).toBe(2);
+  });
+
+  it("exits 3 on a corrupt line, and reads past it with --skip-corrupt, reporting the line on stderr", () => {
+    appendFileSync(sandbox.sessionPath, "{not json\n");
+    appendFileSync(sandbox.sessionPath, JSON.stringify({ type: "label", id: "zz000001", parentId: null, timestamp: new Date().toISOString(), targetId: "x", label: "y" }) + "\n");
+    const failed = sandbox.run(["context", "status"], { NO_COLOR: "1" });
+    expect(failed.code).toBe(3);
+    const skipped = sandbox.run(["--skip-corrupt", "context", "status", "--json"], { NO_COLOR: "1" });
+    expect(skipped.code).toBe(0);
+    expect(skipped.stderr).toMatch(/^compaction: skipped line 1020 of .*: /);
+  });
+
+  it("prints the version with --version and exits 0", () => {
+    const run = sandbox.run(["--version"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+
+  it("lists the exit codes and examples in --help", () => {
+    const run = sandbox.run(["--help"]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain("Exit codes:");
+    expect(run.stdout).toContain("4  invalid config");
+    expect(run.stdout).toContain("compaction compact --dry-run");
+  });
+});

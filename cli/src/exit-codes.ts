@@ -1,0 +1,23 @@
+/** The `compaction` command's exit codes (also listed in README.md and `--help`). */
+export const ExitCode = {
+  /** Done. */
+  OK: 0,
+  /** The compaction failed or was refused: status failed/cancelled/noop, or the user declined. */
+  FAILED: 1,
+  /** Usage error: unknown command or option, a missing or bad argument. */
+  USAGE: 2,
+  /** The session was not found, or its transcript cannot be read. */
+  SESSION: 3,
+  /** The compaction config (`.compactionrc`) is invalid, or a preset/plugin in it does not load. */
+  CONFIG: 4,
+} as const;
+
+export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
+
+/** The exit-code table as shown at the end of `--help`. */
+export const EXIT_CODES_HELP = `Exit codes:
+  0  ok
+  1  the compaction failed or was refused (nothing to compact, declined, no terminal without --yes)
+  2  usage error
+  3  session not found, or its transcript is unreadable
+  4  invalid config (.compactionrc), or a preset or plugin in it does not load`;

@@ -1,0 +1,74 @@
+/**
+ * @compaction/cli: the `compaction` command. `main(argv, io)` runs it and returns the exit code
+ * (see exit-codes.ts); bin/compaction.js calls it with the process's arguments.
+ */
+import { readFileSync } from "node:fs";
+import { Command, CommanderError } from "commander";
+import { registerCompact } from "./commands/compact.js";
+import { registerContextStatus } from "./commands/context-status.js";
+import { exitCodeFor, renderError } from "./errors.js";
+import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from "./exit-codes.js";
+import { type CliIo, processIo } from "./io.js";
+import { colorEnabled, colors } from "./output.js";
+
+export { ExitCode, type ExitCodeValue } from "./exit-codes.js";
+export type { CliIo, CliStream } from "./io.js";
+
+const EXAMPLES = `Examples:
+  compaction context status                      this directory's latest pi session
+  compaction context status --json --session 0194f3a2
+  compaction compact --dry-run                   show what would be compacted
+  compaction compact --focus "the failing tests" --yes
+  COMPACTION_SESSIONS_DIR=~/.openclaw/sessions compaction context status
+
+Sessions: --session takes a file path or a session id (or its start); without it, the latest
+session of the current directory in ~/.pi/agent/sessions/ (or --sessions-dir, or
+$COMPACTION_SESSIONS_DIR, or $PI_CODING_AGENT_DIR/sessions).
+Colours: off with --no-color or NO_COLOR, on with FORCE_COLOR, else when writing to a terminal.`;
+
+/** Runs the command line `argv` (without `node` and the script) and returns the exit code. */
+export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
+  let code: ExitCodeValue = ExitCode.OK;
+  const done = (value: ExitCodeValue): void => {
+    code = value;
+  };
+  const program = buildProgram(io, done);
+  try {
+    await program.parseAsync([...argv], { from: "user" });
+    return code;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE;
+    const flag = !argv.includes("--no-color");
+    io.stderr.write(renderError(error, colors(colorEnabled(io.stderr, io.env, flag))));
+    return exitCodeFor(error);
+  }
+}
+
+function buildProgram(io: CliIo, done: (code: ExitCodeValue) => void): Command {
+  const program = new Command("compaction");
+  program
+    .description("See and control context compaction on pi-coding-agent / OpenClaw session files.")
+    .version(packageVersion(), "-V, --version", "print the version")
+    .helpOption("-h, --help", "show help")
+    .option("--sessions-dir <dir>", "folder holding one session folder per project (default ~/.pi/agent/sessions)")
+    .option("--skip-corrupt", "read past corrupt lines in the session file, reporting each on stderr")
+    .option("--no-color", "no colours (also: NO_COLOR)")
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      outputError: (text, write) => write(`compaction: ${text.replace(/^error: /, "").trimEnd()}\nhint: run 'compaction --help' for usage.\n`),
+    })
+    .addHelpText("after", `\n${EXAMPLES}\n\n${EXIT_CODES_HELP}\n`);
+
+  registerCompact(program, io, done);
+  const context = program.command("context").description("look at a session's context");
+  registerContextStatus(context, io, done);
+  return program;
+}
+
+function packageVersion(): string {
+  const text = readFileSync(new URL("../package.json", import.meta.url), "utf8");
+  return (JSON.parse(text) as { version: string }).version;
+}

@@ -1,0 +1,71 @@
+/**
+ * Test support: runs the BUILT `compaction` binary as a user would, in a temporary project with
+ * its own HOME and sessions folder, on a version 3 copy of a real pi session.
+ */
+import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { sessionDirForCwd, upgradeSession } from "@compaction/core";
+
+const BIN = fileURLToPath(new URL("../../bin/compaction.js", import.meta.url));
+/** The real pi session (version 1) the sandboxes start from. Read-only. */
+export const REAL_SESSION = "/work/shared/fixtures/real/pi-large-session.jsonl";
+/** Its session id. */
+export const REAL_SESSION_ID = "d703a1a9-1b7b-4fb1-b512-c9738b1fe617";
+
+export interface CliRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface Sandbox {
+  readonly root: string;
+  /** The working directory the binary runs in. */
+  readonly project: string;
+  readonly sessionsDir: string;
+  /** The session file (the project's latest session). */
+  readonly sessionPath: string;
+  /** Runs `node bin/compaction.js ...args` in the project; stdin is empty and not a terminal. */
+  run(args: readonly string[], env?: Readonly<Record<string, string>>): CliRun;
+  bytes(): Buffer;
+  writeConfig(name: string, text: string): void;
+  remove(): void;
+}
+
+/** A new sandbox holding a version 3 copy of the real session in the project's session folder. */
+export async function createSandbox(options: { readonly version1?: boolean } = {}): Promise<Sandbox> {
+  const root = mkdtempSync(join(tmpdir(), "compaction-cli-"));
+  const project = join(root, "project");
+  const sessionsDir = join(root, "sessions");
+  mkdirSync(project, { recursive: true });
+  mkdirSync(join(root, "home"), { recursive: true });
+  const sessionPath = join(sessionDirForCwd(project, { sessionsDir }), `2025-11-20T23-33-50-805Z_${REAL_SESSION_ID}.jsonl`);
+  mkdirSync(dirname(sessionPath), { recursive: true });
+  copyFileSync(REAL_SESSION, sessionPath);
+  // Version 1 files cannot be appended to: upgrade the copy as pi does when it opens one.
+  if (options.version1 !== true) {
+    await upgradeSession(sessionPath);
+    rmSync(`${sessionPath}.bak`);
+  }
+  return {
+    root,
+    project,
+    sessionsDir,
+    sessionPath,
+    run(args, env = {}) {
+      const result = spawnSync(process.execPath, [BIN, ...args], {
+        cwd: project,
+        input: "",
+        encoding: "utf8",
+        env: { PATH: process.env["PATH"] ?? "", HOME: join(root, "home"), COMPACTION_SESSIONS_DIR: sessionsDir, ...env },
+      });
+      return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+    },
+    bytes: () => readFileSync(sessionPath),
+    writeConfig: (name, text) => writeFileSync(join(project, name), text),
+    remove: () => rmSync(root, { recursive: true, force: true }),
+  };
+}
