@@ -1,6 +1,6 @@
 import type { SessionEntry } from "@compaction/core";
 import { describe, expect, it } from "vitest";
-import { compactionHistory, degradationRisk, riskAdvice } from "./compaction-history.js";
+import { compactionHistory, compactionRecord, degradationRisk, riskAdvice } from "./compaction-history.js";
 
 const entry = (id: string, type: string, extra: Record<string, unknown> = {}): SessionEntry =>
   ({ id, parentId: null, timestamp: `2025-01-0${id}T00:00:00.000Z`, type, ...extra }) as unknown as SessionEntry;
@@ -20,5 +20,19 @@ describe("compaction history", () => {
   it("advises exporting and starting fresh at high risk, and nothing at low risk", () => {
     expect(riskAdvice("high")).toMatch(/Export .* start a fresh session/);
     expect(riskAdvice("low")).toBeNull();
+  });
+
+  it("reads a compaction pi itself wrote as strategy pi with its tokensBefore and null for what it does not record", () => {
+    const piEntry = entry("6", "compaction", { summary: "s", firstKeptEntryId: "5", tokensBefore: 1234, details: { readFiles: [], modifiedFiles: [] } });
+    expect(compactionRecord(piEntry as never)).toMatchObject({
+      strategy: "pi",
+      tokensBefore: 1234,
+      tokensAfter: null,
+      messagesCompacted: null,
+      trigger: null,
+      layer: null,
+      focus: null,
+      warnings: [],
+    });
   });
 });

@@ -5,7 +5,10 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { registerCompact } from "./commands/compact.js";
+import { registerContextHistory } from "./commands/context-history.js";
+import { registerContextInspect } from "./commands/context-inspect.js";
 import { registerContextStatus } from "./commands/context-status.js";
+import { registerSessionBranch } from "./commands/session-branch.js";
 import { exitCodeFor, renderError } from "./errors.js";
 import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from "./exit-codes.js";
 import { type CliIo, processIo } from "./io.js";
@@ -19,6 +22,9 @@ const EXAMPLES = `Examples:
   compaction context status --json --session 0194f3a2
   compaction compact --dry-run                   show what would be compacted
   compaction compact --focus "the failing tests" --yes
+  compaction context history --depth 3           the latest three compactions
+  compaction context inspect                     where the tokens go, what compacting would save
+  compaction session branch --at 1f0e3c2a        a new session file ending at that entry
   COMPACTION_SESSIONS_DIR=~/.openclaw/sessions compaction context status
 
 Sessions: --session takes a file path or a session id (or its start); without it, the latest
@@ -65,6 +71,10 @@ function buildProgram(io: CliIo, done: (code: ExitCodeValue) => void): Command {
   registerCompact(program, io, done);
   const context = program.command("context").description("look at a session's context");
   registerContextStatus(context, io, done);
+  registerContextHistory(context, io, done);
+  registerContextInspect(context, io, done);
+  const session = program.command("session").description("work with session files");
+  registerSessionBranch(session, io, done);
   return program;
 }
 

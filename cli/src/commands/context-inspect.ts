@@ -1,0 +1,147 @@
+/**
+ * `compaction context inspect`: where the current context's tokens go (by message kind), how many
+ * a compaction would keep or compact, and what it would save: a dry run, nothing is written.
+ */
+import type { Command } from "commander";
+import { commandContext, sessionSelection, type CommandContext } from "../command-context.js";
+import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
+import type { CliIo } from "../io.js";
+import { configOf, loadCompactor } from "../load-compactor.js";
+import { formatTokens } from "../output.js";
+import { loadTargetContext, resolveTarget } from "../session-target.js";
+
+interface InspectOptions {
+  readonly session?: string;
+  readonly agent?: string;
+  readonly json?: boolean;
+}
+
+/** Tokens and message count of one category. */
+export interface TokenShare {
+  readonly tokens: number;
+  readonly messages: number;
+}
+
+const CATEGORIES = ["conversation", "toolOutputs", "systemPrompt", "summaries", "other"] as const;
+type Category = (typeof CATEGORIES)[number];
+
+const LABELS: Readonly<Record<Category, string>> = {
+  conversation: "Conversation",
+  toolOutputs: "Tool outputs",
+  systemPrompt: "System prompt",
+  summaries: "Summaries",
+  other: "Other",
+};
+
+/** Everything `context inspect` reports; `--json` prints it as is. */
+export interface ContextInspection {
+  readonly session: { readonly path: string; readonly id: string };
+  readonly preset: string;
+  readonly messages: number;
+  /** Our count of every message (the categories sum to it). */
+  readonly tokens: number;
+  readonly breakdown: Readonly<Record<Category, TokenShare>>;
+  /** From the dry run: tokens it would keep (pinned and recent) and compact; null when it would not compact. */
+  readonly protectedTokens: number | null;
+  readonly compactableTokens: number | null;
+  readonly potentialSavings: {
+    readonly tokens: number;
+    readonly tokensBefore: number;
+    readonly tokensAfter: number;
+    readonly strategy: string | null;
+    readonly layer: string | null;
+    /** Why the dry run would not compact, or null. */
+    readonly reason: string | null;
+  };
+}
+
+/** Adds `inspect` to the `context` command group. */
+export function registerContextInspect(group: Command, io: CliIo, done: (code: ExitCodeValue) => void): void {
+  group
+    .command("inspect")
+    .description("break the context's tokens down by kind and show what a compaction would keep and save (writes nothing)")
+    .option("-s, --session <id|path>", "session file path, or session id (or its start); default: the current directory's latest")
+    .option("-a, --agent <name>", "apply this agent's section of the config")
+    .option("--json", "print one JSON object instead of text")
+    .action(async (options: InspectOptions, command: Command) => {
+      const context = commandContext(command, io);
+      const inspection = await inspectContext(context, options);
+      io.stdout.write(options.json === true ? `${JSON.stringify(inspection, null, 2)}\n` : renderInspection(inspection, context));
+      done(ExitCode.OK);
+    });
+}
+
+async function inspectContext(context: CommandContext, options: InspectOptions): Promise<ContextInspection> {
+  const selection = sessionSelection(context, options.session);
+  const path = await resolveTarget(selection, context.io);
+  const loaded = loadTargetContext(path, selection, context.io);
+  const compactor = await loadCompactor(context.io.cwd, options.agent);
+  try {
+    const shares = new Map<Category, { tokens: number; messages: number }>(CATEGORIES.map((name) => [name, { tokens: 0, messages: 0 }]));
+    for (const message of loaded.messages) {
+      const share = shares.get(categoryOf(compactor.facts.of(message).kind)) as { tokens: number; messages: number };
+      share.tokens += compactor.tokens.count(message);
+      share.messages += 1;
+    }
+    const dryRun = await compactor.compact({
+      messages: loaded.messages,
+      trigger: "manual",
+      ...(options.agent === undefined ? {} : { agent: options.agent }),
+    });
+    const cut = dryRun.status === "compacted" ? dryRun.cut : null;
+    // Like for like: our count of the context now against our count after the dry run
+    // (tokensBefore may rest on the provider's usage, which also covers the system prompt).
+    const counted = compactor.tokens.total(loaded.messages);
+    return {
+      session: { path, id: loaded.header.id },
+      preset: configOf(compactor).preset,
+      messages: loaded.messages.length,
+      tokens: counted,
+      breakdown: Object.fromEntries(shares) as Record<Category, TokenShare>,
+      protectedTokens: cut?.keptTokens ?? null,
+      compactableTokens: cut?.compactedTokens ?? null,
+      potentialSavings: {
+        tokens: cut === null ? 0 : Math.max(0, counted - dryRun.tokensAfter),
+        tokensBefore: counted,
+        tokensAfter: dryRun.tokensAfter,
+        strategy: dryRun.event?.strategy ?? cut?.selectedBy ?? null,
+        layer: dryRun.event?.layer ?? null,
+        reason: cut === null ? (dryRun.reason ?? dryRun.status) : null,
+      },
+    };
+  } finally {
+    compactor.dispose();
+  }
+}
+
+function categoryOf(kind: string): Category {
+  if (kind === "user" || kind === "assistant") return "conversation";
+  if (kind === "toolResult") return "toolOutputs";
+  if (kind === "system") return "systemPrompt";
+  if (kind === "summary") return "summaries";
+  return "other";
+}
+
+function renderInspection(inspection: ContextInspection, { out: c }: CommandContext): string {
+  const percent = (tokens: number): string => (inspection.tokens > 0 ? `${Math.round((tokens / inspection.tokens) * 100)}%` : "0%");
+  const row = (label: string, share: TokenShare): string =>
+    `  ${label.padEnd(14)}${formatTokens(share.tokens).padStart(10)} tokens ${percent(share.tokens).padStart(4)}  (${share.messages} messages)`;
+  const lines = [
+    `${c.bold("Session")}  ${inspection.session.id} ${c.dim(`(${inspection.session.path})`)}`,
+    `${c.bold("Context")}  ${formatTokens(inspection.tokens)} tokens counted in ${inspection.messages} messages`,
+    ...CATEGORIES.map((name) => row(LABELS[name], inspection.breakdown[name])),
+    "",
+  ];
+  const savings = inspection.potentialSavings;
+  if (inspection.protectedTokens === null || inspection.compactableTokens === null) {
+    lines.push(`${c.bold("Compaction")} would not compact now (preset ${inspection.preset}): ${savings.reason ?? "no reason given"}`);
+  } else {
+    const by = `${savings.strategy ?? inspection.preset}${savings.layer === null ? "" : ` (layer ${savings.layer})`}`;
+    lines.push(
+      `${c.bold("Protected")}    ${formatTokens(inspection.protectedTokens)} tokens (pinned and recent, kept by ${by})`,
+      `${c.bold("Compactable")}  ${formatTokens(inspection.compactableTokens)} tokens`,
+      `${c.bold("Savings")}      ${c.green(formatTokens(savings.tokens))} tokens (${formatTokens(savings.tokensBefore)} -> ${formatTokens(savings.tokensAfter)}) by ${by}`,
+    );
+  }
+  return `${lines.join("\n")}\n`;
+}
