@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "./test-support/cli-sandbox.js";
-import { appendFileSync } from "node:fs";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 
 let sandbox: Sandbox;
 beforeEach(async () => {
@@ -51,6 +51,20 @@ describe("errors and exit codes", () => {
     const skipped = sandbox.run(["--skip-corrupt", "context", "status", "--json"], { NO_COLOR: "1" });
     expect(skipped.code).toBe(0);
     expect(skipped.stderr).toMatch(/^compaction: skipped line 1020 of .*: /);
+  });
+
+  it("refuses to write when a skipped line breaks the branch, which would lose every entry before it", () => {
+    const lines = readFileSync(sandbox.sessionPath, "utf8").split("\n");
+    lines[599] = (lines[599] ?? "").slice(0, 40); // cut line 600 short: its entry is lost, the chain breaks there
+    writeFileSync(sandbox.sessionPath, lines.join("\n"));
+    const before = sandbox.bytes();
+    const compact = sandbox.run(["--skip-corrupt", "compact", "--yes"], { NO_COLOR: "1" });
+    expect(compact.code).toBe(3);
+    expect(compact.stderr).toMatch(/The branch breaks at a skipped line \(line 600 of .*\): \d+ earlier entries cannot be reached, so nothing was written\./);
+    const branch = sandbox.run(["--skip-corrupt", "session", "branch", "--at", "l00001019"], { NO_COLOR: "1" });
+    expect(branch.code).toBe(3);
+    expect(branch.stderr).toContain("The branch breaks at a skipped line");
+    expect(sandbox.bytes().equals(before)).toBe(true);
   });
 
   it("prints the version with --version and exits 0", () => {

@@ -1,5 +1,15 @@
 /** Finding the session a command works on and reading it, reporting lines left out on stderr. */
-import { type BoundaryLoad, loadBoundary, readSession, resolveSession, type ParsedSession, type SkippedLine } from "@compaction/core";
+import {
+  type BoundaryLoad,
+  loadBoundary,
+  type ParsedSession,
+  readSession,
+  resolveSession,
+  SessionTree,
+  type SkippedLine,
+} from "@compaction/core";
+import { CliError } from "./errors.js";
+import { ExitCode } from "./exit-codes.js";
 import type { CliIo } from "./io.js";
 
 /** The options every session command shares. */
@@ -38,4 +48,25 @@ export function readTargetSession(path: string, selection: SessionSelection, io:
 /** One stderr line per line left out. */
 function reportSkipped(path: string, skipped: readonly SkippedLine[], io: CliIo): void {
   for (const line of skipped) io.stderr.write(`compaction: skipped line ${line.line} of ${path}: ${line.reason}\n`);
+}
+
+/**
+ * Before writing anything derived from a file read with --skip-corrupt: a skipped line can break
+ * the branch's parent chain, leaving every earlier entry unreachable. Writing then (a compaction
+ * summary of only the tail, a branch of only the tail) would lose history for good, so refuse.
+ */
+export function assertWholeBranch(path: string, selection: SessionSelection): void {
+  if (!selection.skipCorrupt) return;
+  const parsed = readSession(path, { skipCorrupt: true });
+  if (parsed.skipped.length === 0) return;
+  const branch = new SessionTree(parsed.entries).branch();
+  const first = branch[0];
+  if (first === undefined || first.parentId === null) return;
+  const unreachable = parsed.entries.length - branch.length;
+  const lines = parsed.skipped.map((line) => line.line).join(", ");
+  throw new CliError(
+    ExitCode.SESSION,
+    `The branch breaks at a skipped line (line ${lines} of ${path}): ${unreachable} earlier entries cannot be reached, so nothing was written.`,
+    "Repair or remove that line (keep a copy of the file first), then run the command again; --dry-run shows what the reachable part alone would give.",
+  );
 }

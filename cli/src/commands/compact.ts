@@ -11,7 +11,7 @@ import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { loadCompactor } from "../load-compactor.js";
 import { formatTokens } from "../output.js";
-import { loadTargetContext, resolveTarget } from "../session-target.js";
+import { assertWholeBranch, loadTargetContext, resolveTarget } from "../session-target.js";
 
 interface CompactOptions {
   readonly session?: string;
@@ -65,7 +65,7 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
     io.stdout.write(`${c.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${loaded.messages.length} messages)\n`);
     throw new CliError(
       ExitCode.FAILED,
-      `Nothing was compacted (${result.status}): ${result.reason ?? "no reason given"}.`,
+      `Nothing was compacted (${result.status}): ${(result.reason ?? "no reason given").replace(/\.$/, "")}.`,
       result.error?.hint ?? (result.status === "noop" ? "The context may already be small enough; nothing was written." : "Nothing was written."),
     );
   }
@@ -109,6 +109,7 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
       return ExitCode.FAILED;
     }
   }
+  assertWholeBranch(path, selection);
   const entry = await appendCompaction(path, result, { firstKeptEntryId, tokensBefore: result.tokensBefore });
   io.stdout.write(`${c.green("Compacted:")} wrote compaction entry ${entry.id}.\n`);
   return ExitCode.OK;

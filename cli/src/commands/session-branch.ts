@@ -10,7 +10,7 @@ import { askLine } from "../confirm.js";
 import { CliError } from "../errors.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
-import { readTargetSession, resolveTarget, type SessionSelection } from "../session-target.js";
+import { assertWholeBranch, readTargetSession, resolveTarget, type SessionSelection } from "../session-target.js";
 
 interface BranchOptions {
   readonly session?: string;
@@ -35,6 +35,7 @@ export function registerSessionBranch(group: Command, io: CliIo, done: (code: Ex
       const selection = sessionSelection(context, options.session);
       const path = await resolveTarget(selection, io);
       const atEntryId = options.at ?? (await pickEntry(context, path, selection));
+      assertWholeBranch(path, selection);
       const branched = await branchSession(path, { atEntryId });
       const c = context.out;
       io.stdout.write(`${c.green("Branched:")} ${branched.path}\n${c.bold("Session")}   ${branched.header.id}\n${c.bold("Ends at")}   entry ${branched.atEntryId}\n`);
