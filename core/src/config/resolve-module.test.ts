@@ -1,19 +1,12 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { CompactionError, ErrorCodes } from "../errors.js";
+import { ErrorCodes } from "../errors.js";
 import { makeProject, recordingPluginSource, removeProjects } from "./__fixtures__/tmp-project.js";
 import { candidateIds, isPathName, resolvePlugin, resolvePreset, shortName } from "./resolve-module.js";
+import { rejection } from "../test-support/errors.js";
 
 afterEach(removeProjects);
 
-async function rejection(promise: Promise<unknown>): Promise<CompactionError> {
-  const error = await promise.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(CompactionError);
-  return error as CompactionError;
-}
 
 /** A fake installed package `node_modules/<name>/` whose main file is `source`. */
 function fakePackage(name: string, source: string, main = "index.js"): Record<string, string> {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import type { CompactionResult } from "../compactor/result.js";
-import { ErrorCodes, isCompactionError } from "../errors.js";
+import { ErrorCodes } from "../errors.js";
 import { createCompactionEvent } from "../event.js";
 import type { PiMessage } from "../messages/pi-adapter.js";
 import { type NewEntry, appendCompaction, appendEntries, upgradeSession, withSessionLock } from "./append.js";
@@ -13,6 +13,7 @@ import { readSession } from "./parse.js";
 import { createSession } from "./session-file.js";
 import { SessionTree } from "./tree.js";
 import type { CompactionEntry } from "./types.js";
+import { rejection } from "../test-support/errors.js";
 
 const PI_LARGE = fileURLToPath(new URL("../../../../shared/fixtures/real/pi-large-session.jsonl", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "compaction-append-"));
@@ -32,15 +33,6 @@ async function session(...texts: string[]): Promise<{ path: string; ids: string[
   return { path, ids: created.entries.map((entry) => entry.id) };
 }
 
-async function rejection(promise: Promise<unknown>): Promise<{ code: string; message: string; hint?: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isCompactionError(error)) return error;
-    throw error;
-  }
-  throw new Error("expected the promise to reject");
-}
 
 function compacted(summary: string): CompactionResult<PiMessage> {
   const event = createCompactionEvent({

@@ -7,7 +7,7 @@ import { buildSession, sessionOps, sessionText, tmpSessionDir } from "../test-su
 import { type BoundaryLoad, loadBoundary } from "./boundary-load.js";
 import { type SessionContext, buildContext } from "./context.js";
 import { readSession } from "./parse.js";
-import { TranscriptError } from "./transcript-error.js";
+import { thrown } from "../test-support/errors.js";
 
 const tmp = tmpSessionDir();
 afterAll(() => tmp.cleanup());
@@ -32,15 +32,6 @@ function fullContext(path: string, leafId?: string | null, skipCorrupt = false):
   return buildContext(readSession(path, { skipCorrupt }).entries, { file: path, ...(leafId === undefined ? {} : { leafId }) });
 }
 
-function thrown(fn: () => unknown): TranscriptError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof TranscriptError) return error;
-    throw error;
-  }
-  throw new Error("expected a TranscriptError");
-}
 
 const HEADER = '{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}';
 const T = "2026-01-01T00:00:01.000Z";

@@ -3,9 +3,10 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { ErrorCodes, isCompactionError } from "../errors.js";
+import { ErrorCodes } from "../errors.js";
 import { branchSession } from "./branch.js";
 import { readSession } from "./parse.js";
+import { rejection } from "../test-support/errors.js";
 
 const PI_LARGE = fileURLToPath(new URL("../../../../shared/fixtures/real/pi-large-session.jsonl", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "compaction-branch-"));
@@ -29,15 +30,6 @@ function source(lines: readonly string[], name = `source${++count}.jsonl`): stri
   return path;
 }
 
-async function rejection(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isCompactionError(error)) return error;
-    throw error;
-  }
-  throw new Error("expected the promise to reject");
-}
 
 describe("branchSession", () => {
   it("copies the lines of the branch byte for byte behind a new header", async () => {

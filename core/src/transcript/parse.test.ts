@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ErrorCodes } from "../errors.js";
 import { tmpSessionDir } from "../test-support/pi-sessions.js";
 import { describeJsonError, parseSession, readSession } from "./parse.js";
-import { TranscriptError } from "./transcript-error.js";
+import { thrown } from "../test-support/errors.js";
 
 const tmp = tmpSessionDir();
 afterAll(() => tmp.cleanup());
@@ -15,15 +15,6 @@ const E1 = entry("a1", null);
 const E2 = entry("a2", "a1");
 const E3 = entry("a3", "a2");
 
-function thrown(fn: () => unknown): TranscriptError {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof TranscriptError) return error;
-    throw error;
-  }
-  throw new Error("expected a TranscriptError");
-}
 
 describe("parseSession", () => {
   it("returns the header, the entries with their line numbers, and the version found", () => {

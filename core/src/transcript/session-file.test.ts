@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { ErrorCodes, isCompactionError } from "../errors.js";
+import { ErrorCodes } from "../errors.js";
 import { readSession } from "./parse.js";
 import {
   createSession,
@@ -13,19 +13,11 @@ import {
   sessionFileName,
   sessionsBaseDir,
 } from "./session-file.js";
+import { rejection } from "../test-support/errors.js";
 
 const dir = mkdtempSync(join(tmpdir(), "compaction-session-file-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-async function rejection(promise: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isCompactionError(error)) return error;
-    throw error;
-  }
-  throw new Error("expected the promise to reject");
-}
 
 /** A session file with this id in `folder`, modified `ageMs` ago. */
 function sessionIn(folder: string, id: string, ageMs = 0): string {
