@@ -4,6 +4,15 @@ import type { CliIo } from "./io.js";
 import { colorEnabled, colors, type Colors } from "./output.js";
 import type { SessionSelection } from "./session-target.js";
 
+/** `--session`, as every session command declares it: `.option(...SESSION_OPTION)`. */
+export const SESSION_OPTION = [
+  "-s, --session <id|path>",
+  "session file path, or session id (or its start); default: the current directory's latest",
+] as const;
+
+/** `--agent`, as every command that builds a compactor declares it: `.option(...AGENT_OPTION)`. */
+export const AGENT_OPTION = ["-a, --agent <name>", "apply this agent's section of the config"] as const;
+
 /** The options of the program itself (`compaction --sessions-dir ... <command>`). */
 export interface GlobalOptions {
   readonly sessionsDir?: string;

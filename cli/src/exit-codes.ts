@@ -6,7 +6,7 @@ export const ExitCode = {
   FAILED: 1,
   /** Usage error: unknown command or option, a missing or bad argument. */
   USAGE: 2,
-  /** The session was not found, or its transcript cannot be read. */
+  /** The session was not found, its transcript cannot be read, or a skipped line breaks the branch before a write. */
   SESSION: 3,
   /** The compaction config (`.compactionrc`) is invalid, or a preset/plugin in it does not load. */
   CONFIG: 4,

@@ -4,7 +4,7 @@
  */
 import { appendCompaction, type BoundaryLoad, type CompactionResult, type PiMessage } from "@compaction/core";
 import type { Command } from "commander";
-import { commandContext, sessionSelection, type CommandContext } from "../command-context.js";
+import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
 import { confirm } from "../confirm.js";
 import { CliError } from "../errors.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
@@ -27,8 +27,8 @@ export function registerCompact(program: Command, io: CliIo, done: (code: ExitCo
   program
     .command("compact")
     .description("compact the session's context now and write the compaction entry pi reads")
-    .option("-s, --session <id|path>", "session file path, or session id (or its start); default: the current directory's latest")
-    .option("-a, --agent <name>", "apply this agent's section of the config")
+    .option(...SESSION_OPTION)
+    .option(...AGENT_OPTION)
     .option("-p, --preset <name>", "run this preset instead of the configured one (e.g. rolling, layered)")
     .option("-f, --focus <instruction>", "what the summary should focus on")
     .option("-n, --dry-run", "show what would be compacted; write nothing")

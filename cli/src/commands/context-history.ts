@@ -1,7 +1,7 @@
 /** `compaction context history`: the compactions on the session's branch, newest first. */
 import { buildContext } from "@compaction/core";
 import type { Command } from "commander";
-import { commandContext, sessionSelection, type CommandContext } from "../command-context.js";
+import { commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
 import { compactionEntries, compactionRecord, type CompactionRecord } from "../compaction-history.js";
 import { CliError } from "../errors.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
@@ -22,7 +22,7 @@ export function registerContextHistory(group: Command, io: CliIo, done: (code: E
   group
     .command("history")
     .description("list the compactions on the session's branch, newest first")
-    .option("-s, --session <id|path>", "session file path, or session id (or its start); default: the current directory's latest")
+    .option(...SESSION_OPTION)
     .option("-d, --depth <n>", "show at most this many (default: all)")
     .option("--json", "print a JSON array instead of text")
     .action(async (options: HistoryOptions, command: Command) => {

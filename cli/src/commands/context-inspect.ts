@@ -3,7 +3,7 @@
  * a compaction would keep or compact, and what it would save: a dry run, nothing is written.
  */
 import type { Command } from "commander";
-import { commandContext, sessionSelection, type CommandContext } from "../command-context.js";
+import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { configOf, loadCompactor } from "../load-compactor.js";
@@ -60,8 +60,8 @@ export function registerContextInspect(group: Command, io: CliIo, done: (code: E
   group
     .command("inspect")
     .description("break the context's tokens down by kind and show what a compaction would keep and save (writes nothing)")
-    .option("-s, --session <id|path>", "session file path, or session id (or its start); default: the current directory's latest")
-    .option("-a, --agent <name>", "apply this agent's section of the config")
+    .option(...SESSION_OPTION)
+    .option(...AGENT_OPTION)
     .option("--json", "print one JSON object instead of text")
     .action(async (options: InspectOptions, command: Command) => {
       const context = commandContext(command, io);

@@ -1,7 +1,7 @@
 /** `compaction context status`: how full the context is, auto-compaction, and the compaction history. */
 import { buildContext } from "@compaction/core";
 import type { Command } from "commander";
-import { commandContext, sessionSelection, type CommandContext } from "../command-context.js";
+import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
 import { compactionHistory, degradationRisk, riskAdvice, type DegradationRisk } from "../compaction-history.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
@@ -35,8 +35,8 @@ export function registerContextStatus(group: Command, io: CliIo, done: (code: Ex
   group
     .command("status")
     .description("show how full the session's context is, auto-compaction, and how often it was compacted")
-    .option("-s, --session <id|path>", "session file path, or session id (or its start); default: the current directory's latest")
-    .option("-a, --agent <name>", "apply this agent's section of the config")
+    .option(...SESSION_OPTION)
+    .option(...AGENT_OPTION)
     .option("--json", "print one JSON object instead of text")
     .action(async (options: StatusOptions, command: Command) => {
       const context = commandContext(command, io);

@@ -5,7 +5,7 @@
  */
 import { branchSession, buildContext, createPiAdapter, type MessageEntry } from "@compaction/core";
 import type { Command } from "commander";
-import { commandContext, sessionSelection, type CommandContext } from "../command-context.js";
+import { commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
 import { askLine } from "../confirm.js";
 import { CliError } from "../errors.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
@@ -28,7 +28,7 @@ export function registerSessionBranch(group: Command, io: CliIo, done: (code: Ex
   group
     .command("branch")
     .description("write a new session file holding the branch up to an entry (pick a user message when --at is left out)")
-    .option("-s, --session <id|path>", "session file path, or session id (or its start); default: the current directory's latest")
+    .option(...SESSION_OPTION)
     .option("--at <entry-id>", "the entry the new branch ends at: an id or a unique start of one")
     .action(async (options: BranchOptions, command: Command) => {
       const context = commandContext(command, io);
