@@ -73,3 +73,30 @@ describe.each(PRESETS)("preset %s", (preset) => {
     expect(result.event?.strategy).toBeTruthy();
   });
 });
+
+describe("preset rolling includes recall", () => {
+  const rc = (config: object) => tmpProject({ ".compactionrc.json": JSON.stringify({ contextWindow: 120_000, tokenizer: { counter: "estimate" }, ...config }) });
+
+  it("evicts behind an eviction note naming memory_search, with no fallback warning", async () => {
+    const compactor = await createCompactor({ cwd: rc({ preset: "rolling" }) });
+    expect(compactor.provides("memory_search")).toBe(true);
+    const result = await compactor.compact({ messages: loadPiMessages("pi-large-session.jsonl") });
+    compactor.dispose();
+    expect(result.status, result.reason ?? "").toBe("compacted");
+    expect(result.event?.layer).toBe("evict");
+    expect(result.summary).toMatch(/^\[Context rolled: \d+ messages evicted \(\d+ tokens\)\. Full transcript available via memory_search\./);
+    expect(result.warnings.join("\n")).not.toContain("fell back");
+  });
+
+  it("falls back to a safeguard summary, with a warning, when rolling runs without recall", async () => {
+    // rolling listed as the user's own plugin over the safeguard preset: no plugin provides memory_search.
+    const compactor = await createCompactor({ cwd: rc({ preset: "safeguard", plugins: ["rolling"] }) });
+    expect(compactor.provides("memory_search")).toBe(false);
+    const result = await compactor.compact({ messages: loadPiMessages("pi-large-session.jsonl") });
+    compactor.dispose();
+    expect(result.status, result.reason ?? "").toBe("compacted");
+    expect(result.cut?.selectedBy).toBe("rolling");
+    expect(result.event?.layer).toBe("summarize");
+    expect(result.warnings.join("\n")).toContain("rolling fell back to a safeguard summary instead of evicting");
+  });
+});

@@ -1,13 +1,15 @@
 import type { Preset } from "@compaction/core";
 
 /**
- * @compaction/preset-rolling — rolling: evict the oldest messages with an eviction note, no summary. Without a recall plugin
- * (memory_search) rolling falls back to a safeguard summary and warns.
+ * @compaction/preset-rolling — rolling + recall: the oldest messages are evicted with one
+ * eviction note naming `memory_search`, no summary; recall keeps every message (evicted ones
+ * too) searchable through that tool. The host opens the session's index and registers the tool
+ * (`connectRecall` from @compaction/plugin-recall).
  * A preset is data: plugins (resolved from this package's dependencies) with their options.
  */
 const preset: Preset = {
   name: "rolling",
-  plugins: [["rolling", { targetUtilization: 0.8, minKeepMessages: 10 }]],
+  plugins: [["rolling", { targetUtilization: 0.8, minKeepMessages: 10 }], "recall"],
   autoCompact: { threshold: 0.9 },
 };
 

@@ -1,0 +1,121 @@
+/** `compaction search "<query>"`: the session's entries that match, compacted ones too, best first, from its recall index. */
+import { statSync } from "node:fs";
+import { basename } from "node:path";
+import {
+  indexPathFor,
+  openRecallIndex,
+  RECALL_DEFAULTS,
+  type RecallHit,
+  type RecallOptions,
+  recallSettings,
+} from "@compaction/plugin-recall";
+import type { Command } from "commander";
+import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
+import { CliError } from "../errors.js";
+import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
+import type { CliIo } from "../io.js";
+import { loadCompactor } from "../load-compactor.js";
+import { progressLine } from "../progress.js";
+import { requirePiFormat, resolveTarget } from "../session-target.js";
+
+/** Index builds of smaller files take well under a second: no progress line for them. */
+const INDEX_PROGRESS_MIN_BYTES = 512 * 1024;
+
+interface SearchOptions {
+  readonly session?: string;
+  readonly agent?: string;
+  readonly limit?: string;
+  readonly json?: boolean;
+}
+
+/** Everything `search` reports; `--json` prints it as is. */
+export interface SearchReport {
+  readonly session: { readonly path: string; readonly id: string | null };
+  readonly query: string;
+  /** The entry the searched branch ends at (the session's last entry). */
+  readonly leafId: string | null;
+  readonly index: { readonly path: string; readonly rebuilt: boolean; readonly reason: string | null; readonly entries: number };
+  readonly results: readonly RecallHit[];
+}
+
+/** Adds `search` to the program. */
+export function registerSearch(program: Command, io: CliIo, done: (code: ExitCodeValue) => void): void {
+  program
+    .command("search")
+    .description("search every entry of the session, compacted and evicted ones too (full text, current branch)")
+    .argument("<query>", "words to look for: names of files, functions, commands, errors")
+    .option(...SESSION_OPTION)
+    .option(...AGENT_OPTION)
+    .option("-n, --limit <n>", "show at most this many results (default: the recall plugin's limit, 5)")
+    .option("--json", "print one JSON object instead of text")
+    .action(async (query: string, options: SearchOptions, command: Command) => {
+      const context = commandContext(command, io);
+      const report = await search(context, query, options);
+      io.stdout.write(options.json === true ? `${JSON.stringify(report, null, 2)}\n` : renderReport(report, context));
+      done(ExitCode.OK);
+    });
+}
+
+async function search(context: CommandContext, query: string, options: SearchOptions): Promise<SearchReport> {
+  if (query.trim() === "") throw new CliError(ExitCode.USAGE, "The query is empty.", 'Pass the words to look for: compaction search "failing test".');
+  const limit = parseLimit(options.limit);
+  const selection = sessionSelection(context, options.session);
+  const path = await resolveTarget(selection, context.io);
+  requirePiFormat(path, "search it");
+  const settings = await searchSettings(context, options.agent);
+  // Building the index reads and indexes the whole transcript (about 0.5 s per MiB): a progress
+  // line on a terminal from half a MiB.
+  const progress = progressLine(context.io, `Indexing ${basename(path)} for search`, statSync(path).size, { minBytes: INDEX_PROGRESS_MIN_BYTES });
+  const onProgress = progress.onProgress;
+  const index = await openRecallIndex(path, {
+    indexPath: indexPathFor(path, settings.indexDir),
+    snippetChars: settings.snippetChars,
+    autoUpdate: false,
+    ...(onProgress === undefined ? {} : { onProgress: (read: { bytesRead: number; bytesTotal: number }) => onProgress({ bytesRead: read.bytesRead, totalBytes: read.bytesTotal }) }),
+  }).finally(() => progress.done());
+  const update = index.lastUpdate;
+  if (update !== null && update.skippedLines > 0) {
+    context.io.stderr.write(`compaction: passed over ${update.skippedLines} line(s) of ${path} that are not session entries\n`);
+  }
+  if (update?.saveError) context.io.stderr.write(`compaction: the search index works but was not saved: ${update.saveError}\n`);
+  const results = await index.search(query, { limit: limit ?? settings.limit });
+  return {
+    session: { path, id: index.sessionId },
+    query,
+    leafId: index.leafId,
+    index: { path: index.indexPath, rebuilt: update?.rebuilt ?? false, reason: update?.reason ?? null, entries: index.entryCount },
+    results,
+  };
+}
+
+/** The recall plugin's settings in the config for this agent, else the defaults. */
+async function searchSettings(context: CommandContext, agent: string | undefined): Promise<RecallOptions> {
+  const compactor = await loadCompactor(context.io.cwd, { agent });
+  try {
+    return recallSettings(compactor) ?? RECALL_DEFAULTS;
+  } finally {
+    compactor.dispose();
+  }
+}
+
+function parseLimit(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const limit = Number(text);
+  if (!Number.isInteger(limit) || limit < 1) {
+    throw new CliError(ExitCode.USAGE, `--limit expects a whole number of at least 1, but got '${text}'.`, "Pass e.g. --limit 10, or leave it out for the default.");
+  }
+  return limit;
+}
+
+function renderReport(report: SearchReport, { out: c }: CommandContext): string {
+  const where = `session ${report.session.id ?? report.session.path}`;
+  if (report.results.length === 0) {
+    return `No results for ${JSON.stringify(report.query)} on the current branch of ${where} (${report.session.path}).\n`;
+  }
+  const count = report.results.length === 1 ? "1 result" : `${report.results.length} results`;
+  const blocks = report.results.map((hit) => {
+    const time = hit.timestamp === "" ? "" : `  ${hit.timestamp}`;
+    return `${c.bold(hit.entryId)}  ${hit.role}${c.dim(`${time}  score ${hit.score.toFixed(2)}`)}\n  ${hit.snippet}`;
+  });
+  return `${count} for ${JSON.stringify(report.query)} in ${where}, current branch, best first:\n\n${blocks.join("\n\n")}\n`;
+}
