@@ -1,0 +1,97 @@
+/**
+ * The `session_before_compact` handler: the agent's preset compacts the branch, and pi writes
+ * our compaction entry (`details` is our CompactionEvent). When the preset produced nothing pi
+ * can write, the fallback decides: cancel (default) or let pi summarise with the model.
+ */
+import { type Compactor, describeError, type PiMessage, type ResolvedConfig, type SessionEntry, sessionAutoCompact } from "@compaction/core";
+import { recallSettings } from "@compaction/plugin-recall";
+import type { CompactionResult as PiCompactionResult, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { type BranchCompactEvent, compactBranch, inferTrigger } from "./compact-branch.js";
+import { explain, hintOf } from "./explain.js";
+import type { ResolvedPiCompactionOptions } from "./options.js";
+import type { RecallStatus } from "./recall-link.js";
+
+/** pi's `SessionBeforeCompactResult` (not exported by pi's package index). */
+export interface SessionBeforeCompactResult {
+  readonly cancel?: boolean;
+  readonly compaction?: PiCompactionResult;
+}
+
+export interface BeforeCompactDeps {
+  readonly settings: ResolvedPiCompactionOptions;
+  /** The compactor for this context (rejects with the config's error). */
+  readonly compactorFor: (ctx: ExtensionContext) => Promise<Compactor<PiMessage>>;
+  /** Connects recall when the preset has it. */
+  readonly recall: (compactor: Compactor<PiMessage>, ctx: ExtensionContext) => Promise<RecallStatus>;
+}
+
+/** Handles one `session_before_compact` event; never throws. */
+export async function beforeCompact(
+  event: BranchCompactEvent,
+  ctx: ExtensionContext,
+  deps: BeforeCompactDeps,
+): Promise<SessionBeforeCompactResult | undefined> {
+  const { settings } = deps;
+  const refuse = (reason: string, hint: string, level: "info" | "warning" = "warning"): SessionBeforeCompactResult | undefined => {
+    if (!event.signal.aborted) {
+      const then = settings.fallback === "pi" ? "pi will summarise with the model instead." : "The session was left as it is.";
+      settings.report(level, ["compaction:", reason, hint, then].filter((part) => part !== "").join(" "), ctx);
+    }
+    return settings.fallback === "pi" ? undefined : { cancel: true };
+  };
+
+  let compactor: Compactor<PiMessage>;
+  try {
+    compactor = await deps.compactorFor(ctx);
+  } catch (error) {
+    return refuse(`could not load the compaction config: ${explain(error)}`, hintOf(error));
+  }
+
+  let recall: RecallStatus;
+  try {
+    recall = await deps.recall(compactor, ctx);
+  } catch (error) {
+    const toolName = recallSettings(compactor)?.toolName ?? "memory_search";
+    recall = { state: "unavailable", toolName, reason: `its recall index could not be opened: ${describeError(error)}` };
+  }
+
+  const config = compactor.config as ResolvedConfig | undefined;
+  const contextWindow = ctx.model?.contextWindow ?? config?.contextWindow ?? 0;
+  // `compaction autocompact off` (a custom entry on the branch) turns automatic compaction off
+  // for this session, whatever pi's own setting: cancel rather than let pi summarise instead.
+  if (inferTrigger(event, contextWindow) === "auto" && sessionAutoCompact(event.branchEntries as unknown as SessionEntry[]) === false) {
+    if (!event.signal.aborted) {
+      settings.report("info", "compaction: auto-compaction is off for this session ('compaction autocompact off'); not compacting. /compact still works.", ctx);
+    }
+    return { cancel: true };
+  }
+  let compaction;
+  try {
+    const agent = settings.agent(ctx);
+    compaction = await compactBranch(compactor, event, { contextWindow, ...(agent === undefined ? {} : { agent }) });
+  } catch (error) {
+    return refuse(`the compactor rejected the run: ${explain(error)}`, hintOf(error));
+  }
+
+  for (const warning of compaction.result.warnings) settings.report("warning", `compaction: ${warning}`, ctx);
+  const { plan, result, trigger } = compaction;
+  if (!plan.ok) {
+    // pi asks again after every turn while it is past its threshold: an automatic run the preset
+    // declines (nothing to do, or only pruning) is news, not a problem.
+    const declined = trigger === "auto" && (result.status === "noop" || (result.status === "compacted" && result.cut === null));
+    return refuse(plan.reason, plan.hint, declined ? "info" : "warning");
+  }
+  if (recall.state === "unavailable" && plan.compaction.summary.includes(recall.toolName)) {
+    return refuse(
+      `the preset evicted messages and points the agent at '${recall.toolName}', but the agent cannot have that tool: ${recall.reason}.`,
+      "Use a preset without recall for this session (e.g. COMPACTION_PRESET=safeguard).",
+    );
+  }
+  const { details } = plan.compaction;
+  settings.report(
+    "info",
+    `compaction: ${details.strategy}${details.layer === null ? "" : ` (${details.layer})`} compacted ${details.messagesCompacted} messages, ${details.tokensBeforeCompaction} -> ${details.tokensAfterCompaction} tokens.`,
+    ctx,
+  );
+  return { compaction: plan.compaction };
+}

@@ -1,0 +1,67 @@
+import { createCompactor, type PiMessage } from "@compaction/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type BranchCompactEvent, compactBranch, inferTrigger } from "./compact-branch.js";
+import { type CapturedCompaction, capturePiCompaction, copyFixture, type SessionDir } from "./test-support/pi-session.js";
+
+function eventWith(tokensBefore: number, reserveTokens: number, customInstructions?: string): BranchCompactEvent {
+  return {
+    branchEntries: [],
+    signal: new AbortController().signal,
+    preparation: { tokensBefore, settings: { reserveTokens } },
+    ...(customInstructions === undefined ? {} : { customInstructions }),
+  };
+}
+
+describe("inferTrigger", () => {
+  it.each([
+    { case: "past pi's threshold, no instructions", tokensBefore: 190_000, instructions: undefined, trigger: "auto" },
+    { case: "at pi's threshold exactly", tokensBefore: 183_616, instructions: undefined, trigger: "manual" },
+    { case: "below pi's threshold", tokensBefore: 50_000, instructions: undefined, trigger: "manual" },
+    { case: "past the threshold with /compact instructions", tokensBefore: 190_000, instructions: "keep the API notes", trigger: "manual" },
+    { case: "/compact with empty instructions", tokensBefore: 190_000, instructions: "", trigger: "manual" },
+  ])("is $trigger $case", ({ tokensBefore, instructions, trigger }) => {
+    expect(inferTrigger(eventWith(tokensBefore, 16_384, instructions), 200_000)).toBe(trigger);
+  });
+});
+
+describe("compactBranch with the event pi built for the real session", () => {
+  let session: SessionDir;
+  let captured: CapturedCompaction;
+
+  beforeAll(async () => {
+    session = copyFixture();
+    session.config({ preset: "safeguard", tokenizer: { counter: "estimate" } });
+    captured = await capturePiCompaction(session, 200_000, "  keep the theme decisions  ");
+  });
+  afterAll(() => {
+    captured.runtime.dispose();
+    session.remove();
+  });
+
+  async function run() {
+    const compactor = await createCompactor<PiMessage>({ cwd: session.dir, adapter: "pi" });
+    try {
+      return await compactBranch(compactor, captured.event, { contextWindow: 200_000, agent: "coder" });
+    } finally {
+      compactor.dispose();
+    }
+  }
+
+  it("compacts the messages pi would send for the branch", async () => {
+    const { messages } = await run();
+    expect(messages).toEqual(captured.runtime.sessions.buildSessionContext().messages);
+  });
+
+  it("passes the /compact instructions, trimmed, as the focus and records a manual trigger", async () => {
+    const { result, trigger } = await run();
+    expect(trigger).toBe("manual");
+    expect(result.event?.customInstruction).toBe("keep the theme decisions");
+    expect(result.event?.trigger).toBe("manual");
+  });
+
+  it("plans pi's entry from the result", async () => {
+    const { result, plan } = await run();
+    expect(result.status).toBe("compacted");
+    expect(plan.ok).toBe(true);
+  });
+});

@@ -1,0 +1,131 @@
+/**
+ * The pi extension: `session_before_compact` runs the agent's preset from `.compactionrc` and
+ * returns our compaction; `context` prunes old tool outputs in what is sent; when the preset has
+ * recall, the session's index is opened and `memory_search` registered. Everything is set up
+ * on `session_start`, or on first use by hosts that never emit it (a bare SDK session).
+ */
+import type { Compactor, PiMessage, ResolvedConfig } from "@compaction/core";
+import type { ContextEvent, ExtensionAPI, ExtensionContext, ExtensionFactory } from "@mariozechner/pi-coding-agent";
+import { beforeCompact } from "./before-compact.js";
+import { CompactorCache } from "./compactor-cache.js";
+import { ContextPruner } from "./context-pruner.js";
+import { explain, hintOf } from "./explain.js";
+import { type PiCompactionOptions, resolvePiCompactionOptions, type ResolvedPiCompactionOptions } from "./options.js";
+import { RecallLink, type RecallStatus } from "./recall-link.js";
+
+/**
+ * The extension factory, for `createAgentSession` (`DefaultResourceLoader({ extensionFactories })`)
+ * or a file of your own: `export default compactionExtension({ agent: "coder" })`. Options left
+ * out come from the environment (`COMPACTION_AGENT`, `COMPACTION_PRESET`, ...); invalid options
+ * throw COMPACTION_INPUT_INVALID when pi loads the extension.
+ */
+export function compactionExtension(options: PiCompactionOptions = {}): ExtensionFactory {
+  return (pi: ExtensionAPI) => {
+    const host = new PiCompactionHost(pi, resolvePiCompactionOptions(options));
+    const prepare = async (_event: unknown, ctx: ExtensionContext): Promise<void> => {
+      await host.prepare(ctx);
+    };
+    pi.on("session_start", prepare);
+    // Hosts that never emit session_start (a bare SDK session) still prompt: prepare before the first model call.
+    pi.on("before_agent_start", prepare);
+    pi.on("session_before_compact", (event, ctx) => host.beforeCompact(event, ctx));
+    pi.on("context", (event, ctx) => host.context(event, ctx));
+    pi.on("session_compact", () => host.compacted());
+    pi.on("session_shutdown", () => host.shutdown());
+  };
+}
+
+/** The extension's state for one pi runtime: compactors, the recall link, the pruners. */
+class PiCompactionHost {
+  readonly #settings: ResolvedPiCompactionOptions;
+  readonly #compactors = new CompactorCache();
+  readonly #recall: RecallLink;
+  readonly #pruners = new Map<Compactor<PiMessage>, ContextPruner>();
+  /** Problems already shown, so a broken config is reported once, not before every model call. */
+  readonly #reported = new Set<string>();
+
+  constructor(pi: ExtensionAPI, settings: ResolvedPiCompactionOptions) {
+    this.#settings = settings;
+    this.#recall = new RecallLink(pi);
+  }
+
+  /** Loads the compactor and connects recall (once; later calls are cheap); problems are reported, not thrown. */
+  async prepare(ctx: ExtensionContext): Promise<Compactor<PiMessage> | undefined> {
+    let compactor: Compactor<PiMessage>;
+    try {
+      compactor = await this.#compactorFor(ctx);
+    } catch (error) {
+      this.#reportOnce("warning", withHint(`compaction: ${explain(error)}`, error), ctx);
+      return undefined;
+    }
+    try {
+      await this.#recallFor(compactor, ctx);
+    } catch (error) {
+      this.#reportOnce("warning", `compaction: the recall index could not be opened: ${explain(error)}. memory_search is not available yet.`, ctx);
+    }
+    return compactor;
+  }
+
+  beforeCompact(event: Parameters<typeof beforeCompact>[0], ctx: ExtensionContext) {
+    return beforeCompact(event, ctx, {
+      settings: this.#settings,
+      compactorFor: (c) => this.#compactorFor(c),
+      recall: (compactor, c) => this.#recallFor(compactor, c),
+    });
+  }
+
+  /** Prunes old tool outputs in what is sent; sends the messages unchanged on any problem. */
+  async context(event: ContextEvent, ctx: ExtensionContext): Promise<{ messages: ContextEvent["messages"] } | undefined> {
+    const compactor = await this.prepare(ctx);
+    if (compactor === undefined || !this.#settings.pruneContext) return undefined;
+    try {
+      const contextWindow = ctx.model?.contextWindow ?? (compactor.config as ResolvedConfig | undefined)?.contextWindow;
+      if (contextWindow === undefined || contextWindow <= 0) return undefined;
+      const pruned = this.#prunerFor(compactor).prune(event.messages as PiMessage[], { contextWindow, systemPrompt: ctx.getSystemPrompt() });
+      return pruned === undefined ? undefined : { messages: pruned.messages as ContextEvent["messages"] };
+    } catch (error) {
+      this.#reportOnce("warning", `compaction: could not prune tool outputs: ${explain(error)}. The messages were sent unchanged.`, ctx);
+      return undefined;
+    }
+  }
+
+  /** After a compaction the context starts over: the pruners forget what they pruned. */
+  compacted(): void {
+    for (const pruner of this.#pruners.values()) pruner.reset();
+  }
+
+  async shutdown(): Promise<void> {
+    this.#pruners.clear();
+    await this.#recall.close();
+    await this.#compactors.dispose();
+  }
+
+  #compactorFor(ctx: ExtensionContext): Promise<Compactor<PiMessage>> {
+    const settings = this.#settings;
+    return this.#compactors.get({ cwd: settings.cwd ?? ctx.cwd, agent: settings.agent(ctx), preset: settings.preset });
+  }
+
+  async #recallFor(compactor: Compactor<PiMessage>, ctx: ExtensionContext): Promise<RecallStatus> {
+    return this.#recall.ensure(compactor, ctx.sessionManager);
+  }
+
+  #prunerFor(compactor: Compactor<PiMessage>): ContextPruner {
+    let pruner = this.#pruners.get(compactor);
+    if (pruner === undefined) {
+      pruner = new ContextPruner(compactor);
+      this.#pruners.set(compactor, pruner);
+    }
+    return pruner;
+  }
+
+  #reportOnce(level: "warning" | "error", message: string, ctx: ExtensionContext): void {
+    if (this.#reported.has(message)) return;
+    this.#reported.add(message);
+    this.#settings.report(level, message, ctx);
+  }
+}
+
+function withHint(message: string, error: unknown): string {
+  const hint = hintOf(error);
+  return hint === "" ? message : `${message} ${hint}`;
+}
