@@ -101,4 +101,44 @@ describe("compaction compact", () => {
       old.remove();
     }
   });
+
+  it("prints the plan as one JSON object with --dry-run --json, writing nothing", () => {
+    const before = sandbox.bytes();
+    const run = sandbox.run(["compact", "--dry-run", "--json", "--focus", "tests"]);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(report).toMatchObject({
+      session: { path: sandbox.sessionPath, format: "pi" },
+      dryRun: true,
+      status: "compacted",
+      written: false,
+      entryId: null,
+      tokensBefore: 177657,
+      messagesBefore: 914,
+      strategy: "safeguard",
+      focus: "tests",
+    });
+    expect(report["tokensAfter"]).toBeLessThan(177657);
+    expect(typeof report["firstKeptEntryId"]).toBe("string");
+    expect(report["summary"]).toContain("## Goal");
+    expect(sandbox.bytes().equals(before)).toBe(true);
+  });
+
+  it("reports the entry it wrote with --yes --json", () => {
+    const run = sandbox.run(["compact", "--yes", "--json"]);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as Record<string, unknown>;
+    const last = JSON.parse(sandbox.bytes().toString("utf8").trimEnd().split("\n").at(-1) as string) as Record<string, unknown>;
+    expect(report).toMatchObject({ written: true, entryId: last["id"], firstKeptEntryId: last["firstKeptEntryId"] });
+  });
+
+  it("prints a JSON report with the reason and exits 1 when there is nothing to compact", () => {
+    expect(sandbox.run(["compact", "--yes"]).code).toBe(0);
+    const run = sandbox.run(["compact", "--yes", "--json"], { NO_COLOR: "1" });
+    expect(run.code).toBe(1);
+    const report = JSON.parse(run.stdout) as Record<string, unknown>;
+    expect(report).toMatchObject({ status: "noop", written: false });
+    expect(String(report["reason"])).toContain("Nothing new to compact");
+    expect(run.stderr).toMatch(/^compaction: Nothing was compacted \(noop\)/);
+  });
 });

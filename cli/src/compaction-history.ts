@@ -1,7 +1,8 @@
 /** How often a branch was compacted, when last, what each compaction did, and how degraded the context is likely to be. */
 import type { CompactionEntry, SessionEntry } from "@compaction/core";
 
-export type DegradationRisk = "low" | "medium" | "high";
+/** The degradation risk and its advice live in core (the context manager warns with them too). */
+export { type DegradationRisk, degradationRisk, riskAdvice } from "@compaction/core";
 
 export interface CompactionHistory {
   /** Compaction entries on the branch. */
@@ -55,18 +56,4 @@ export function compactionRecord(entry: CompactionEntry): CompactionRecord {
     focus: text("customInstruction"),
     warnings,
   };
-}
-
-/** Low below 3 compactions, medium from 3, high from 5: each summary of a summary loses detail. */
-export function degradationRisk(count: number): DegradationRisk {
-  if (count >= 5) return "high";
-  if (count >= 3) return "medium";
-  return "low";
-}
-
-/** What to tell the user at each risk level. */
-export function riskAdvice(risk: DegradationRisk): string | null {
-  if (risk === "high") return "Export what matters and start a fresh session: summaries of summaries have lost detail.";
-  if (risk === "medium") return "Several compactions so far; consider exporting and starting fresh soon.";
-  return null;
 }

@@ -20,6 +20,7 @@ const SESSION_CODES: ReadonlySet<string> = new Set([
   ErrorCodes.TRANSCRIPT_NOT_FOUND,
   ErrorCodes.TRANSCRIPT_CORRUPT,
   ErrorCodes.TRANSCRIPT_INVALID,
+  ErrorCodes.SESSION_STATE_INVALID,
 ]);
 
 const CONFIG_CODES: ReadonlySet<string> = new Set([

@@ -6,7 +6,11 @@ export const ExitCode = {
   FAILED: 1,
   /** Usage error: unknown command or option, a missing or bad argument. */
   USAGE: 2,
-  /** The session was not found, its transcript cannot be read, or a skipped line breaks the branch before a write. */
+  /**
+   * The session was not found, its transcript cannot be read, a skipped line breaks the branch
+   * before a write, a write or pi-entry read was asked of an imported transcript, or a session
+   * state to import is invalid.
+   */
   SESSION: 3,
   /** The compaction config (`.compactionrc`) is invalid, or a preset/plugin in it does not load. */
   CONFIG: 4,
@@ -19,5 +23,6 @@ export const EXIT_CODES_HELP = `Exit codes:
   0  ok
   1  the compaction failed or was refused (nothing to compact, declined, no terminal without --yes)
   2  usage error
-  3  session not found, or its transcript is unreadable
+  3  session not found, its transcript is unreadable, a write asked of a Claude Code or
+     Codex transcript (read-only), or an invalid session state to import
   4  invalid config (.compactionrc), or a preset or plugin in it does not load`;

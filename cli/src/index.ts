@@ -4,10 +4,14 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { registerAutocompact } from "./commands/autocompact.js";
 import { registerCompact } from "./commands/compact.js";
+import { registerContextExport } from "./commands/context-export.js";
 import { registerContextHistory } from "./commands/context-history.js";
+import { registerContextImport } from "./commands/context-import.js";
 import { registerContextInspect } from "./commands/context-inspect.js";
 import { registerContextStatus } from "./commands/context-status.js";
+import { registerSearch } from "./commands/search.js";
 import { registerSessionBranch } from "./commands/session-branch.js";
 import { exitCodeFor, renderError } from "./errors.js";
 import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from "./exit-codes.js";
@@ -25,6 +29,11 @@ const EXAMPLES = `Examples:
   compaction context history --depth 3           the latest three compactions
   compaction context inspect                     where the tokens go, what compacting would save
   compaction session branch --at 1f0e3c2a        a new session file ending at that entry
+  compaction search "user-message-selector"      entries that mention it, compacted ones too
+  compaction autocompact off                     no automatic compaction for this session
+  compaction context export state.json           the session's state as JSON (docs/session-state.md)
+  compaction context import state.json           a new session seeded with it, for any model
+  compaction context status --session ~/.claude/projects/my-app/3f2a.jsonl   Claude Code, read-only
   COMPACTION_SESSIONS_DIR=~/.openclaw/sessions compaction context status
 
 Sessions: --session takes a file path or a session id (or its start); without it, the latest
@@ -69,10 +78,14 @@ function buildProgram(io: CliIo, done: (code: ExitCodeValue) => void): Command {
     .addHelpText("after", `\n${EXAMPLES}\n\n${EXIT_CODES_HELP}\n`);
 
   registerCompact(program, io, done);
+  registerSearch(program, io, done);
+  registerAutocompact(program, io, done);
   const context = program.command("context").description("look at a session's context");
   registerContextStatus(context, io, done);
   registerContextHistory(context, io, done);
   registerContextInspect(context, io, done);
+  registerContextExport(context, io, done);
+  registerContextImport(context, io, done);
   const session = program.command("session").description("work with session files");
   registerSessionBranch(session, io, done);
   return program;

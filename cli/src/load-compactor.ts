@@ -1,35 +1,29 @@
-/** The Compactor from the project's config, checked to read pi session messages. */
-import { createCompactor, type Compactor, type PiMessage, type ResolvedConfig } from "@compaction/core";
-import { CliError } from "./errors.js";
-import { ExitCode } from "./exit-codes.js";
+/** The Compactor from the project's config, reading messages in the transcript's format. */
+import { type AdapterName, createCompactor, type Compactor, type ResolvedConfig } from "@compaction/core";
 
-/**
- * A compactor for `cwd`'s config with `agent`'s section applied and `preset` (from --preset)
- * in place of the configured one; its adapter must be `pi`.
- */
-export async function loadCompactor(
-  cwd: string,
-  agent: string | undefined,
-  preset?: string | undefined,
-): Promise<Compactor<PiMessage>> {
-  const compactor = await createCompactor<PiMessage>({
+export interface CompactorChoice {
+  /** `--agent`: the config section to apply. */
+  readonly agent?: string | undefined;
+  /** `--preset`: run this preset instead of the configured one. */
+  readonly preset?: string | undefined;
+  /**
+   * The transcript's message format. The file decides it, not the config's `adapter` (which
+   * describes a host's in-memory messages): a pi session holds pi messages whatever the config says.
+   */
+  readonly adapter?: AdapterName;
+}
+
+/** A compactor for `cwd`'s config with the agent's section, the preset and the adapter applied. */
+export async function loadCompactor(cwd: string, choice: CompactorChoice = {}): Promise<Compactor<unknown>> {
+  return createCompactor<unknown>({
     cwd,
-    ...(agent === undefined ? {} : { agent }),
-    ...(preset === undefined ? {} : { preset }),
+    adapter: choice.adapter ?? "pi",
+    ...(choice.agent === undefined ? {} : { agent: choice.agent }),
+    ...(choice.preset === undefined ? {} : { preset: choice.preset }),
   });
-  const config = compactor.config as ResolvedConfig;
-  if (config.adapter !== "pi") {
-    compactor.dispose();
-    throw new CliError(
-      ExitCode.CONFIG,
-      `The config${config.filepath === null ? "" : ` ${config.filepath}`} sets adapter '${config.adapter}'${config.agent === null ? "" : ` for agent '${config.agent}'`}, but session files hold pi messages.`,
-      "Set adapter to \"pi\" (the default), or pass --agent for a section that uses it.",
-    );
-  }
-  return compactor;
 }
 
 /** The config the compactor was built from. */
-export function configOf(compactor: Compactor<PiMessage>): ResolvedConfig {
+export function configOf(compactor: Compactor<unknown>): ResolvedConfig {
   return compactor.config as ResolvedConfig;
 }

@@ -1,4 +1,5 @@
 /** Colours (NO_COLOR, FORCE_COLOR, terminal detection, --no-color), numbers and the usage bar. */
+import { formatTokenCount, formatUsageLine, type TranscriptFormat, type UsageTone, usagePercent } from "@compaction/core";
 import pc from "picocolors";
 import type { CliStream } from "./io.js";
 
@@ -23,24 +24,21 @@ export function colors(enabled: boolean): Colors {
 
 /** `6240` -> `6,240`. */
 export function formatTokens(n: number): string {
-  return Math.round(n).toLocaleString("en-US");
+  return formatTokenCount(n);
 }
 
 /** Share of the window used, as whole percent (can pass 100). */
 export function percentUsed(used: number, window: number): number {
-  return window > 0 ? Math.round((used / window) * 100) : 0;
+  return usagePercent(used, window);
 }
 
 /**
- * `[████████░░] 78% context (6,240 / 8,000 tokens)`: ten cells, each a tenth of the window
- * (rounded to the nearest cell, full when at or over it). Coloured green, yellow from 70 %, red from 90 %.
+ * `[████████░░] 78% context (6,240 / 8,000 tokens)` (core's `formatUsageLine`): coloured green,
+ * yellow from 70 %, red from 90 %, the empty cells dim.
  */
 export function usageBar(used: number, window: number, c: Colors, width = 10): string {
-  const ratio = window > 0 ? used / window : 0;
-  const filled = Math.max(0, Math.min(width, Math.round(ratio * width)));
-  const paint = ratio >= 0.9 ? c.red : ratio >= 0.7 ? c.yellow : c.green;
-  const bar = paint("█".repeat(filled)) + c.dim("░".repeat(width - filled));
-  return `[${bar}] ${percentUsed(used, window)}% context (${formatTokens(used)} / ${formatTokens(window)} tokens)`;
+  const paints: Readonly<Record<UsageTone, (text: string) => string>> = { low: c.green, medium: c.yellow, high: c.red, empty: c.dim };
+  return formatUsageLine(used, window, { width, paint: (text, tone) => paints[tone](text) });
 }
 
 /** `3 minutes ago`-style wording for a duration in milliseconds. */
@@ -58,4 +56,16 @@ export function formatAge(ms: number): string {
     }
   }
   return `${seconds} second${seconds === 1 ? "" : "s"} ago`;
+}
+
+const FORMAT_NAMES: Readonly<Record<TranscriptFormat, string>> = {
+  pi: "pi session",
+  "claude-code": "Claude Code transcript, read-only",
+  codex: "Codex rollout, read-only",
+};
+
+/** `0194f3a2-...` for a pi session; `<id> [Claude Code transcript, read-only]` for an import. */
+export function sessionLabel(session: { readonly id: string | null; readonly format: TranscriptFormat }): string {
+  const id = session.id ?? "(no session id)";
+  return session.format === "pi" ? id : `${id} [${FORMAT_NAMES[session.format]}]`;
 }

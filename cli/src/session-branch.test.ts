@@ -2,6 +2,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { buildContext, readSession } from "@compaction/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Readable } from "node:stream";
+import { main } from "./index.js";
+import type { CliIo } from "./io.js";
 import { createSandbox, type Sandbox } from "./test-support/cli-sandbox.js";
 
 let sandbox: Sandbox;
@@ -44,6 +47,47 @@ describe("compaction session branch", () => {
     const run = sandbox.run(["session", "branch", "--at", "no-such-entry"], { NO_COLOR: "1" });
     expect(run.code).toBe(3);
     expect(run.stderr).toContain("entry `no-such-entry` is not in");
+    expect(sessionFiles()).toHaveLength(1);
+  });
+
+  it("without --at on a terminal, lists the branch's user messages and branches at the one picked by number", async () => {
+    let stdout = "";
+    let stderr = "";
+    const stdin = Object.assign(Readable.from(["2\n"]), { isTTY: true });
+    const io: CliIo = {
+      stdout: { write: (text: string) => (stdout += text) },
+      stderr: { write: (text: string) => (stderr += text) },
+      stdin,
+      env: { NO_COLOR: "1", COMPACTION_SESSIONS_DIR: sandbox.sessionsDir },
+      cwd: sandbox.project,
+    };
+    const code = await main(["session", "branch"], io);
+    expect(code).toBe(0);
+    const users = buildContext(readSession(sandbox.sessionPath).entries).branch.filter(
+      (entry) => entry.type === "message" && entry.message.role === "user",
+    );
+    const second = users[1]?.id as string;
+    expect(stderr).toMatch(new RegExp(`^ +1  ${users[0]?.id}  `, "m"));
+    expect(stderr).toMatch(new RegExp(`^ +2  ${second}  `, "m"));
+    expect(stderr).toContain(`Branch at which message? [1-${users.length}]`);
+    expect(stdout).toContain(`Ends at   entry ${second}`);
+    const created = sessionFiles().filter((name) => join(dirname(sandbox.sessionPath), name) !== sandbox.sessionPath);
+    expect(created).toHaveLength(1);
+    const branched = buildContext(readSession(join(dirname(sandbox.sessionPath), created[0] as string)).entries).branch;
+    expect(branched.at(-1)?.id).toBe(second);
+  });
+
+  it("on a terminal, refuses an answer that is not one of the numbers: exit 2, no new file", async () => {
+    let stderr = "";
+    const io: CliIo = {
+      stdout: { write: () => true },
+      stderr: { write: (text: string) => (stderr += text) },
+      stdin: Object.assign(Readable.from(["seven\n"]), { isTTY: true }),
+      env: { NO_COLOR: "1", COMPACTION_SESSIONS_DIR: sandbox.sessionsDir },
+      cwd: sandbox.project,
+    };
+    expect(await main(["session", "branch"], io)).toBe(2);
+    expect(stderr).toContain("Expected a number from 1 to");
     expect(sessionFiles()).toHaveLength(1);
   });
 });

@@ -1,16 +1,25 @@
 /** Finding the session a command works on and reading it, reporting lines left out on stderr. */
 import {
+  type AdapterName,
   type BoundaryLoad,
+  detectTranscriptFormat,
+  importClaudeCode,
+  importCodexRollout,
   loadBoundary,
   type ParsedSession,
   readSession,
   resolveSession,
   SessionTree,
   type SkippedLine,
+  TRANSCRIPT_ADAPTERS,
+  type TranscriptFormat,
 } from "@compaction/core";
+import { statSync } from "node:fs";
+import { basename } from "node:path";
 import { CliError } from "./errors.js";
 import { ExitCode } from "./exit-codes.js";
 import type { CliIo } from "./io.js";
+import { type ByteProgress, progressLine } from "./progress.js";
 
 /** The options every session command shares. */
 export interface SessionSelection {
@@ -31,18 +40,98 @@ export async function resolveTarget(selection: SessionSelection, io: CliIo): Pro
   });
 }
 
+/**
+ * The context a transcript holds now, whatever wrote it: a pi session's branch by the boundary
+ * rule, or the main context of a Claude Code transcript or Codex rollout (read-only imports).
+ */
+export interface TranscriptContext {
+  readonly format: TranscriptFormat;
+  readonly path: string;
+  /** The message format: the adapter a compactor reads `messages` with. */
+  readonly adapter: AdapterName;
+  readonly sessionId: string | null;
+  readonly cwd: string | null;
+  readonly messages: readonly unknown[];
+  /** The entry (pi) or line uuid (Claude Code) each message comes from; `line N` for Codex. */
+  readonly entryIds: readonly string[];
+  /** Compactions the import applied (Claude Code, Codex); null for pi, whose history `readTargetSession` gives. */
+  readonly importedCompactions: number | null;
+  /** The pi boundary load, or null for an import. */
+  readonly pi: BoundaryLoad | null;
+}
+
+/** Reads `path` as the kind of transcript it is (see TranscriptContext). */
+export function loadTranscriptContext(path: string, selection: SessionSelection, io: CliIo): TranscriptContext {
+  const format = detectTranscriptFormat(path);
+  const base = { format, path, adapter: TRANSCRIPT_ADAPTERS[format] };
+  const options = { skipCorrupt: selection.skipCorrupt };
+  if (format === "pi") {
+    const loaded = loadTargetContext(path, selection, io);
+    const cwd = loaded.header.cwd;
+    return { ...base, sessionId: loaded.header.id, cwd: typeof cwd === "string" ? cwd : null, messages: loaded.messages, entryIds: loaded.entryIds, importedCompactions: null, pi: loaded };
+  }
+  if (format === "claude-code") {
+    const imported = withProgress(path, io, (onProgress) => importClaudeCode(path, { ...options, ...onProgress }));
+    reportSkipped(path, imported.skipped, io);
+    return { ...base, sessionId: imported.sessionId ?? null, cwd: imported.cwd ?? null, messages: imported.messages, entryIds: imported.entryIds, importedCompactions: imported.compactions, pi: null };
+  }
+  const imported = withProgress(path, io, (onProgress) => importCodexRollout(path, { ...options, ...onProgress }));
+  reportSkipped(path, imported.skipped, io);
+  return { ...base, sessionId: imported.sessionId ?? null, cwd: imported.cwd ?? null, messages: imported.messages, entryIds: imported.lines.map((line) => `line ${line}`), importedCompactions: imported.compactions, pi: null };
+}
+
+/** For commands that write: the pi boundary load, or a refusal of an imported transcript saying what does work on it. */
+export function requirePiSession(context: TranscriptContext, what: string): BoundaryLoad {
+  if (context.pi !== null) return context.pi;
+  throw importedRefusal(context.path, context.format, what);
+}
+
+/** For commands that read pi session files only: refuses any other transcript before reading it. */
+export function requirePiFormat(path: string, what: string): void {
+  const format = detectTranscriptFormat(path);
+  if (format !== "pi") throw importedRefusal(path, format, what);
+}
+
+function importedRefusal(path: string, format: TranscriptFormat, what: string): CliError {
+  const name = format === "claude-code" ? "a Claude Code transcript" : "a Codex rollout";
+  return new CliError(
+    ExitCode.SESSION,
+    `Cannot ${what}: ${path} is ${name}, which this tool reads but never writes, and which records no pi session entries.`,
+    "On imported transcripts, use context status, context inspect, context export and compact --dry-run; 'context export' then 'context import' starts a pi session from one.",
+  );
+}
+
 /** The branch's context by the boundary rule, reading as little of the file as it can. */
 export function loadTargetContext(path: string, selection: SessionSelection, io: CliIo): BoundaryLoad {
-  const loaded = loadBoundary(path, { skipCorrupt: selection.skipCorrupt });
+  const loaded = withProgress(path, io, (onProgress) => loadBoundary(path, { skipCorrupt: selection.skipCorrupt, ...onProgress }));
   reportSkipped(path, loaded.skipped, io);
   return loaded;
 }
 
 /** Every entry of the file (migrated to version 3 in memory). */
 export function readTargetSession(path: string, selection: SessionSelection, io: CliIo): ParsedSession {
-  const parsed = readSession(path, { skipCorrupt: selection.skipCorrupt });
+  const parsed = withProgress(path, io, (onProgress) => readSession(path, { skipCorrupt: selection.skipCorrupt, ...onProgress }));
   reportSkipped(path, parsed.skipped, io);
   return parsed;
+}
+
+/**
+ * Runs a reader of `path` with a progress line on stderr (see progress.ts); `read` gets the
+ * `{ onProgress }` option to spread into the reader's options, empty when nothing is shown.
+ */
+function withProgress<R>(path: string, io: CliIo, read: (option: { onProgress?: (progress: ByteProgress) => void }) => R): R {
+  let size = 0;
+  try {
+    size = statSync(path).size;
+  } catch {
+    // The reader reports an unreadable file itself.
+  }
+  const line = progressLine(io, `Reading ${basename(path)}`, size);
+  try {
+    return read(line.onProgress === undefined ? {} : { onProgress: line.onProgress });
+  } finally {
+    line.done();
+  }
 }
 
 /** One stderr line per line left out. */

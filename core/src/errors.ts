@@ -35,6 +35,10 @@ export const ErrorCodes = {
   TRANSCRIPT_LOCKED: "COMPACTION_TRANSCRIPT_LOCKED",
   /** No session file matched the path, id or id prefix given (the message lists where it looked). */
   TRANSCRIPT_NOT_FOUND: "COMPACTION_TRANSCRIPT_NOT_FOUND",
+  /** A session-state document (`compaction context import`) is not JSON, fails its schema, or is another format or a newer version. */
+  SESSION_STATE_INVALID: "COMPACTION_SESSION_STATE_INVALID",
+  /** The provider rejected a request as too long for the context window, and compacting could not free enough room. */
+  CONTEXT_OVERFLOW: "COMPACTION_CONTEXT_OVERFLOW",
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

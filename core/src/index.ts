@@ -11,6 +11,8 @@ export * from "./cut/index.js";
 export * from "./summarizer/index.js";
 export * from "./config/index.js";
 export * from "./transcript/index.js";
+export * from "./state/index.js";
+export * from "./context-manager/index.js";
 export {
   type AutoCompactSettings,
   Compactor,

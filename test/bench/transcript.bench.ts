@@ -44,12 +44,13 @@ const SMALL_HEAP_MIB = 64;
 /**
  * Memory rule for loadBoundary: the heap it keeps and the RSS it adds are within MEMORY_FACTOR
  * times the boundary part (parsed entries take 2-3x their JSON), plus a fixed allowance: 8 MiB
- * for the heap, 64 MiB for RSS (V8's young generation grows to 3 x 16 MiB semi-spaces under
- * churn, and read blocks wait for a GC). A loader holding the file needs several times its size.
+ * for the heap, 32 MiB for RSS (one 1 MiB read block, reused, and V8's young generation, which
+ * grows to about 16 MiB under the churn of a walk to the root and stays there, whatever the
+ * file's size). A loader holding the file needs several times its size.
  */
 const MEMORY_FACTOR = 4;
 const HEAP_ALLOWANCE = 8 * MIB;
-const RSS_ALLOWANCE = 64 * MIB;
+const RSS_ALLOWANCE = 32 * MIB;
 /** The file for the scaling check: the same tail, this fraction of the size. */
 const SCALE_FRACTION = 0.25;
 

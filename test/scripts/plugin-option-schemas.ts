@@ -10,9 +10,12 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { LAST_TURN_INJECTION_OPTIONS_SCHEMA } from "@compaction/plugin-last-turn-injection";
 import { LAYERED_OPTIONS_SCHEMA } from "@compaction/plugin-layered";
+import { RECALL_OPTIONS_SCHEMA } from "@compaction/plugin-recall";
 import { ROLLING_OPTIONS_SCHEMA } from "@compaction/plugin-rolling";
 import { SAFEGUARD_OPTIONS_SCHEMA } from "@compaction/plugin-safeguard";
 import { SLIDING_WINDOW_OPTIONS_SCHEMA } from "@compaction/plugin-sliding-window";
+import { SUMMARIZER_ANTHROPIC_OPTIONS_SCHEMA } from "@compaction/plugin-summarizer-anthropic";
+import { SUMMARIZER_OPENAI_OPTIONS_SCHEMA } from "@compaction/plugin-summarizer-openai";
 
 export const CORE_SCHEMA_PATH = fileURLToPath(new URL("../../core/schema/compaction.schema.json", import.meta.url));
 
@@ -23,6 +26,9 @@ export const PLUGIN_OPTION_SCHEMAS: Readonly<Record<string, readonly [string, ob
   layered: ["layeredOptions", LAYERED_OPTIONS_SCHEMA],
   "last-turn-injection": ["lastTurnInjectionOptions", LAST_TURN_INJECTION_OPTIONS_SCHEMA],
   "sliding-window": ["slidingWindowOptions", SLIDING_WINDOW_OPTIONS_SCHEMA],
+  recall: ["recallOptions", RECALL_OPTIONS_SCHEMA],
+  "summarizer-openai": ["summarizerOpenAIOptions", SUMMARIZER_OPENAI_OPTIONS_SCHEMA],
+  "summarizer-anthropic": ["summarizerAnthropicOptions", SUMMARIZER_ANTHROPIC_OPTIONS_SCHEMA],
 };
 
 /** A copy of a schema without `default` keys; each default is stated in the description instead. */

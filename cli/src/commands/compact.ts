@@ -2,7 +2,7 @@
  * `compaction compact`: compacts the session's context now and writes pi's `compaction` entry
  * (after showing what it would do and asking; `--dry-run` writes nothing).
  */
-import { appendCompaction, type BoundaryLoad, type CompactionResult, type PiMessage } from "@compaction/core";
+import { appendCompaction, type BoundaryLoad, type CompactionResult, type TranscriptFormat } from "@compaction/core";
 import type { Command } from "commander";
 import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
 import { confirm } from "../confirm.js";
@@ -10,8 +10,8 @@ import { CliError } from "../errors.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { loadCompactor } from "../load-compactor.js";
-import { formatTokens } from "../output.js";
-import { assertWholeBranch, loadTargetContext, resolveTarget } from "../session-target.js";
+import { formatTokens, sessionLabel } from "../output.js";
+import { assertWholeBranch, loadTranscriptContext, requirePiSession, resolveTarget, type TranscriptContext } from "../session-target.js";
 
 interface CompactOptions {
   readonly session?: string;
@@ -20,6 +20,32 @@ interface CompactOptions {
   readonly focus?: string;
   readonly dryRun?: boolean;
   readonly yes?: boolean;
+  readonly json?: boolean;
+}
+
+/** What `compact --json` prints: the plan, and whether (and as which entry) it was written. */
+export interface CompactReport {
+  readonly session: { readonly path: string; readonly id: string | null; readonly format: TranscriptFormat };
+  readonly dryRun: boolean;
+  readonly status: CompactionResult<unknown>["status"];
+  /** Why nothing was (or would be) compacted or written; null when it was. */
+  readonly reason: string | null;
+  readonly written: boolean;
+  /** The compaction entry written, or null. */
+  readonly entryId: string | null;
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+  readonly messagesBefore: number;
+  readonly messagesAfter: number;
+  readonly messagesCompacted: number;
+  readonly strategy: string | null;
+  readonly layer: string | null;
+  /** The first entry kept verbatim after the summary. */
+  readonly firstKeptEntryId: string | null;
+  readonly splitTurn: boolean;
+  readonly focus: string | null;
+  readonly warnings: readonly string[];
+  readonly summary: string | null;
 }
 
 /** Adds `compact` to the program. */
@@ -33,24 +59,25 @@ export function registerCompact(program: Command, io: CliIo, done: (code: ExitCo
     .option("-f, --focus <instruction>", "what the summary should focus on")
     .option("-n, --dry-run", "show what would be compacted; write nothing")
     .option("-y, --yes", "write without asking (needed when stdin is not a terminal)")
+    .option("--json", "print one JSON object (the plan, and what was written) instead of text")
     .action(async (options: CompactOptions, command: Command) => {
       done(await compact(commandContext(command, io), options));
     });
 }
 
 async function compact(context: CommandContext, options: CompactOptions): Promise<ExitCodeValue> {
-  const { io, out: c } = context;
+  const { io } = context;
   const selection = sessionSelection(context, options.session);
   const path = await resolveTarget(selection, io);
-  const loaded = loadTargetContext(path, selection, io);
+  const transcript = loadTranscriptContext(path, selection, io);
   const writing = options.dryRun !== true;
-  if (writing) requireAppendable(path, loaded);
+  if (writing) requireAppendable(path, requirePiSession(transcript, "write a compaction"));
 
-  const compactor = await loadCompactor(io.cwd, options.agent, options.preset);
-  let result: CompactionResult<PiMessage>;
+  const compactor = await loadCompactor(io.cwd, { agent: options.agent, preset: options.preset, adapter: transcript.adapter });
+  let result: CompactionResult<unknown>;
   try {
     result = await compactor.compact({
-      messages: loaded.messages,
+      messages: transcript.messages,
       trigger: "manual",
       ...(options.focus === undefined ? {} : { focus: options.focus }),
       ...(options.agent === undefined ? {} : { agent: options.agent }),
@@ -58,61 +85,120 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   } finally {
     compactor.dispose();
   }
-
-  io.stdout.write(`${c.bold("Session")}   ${path}\n`);
   for (const warning of result.warnings) io.stderr.write(`${context.err.yellow("warning:")} ${warning}\n`);
-  if (result.status !== "compacted" || result.cut === null) {
-    io.stdout.write(`${c.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${loaded.messages.length} messages)\n`);
-    throw new CliError(
-      ExitCode.FAILED,
-      `Nothing was compacted (${result.status}): ${(result.reason ?? "no reason given").replace(/\.$/, "")}.`,
-      result.error?.hint ?? (result.status === "noop" ? "The context may already be small enough; nothing was written." : "Nothing was written."),
-    );
-  }
-  const cut = result.cut;
-  if (cut.preservedIndices.length > 0) {
-    throw new CliError(
-      ExitCode.FAILED,
-      `The compaction keeps ${cut.preservedIndices.length} message(s) from before its cut (pinned or system messages), which pi's compaction entry cannot record: it keeps one unbroken run of entries after the summary. Nothing was written.`,
-      "Use a preset or plugins that do not pin messages for this session, or unpin them.",
-    );
-  }
-  const firstKeptEntryId = loaded.entryIds[cut.firstKeptIndex];
-  if (firstKeptEntryId === undefined) {
-    throw new CliError(ExitCode.FAILED, `The cut keeps from message ${cut.firstKeptIndex}, but the context has only ${loaded.entryIds.length} messages. Nothing was written.`);
-  }
 
-  const layer = result.event?.layer ?? null;
-  io.stdout.write(
-    [
-      `${c.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${loaded.messages.length} messages)`,
-      `${c.bold("After")}     ${c.green(formatTokens(result.tokensAfter))} tokens (${result.messages.length} messages: the summary and ${result.messages.length - 1} kept)`,
-      `${c.bold("Compacts")}  ${plural(cut.compactedIndices.length, "message")}, by ${result.event?.strategy ?? cut.selectedBy}${layer === null ? "" : ` (layer ${layer})`}`,
-      `${c.bold("Keeps")}     from entry ${firstKeptEntryId}${cut.isSplitTurn ? " (mid-turn)" : ""}`,
-      "",
-    ].join("\n"),
-  );
+  const plan = planOf(transcript, result);
+  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options), ...fields });
+  const refuse = (error: CliError): never => {
+    if (options.json === true) io.stdout.write(`${JSON.stringify(report({ reason: error.message }), null, 2)}\n`);
+    throw error;
+  };
+  if (plan.refusal !== null) {
+    if (options.json !== true) io.stdout.write(`${context.out.bold("Session")}   ${path}\n${context.out.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${transcript.messages.length} messages)\n`);
+    return refuse(plan.refusal);
+  }
+  if (options.json !== true) io.stdout.write(renderPlan(transcript, result, plan.firstKeptEntryId as string, context));
   if (!writing) {
-    io.stdout.write(`${c.dim("Dry run: nothing written.")}\n`);
+    if (options.json === true) io.stdout.write(`${JSON.stringify(report(), null, 2)}\n`);
+    else io.stdout.write(`${context.out.dim("Dry run: nothing written.")}\n`);
     return ExitCode.OK;
   }
   if (options.yes !== true) {
     if (io.stdin.isTTY !== true) {
-      throw new CliError(
-        ExitCode.FAILED,
-        "Not writing the compaction: stdin is not a terminal, so it cannot ask for confirmation. Nothing was written.",
-        "Pass --yes to write without asking, or --dry-run to only look.",
+      return refuse(
+        new CliError(
+          ExitCode.FAILED,
+          "Not writing the compaction: stdin is not a terminal, so it cannot ask for confirmation. Nothing was written.",
+          "Pass --yes to write without asking, or --dry-run to only look.",
+        ),
       );
     }
     if (!(await confirm(io, `Write the compaction entry to ${path}?`))) {
       io.stderr.write("Declined: nothing written.\n");
+      if (options.json === true) io.stdout.write(`${JSON.stringify(report({ reason: "Declined at the prompt." }), null, 2)}\n`);
       return ExitCode.FAILED;
     }
   }
   assertWholeBranch(path, selection);
-  const entry = await appendCompaction(path, result, { firstKeptEntryId, tokensBefore: result.tokensBefore });
-  io.stdout.write(`${c.green("Compacted:")} wrote compaction entry ${entry.id}.\n`);
+  const entry = await appendCompaction(path, result, { firstKeptEntryId: plan.firstKeptEntryId as string, tokensBefore: result.tokensBefore });
+  if (options.json === true) io.stdout.write(`${JSON.stringify(report({ written: true, entryId: entry.id }), null, 2)}\n`);
+  else io.stdout.write(`${context.out.green("Compacted:")} wrote compaction entry ${entry.id}.\n`);
   return ExitCode.OK;
+}
+
+interface Plan {
+  /** Why this result cannot be written (or was not compacted at all); null when it can. */
+  readonly refusal: CliError | null;
+  readonly firstKeptEntryId: string | null;
+}
+
+/** Whether the result can become pi's compaction entry, and the entry it keeps from. */
+function planOf(transcript: TranscriptContext, result: CompactionResult<unknown>): Plan {
+  if (result.status !== "compacted" || result.cut === null) {
+    return {
+      firstKeptEntryId: null,
+      refusal: new CliError(
+        ExitCode.FAILED,
+        `Nothing was compacted (${result.status}): ${(result.reason ?? "no reason given").replace(/\.$/, "")}.`,
+        result.error?.hint ?? (result.status === "noop" ? "The context may already be small enough; nothing was written." : "Nothing was written."),
+      ),
+    };
+  }
+  const cut = result.cut;
+  if (cut.preservedIndices.length > 0) {
+    return {
+      firstKeptEntryId: null,
+      refusal: new CliError(
+        ExitCode.FAILED,
+        `The compaction keeps ${cut.preservedIndices.length} message(s) from before its cut (pinned or system messages), which pi's compaction entry cannot record: it keeps one unbroken run of entries after the summary. Nothing was written.`,
+        "Use a preset or plugins that do not pin messages for this session, or unpin them.",
+      ),
+    };
+  }
+  const firstKeptEntryId = transcript.entryIds[cut.firstKeptIndex];
+  if (firstKeptEntryId === undefined) {
+    return {
+      firstKeptEntryId: null,
+      refusal: new CliError(ExitCode.FAILED, `The cut keeps from message ${cut.firstKeptIndex}, but the context has only ${transcript.entryIds.length} messages. Nothing was written.`),
+    };
+  }
+  return { refusal: null, firstKeptEntryId };
+}
+
+function reportOf(transcript: TranscriptContext, result: CompactionResult<unknown>, plan: Plan, options: CompactOptions): CompactReport {
+  return {
+    session: { path: transcript.path, id: transcript.sessionId, format: transcript.format },
+    dryRun: options.dryRun === true,
+    status: result.status,
+    reason: plan.refusal?.message ?? null,
+    written: false,
+    entryId: null,
+    tokensBefore: result.tokensBefore,
+    tokensAfter: result.tokensAfter,
+    messagesBefore: transcript.messages.length,
+    messagesAfter: result.messages.length,
+    messagesCompacted: result.cut?.compactedIndices.length ?? 0,
+    strategy: result.event?.strategy ?? result.cut?.selectedBy ?? null,
+    layer: result.event?.layer ?? null,
+    firstKeptEntryId: plan.firstKeptEntryId,
+    splitTurn: result.cut?.isSplitTurn ?? false,
+    focus: options.focus ?? null,
+    warnings: result.warnings,
+    summary: result.summary ?? null,
+  };
+}
+
+function renderPlan(transcript: TranscriptContext, result: CompactionResult<unknown>, firstKeptEntryId: string, { out: c }: CommandContext): string {
+  const cut = result.cut as NonNullable<CompactionResult<unknown>["cut"]>;
+  const layer = result.event?.layer ?? null;
+  return [
+    `${c.bold("Session")}   ${transcript.format === "pi" ? transcript.path : `${sessionLabel({ id: transcript.sessionId, format: transcript.format })} ${c.dim(`(${transcript.path})`)}`}`,
+    `${c.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${transcript.messages.length} messages)`,
+    `${c.bold("After")}     ${c.green(formatTokens(result.tokensAfter))} tokens (${result.messages.length} messages: the summary and ${result.messages.length - 1} kept)`,
+    `${c.bold("Compacts")}  ${plural(cut.compactedIndices.length, "message")}, by ${result.event?.strategy ?? cut.selectedBy}${layer === null ? "" : ` (layer ${layer})`}`,
+    `${c.bold("Keeps")}     from ${transcript.format === "pi" ? "entry " : ""}${firstKeptEntryId}${cut.isSplitTurn ? " (mid-turn)" : ""}`,
+    "",
+  ].join("\n");
 }
 
 /** pi's compaction entry can be appended only to a version 3 file. */

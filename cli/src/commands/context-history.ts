@@ -7,7 +7,7 @@ import { CliError } from "../errors.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { formatTokens } from "../output.js";
-import { readTargetSession, resolveTarget } from "../session-target.js";
+import { readTargetSession, requirePiFormat, resolveTarget } from "../session-target.js";
 
 interface HistoryOptions {
   readonly session?: string;
@@ -30,6 +30,7 @@ export function registerContextHistory(group: Command, io: CliIo, done: (code: E
       const depth = parseDepth(options.depth);
       const selection = sessionSelection(context, options.session);
       const path = await resolveTarget(selection, io);
+      requirePiFormat(path, "list compaction entries");
       const parsed = readTargetSession(path, selection, io);
       const records = compactionEntries(buildContext(parsed.entries, { file: path }).branch)
         .reverse()

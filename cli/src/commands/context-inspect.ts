@@ -7,8 +7,9 @@ import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sess
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { configOf, loadCompactor } from "../load-compactor.js";
-import { formatTokens } from "../output.js";
-import { loadTargetContext, resolveTarget } from "../session-target.js";
+import type { TranscriptFormat } from "@compaction/core";
+import { formatTokens, sessionLabel } from "../output.js";
+import { loadTranscriptContext, resolveTarget } from "../session-target.js";
 
 interface InspectOptions {
   readonly session?: string;
@@ -35,7 +36,7 @@ const LABELS: Readonly<Record<Category, string>> = {
 
 /** Everything `context inspect` reports; `--json` prints it as is. */
 export interface ContextInspection {
-  readonly session: { readonly path: string; readonly id: string };
+  readonly session: { readonly path: string; readonly id: string | null; readonly format: TranscriptFormat };
   readonly preset: string;
   readonly messages: number;
   /** Our count of every message (the categories sum to it). */
@@ -74,8 +75,8 @@ export function registerContextInspect(group: Command, io: CliIo, done: (code: E
 async function inspectContext(context: CommandContext, options: InspectOptions): Promise<ContextInspection> {
   const selection = sessionSelection(context, options.session);
   const path = await resolveTarget(selection, context.io);
-  const loaded = loadTargetContext(path, selection, context.io);
-  const compactor = await loadCompactor(context.io.cwd, options.agent);
+  const loaded = loadTranscriptContext(path, selection, context.io);
+  const compactor = await loadCompactor(context.io.cwd, { agent: options.agent, adapter: loaded.adapter });
   try {
     const shares = new Map<Category, { tokens: number; messages: number }>(CATEGORIES.map((name) => [name, { tokens: 0, messages: 0 }]));
     for (const message of loaded.messages) {
@@ -93,7 +94,7 @@ async function inspectContext(context: CommandContext, options: InspectOptions):
     // (tokensBefore may rest on the provider's usage, which also covers the system prompt).
     const counted = compactor.tokens.total(loaded.messages);
     return {
-      session: { path, id: loaded.header.id },
+      session: { path, id: loaded.sessionId, format: loaded.format },
       preset: configOf(compactor).preset,
       messages: loaded.messages.length,
       tokens: counted,
@@ -127,7 +128,7 @@ function renderInspection(inspection: ContextInspection, { out: c }: CommandCont
   const row = (label: string, share: TokenShare): string =>
     `  ${label.padEnd(14)}${formatTokens(share.tokens).padStart(10)} tokens ${percent(share.tokens).padStart(4)}  (${share.messages} messages)`;
   const lines = [
-    `${c.bold("Session")}  ${inspection.session.id} ${c.dim(`(${inspection.session.path})`)}`,
+    `${c.bold("Session")}  ${sessionLabel(inspection.session)} ${c.dim(`(${inspection.session.path})`)}`,
     `${c.bold("Context")}  ${formatTokens(inspection.tokens)} tokens counted in ${inspection.messages} messages`,
     ...CATEGORIES.map((name) => row(LABELS[name], inspection.breakdown[name])),
     "",

@@ -1,13 +1,13 @@
 /** `compaction context status`: how full the context is, auto-compaction, and the compaction history. */
-import { buildContext } from "@compaction/core";
+import { type AdapterName, buildContext, detectTranscriptFormat, sessionAutoCompact, type TranscriptFormat } from "@compaction/core";
 import type { Command } from "commander";
 import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
 import { compactionHistory, degradationRisk, riskAdvice, type DegradationRisk } from "../compaction-history.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { configOf, loadCompactor } from "../load-compactor.js";
-import { formatAge, formatTokens, percentUsed, usageBar } from "../output.js";
-import { readTargetSession, resolveTarget } from "../session-target.js";
+import { formatAge, formatTokens, percentUsed, sessionLabel, usageBar } from "../output.js";
+import { loadTranscriptContext, readTargetSession, resolveTarget, type SessionSelection } from "../session-target.js";
 
 interface StatusOptions {
   readonly session?: string;
@@ -17,14 +17,20 @@ interface StatusOptions {
 
 /** Everything `context status` reports; `--json` prints it as is. */
 export interface ContextStatus {
-  readonly session: { readonly path: string; readonly id: string };
+  readonly session: { readonly path: string; readonly id: string | null; readonly format: TranscriptFormat };
   readonly agent: string | null;
   readonly preset: string;
   readonly messages: number;
   readonly tokens: number;
   readonly contextWindow: number;
   readonly percent: number;
-  readonly autoCompact: { readonly enabled: boolean; readonly threshold: number; readonly thresholdTokens: number };
+  readonly autoCompact: {
+    readonly enabled: boolean;
+    /** `session`: set for this session with `compaction autocompact on|off`; `config`: from the config (or its default). */
+    readonly source: "session" | "config";
+    readonly threshold: number;
+    readonly thresholdTokens: number;
+  };
   readonly compactions: { readonly count: number; readonly lastAt: string | null; readonly sinceLastMs: number | null };
   readonly risk: DegradationRisk;
   readonly advice: string | null;
@@ -46,34 +52,65 @@ export function registerContextStatus(group: Command, io: CliIo, done: (code: Ex
     });
 }
 
+/** What the transcript says about the context and its compactions, whatever wrote it. */
+interface SessionFacts {
+  readonly id: string | null;
+  readonly format: TranscriptFormat;
+  readonly messages: readonly unknown[];
+  readonly adapter: AdapterName;
+  readonly compactions: number;
+  readonly lastAt: string | null;
+  /** The session's own auto-compaction setting, if it has one. */
+  readonly autoCompact: boolean | undefined;
+}
+
+function sessionFacts(context: CommandContext, path: string, selection: SessionSelection): SessionFacts {
+  if (detectTranscriptFormat(path) !== "pi") {
+    const transcript = loadTranscriptContext(path, selection, context.io);
+    // Imports: the compactions the import applied; when they happened is not recorded.
+    return { id: transcript.sessionId, format: transcript.format, messages: transcript.messages, adapter: transcript.adapter, compactions: transcript.importedCompactions ?? 0, lastAt: null, autoCompact: undefined };
+  }
+  // pi: the whole file, for the compaction history and the session's settings on the branch.
+  const parsed = readTargetSession(path, selection, context.io);
+  const session = buildContext(parsed.entries, { file: path });
+  const history = compactionHistory(session.branch);
+  return {
+    id: parsed.header.id,
+    format: "pi",
+    messages: session.messages,
+    adapter: "pi",
+    compactions: history.count,
+    lastAt: history.last?.timestamp ?? null,
+    autoCompact: sessionAutoCompact(session.branch),
+  };
+}
+
 async function contextStatus(context: CommandContext, options: StatusOptions): Promise<ContextStatus> {
   const selection = sessionSelection(context, options.session);
   const path = await resolveTarget(selection, context.io);
-  const parsed = readTargetSession(path, selection, context.io);
-  const session = buildContext(parsed.entries, { file: path });
-  const compactor = await loadCompactor(context.io.cwd, options.agent);
+  const facts = sessionFacts(context, path, selection);
+  const compactor = await loadCompactor(context.io.cwd, { agent: options.agent, adapter: facts.adapter });
   try {
     const config = configOf(compactor);
     const window = compactor.contextWindow ?? config.contextWindow;
-    const tokens = compactor.tokens.contextTokens(session.messages).tokens;
-    const history = compactionHistory(session.branch);
-    const lastAt = history.last?.timestamp ?? null;
-    const lastMs = lastAt === null ? Number.NaN : Date.parse(lastAt);
-    const risk = degradationRisk(history.count);
+    const tokens = compactor.tokens.contextTokens(facts.messages).tokens;
+    const lastMs = facts.lastAt === null ? Number.NaN : Date.parse(facts.lastAt);
+    const risk = degradationRisk(facts.compactions);
     return {
-      session: { path, id: parsed.header.id },
+      session: { path, id: facts.id, format: facts.format },
       agent: config.agent,
       preset: config.preset,
-      messages: session.messages.length,
+      messages: facts.messages.length,
       tokens,
       contextWindow: window,
       percent: percentUsed(tokens, window),
       autoCompact: {
-        enabled: compactor.autoCompact.enabled,
+        enabled: facts.autoCompact ?? compactor.autoCompact.enabled,
+        source: facts.autoCompact === undefined ? "config" : "session",
         threshold: compactor.autoCompact.threshold,
         thresholdTokens: Math.floor(compactor.autoCompact.threshold * window),
       },
-      compactions: { count: history.count, lastAt, sinceLastMs: Number.isNaN(lastMs) ? null : Math.max(0, Date.now() - lastMs) },
+      compactions: { count: facts.compactions, lastAt: facts.lastAt, sinceLastMs: Number.isNaN(lastMs) ? null : Math.max(0, Date.now() - lastMs) },
       risk,
       advice: riskAdvice(risk),
     };
@@ -89,10 +126,11 @@ function renderStatus(status: ContextStatus, { out: c }: CommandContext): string
     : `${c.yellow("off")} (threshold ${Math.round(auto.threshold * 100)}%)`;
   const since = status.compactions.sinceLastMs === null ? "" : `, last ${formatAge(status.compactions.sinceLastMs)}`;
   const riskColor = status.risk === "high" ? c.red : status.risk === "medium" ? c.yellow : c.green;
+  const source = auto.source === "session" ? ", set for this session" : "";
   const lines = [
-    `${c.bold("Session")}          ${status.session.id} ${c.dim(`(${status.session.path})`)}`,
+    `${c.bold("Session")}          ${sessionLabel(status.session)} ${c.dim(`(${status.session.path})`)}`,
     usageBar(status.tokens, status.contextWindow, c),
-    `${c.bold("Auto-compaction")}  ${autoText}, preset ${status.preset}${status.agent === null ? "" : `, agent ${status.agent}`}`,
+    `${c.bold("Auto-compaction")}  ${autoText}${source}, preset ${status.preset}${status.agent === null ? "" : `, agent ${status.agent}`}`,
     `${c.bold("Compactions")}      ${status.compactions.count}${since}`,
     `${c.bold("Degradation risk")} ${riskColor(status.risk)}`,
   ];

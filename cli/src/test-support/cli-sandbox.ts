@@ -8,10 +8,13 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sessionDirForCwd, upgradeSession } from "@compaction/core";
+import { FIXTURES_DIR } from "@compaction/fixtures";
 
 const BIN = fileURLToPath(new URL("../../bin/compaction.js", import.meta.url));
 /** The real pi session (version 1) the sandboxes start from. Read-only. */
-export const REAL_SESSION = "/work/shared/fixtures/real/pi-large-session.jsonl";
+export const REAL_SESSION = join(FIXTURES_DIR, "pi-large-session.jsonl");
+/** A real Claude Code transcript (read-only imports). */
+export const CLAUDE_TRANSCRIPT = join(FIXTURES_DIR, "claude-code-log-37f83ec9.jsonl");
 /** Its session id. */
 export const REAL_SESSION_ID = "d703a1a9-1b7b-4fb1-b512-c9738b1fe617";
 

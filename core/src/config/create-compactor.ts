@@ -17,7 +17,13 @@ import { didYouMean, suggest } from "./suggest.js";
 import type { AdapterName } from "./types.js";
 
 /** Where to find the config and which agent's section to apply. */
-export type CreateCompactorOptions = LoadConfigOptions;
+export interface CreateCompactorOptions extends LoadConfigOptions {
+  /**
+   * Read messages in this format instead of the config's `adapter`: for a caller whose messages
+   * come from elsewhere (e.g. a Claude Code transcript, which holds Anthropic messages).
+   */
+  readonly adapter?: AdapterName;
+}
 
 /** Summarizers built into the core, by the name `summarizer.name` uses. */
 export const BUILTIN_SUMMARIZERS: Readonly<Record<string, () => Summarizer>> = Object.freeze({
@@ -41,7 +47,7 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
   const { config } = loaded;
   const summarizer = createSummarizer(loaded);
   const { plugins, preset } = await resolvePlugins(loaded);
-  const adapter = ADAPTERS[config.adapter]() as MessageAdapter<T>;
+  const adapter = ADAPTERS[options.adapter ?? config.adapter]() as MessageAdapter<T>;
   const tokenCounter = createTokenCounter(loaded);
   try {
     return new Compactor<T>({

@@ -24,6 +24,11 @@ export interface AutoCompactConfig {
   readonly enabled?: boolean;
   /** Fraction of the budget at which automatic compaction starts, in (0, 1]. */
   readonly threshold?: number;
+  /**
+   * Automatic compaction stops once the session's branch holds this many compactions (manual
+   * compaction still works). Not set: no limit. Read by the context manager.
+   */
+  readonly maxAutoCompactions?: number;
 }
 
 /** The settings an agent's section may override (everything but `agents` and `$schema`). */
@@ -64,7 +69,7 @@ export interface ResolvedConfig {
   readonly adapter: AdapterName;
   readonly tokenizer: { readonly counter: TokenCounterName; readonly encoding: string };
   readonly summarizer: { readonly name: string; readonly maxTokens: number };
-  readonly autoCompact: { readonly enabled: boolean; readonly threshold?: number };
+  readonly autoCompact: { readonly enabled: boolean; readonly threshold?: number; readonly maxAutoCompactions?: number };
   readonly plugins: readonly PluginEntryConfig[];
   readonly options: PluginOptionsConfig;
 }

@@ -7,8 +7,7 @@ import { type SectionLimits, historyBlocks, turnPrefixBlocks } from "./blocks.js
 import { extractFacts } from "./extract.js";
 import { fitToBudget } from "./fit.js";
 import { focusMatcher } from "./keywords.js";
-import { type SummaryState, emptyState, readSummary } from "./layout.js";
-import { combineStates, mergeExtraction } from "./merge.js";
+import { historyState } from "./merge.js";
 import type { SummaryBlock } from "./sections.js";
 import type { SummarizeRequest, Summarizer } from "./summarizer.js";
 
@@ -26,12 +25,13 @@ export interface ExtractiveSummarizerOptions {
 
 const SUMMARIZER_NAME = "extractive";
 
-const DEFAULTS: SectionLimits = {
+/** The limits used for every option left out (also what session-state export uses). */
+export const EXTRACTIVE_DEFAULT_LIMITS: SectionLimits = Object.freeze({
   maxItemsPerSection: 20,
   maxFilesPerList: 50,
   maxIdentifiers: 40,
   maxItemChars: 300,
-};
+});
 
 /** Shortest `maxItemChars` accepted: below this, clipped items could no longer be matched when merging. */
 const MIN_ITEM_CHARS = 40;
@@ -62,10 +62,7 @@ export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions 
       if (request.kind === "turnPrefix") {
         blocks = turnPrefixBlocks(extraction, request.focus, matchesFocus, limits);
       } else {
-        let previous: SummaryState = emptyState();
-        const earlier = request.previousSummary === undefined ? [] : [request.previousSummary];
-        for (const text of [...earlier, ...extraction.summaries]) previous = combineStates(previous, readSummary(text));
-        blocks = historyBlocks(mergeExtraction(previous, extraction), request.focus, matchesFocus, limits);
+        blocks = historyBlocks(historyState(extraction, request.previousSummary), request.focus, matchesFocus, limits);
       }
       const summary = fitToBudget(blocks, request.maxTokens, request.counter);
       throwIfAborted(request.signal);
@@ -77,12 +74,12 @@ export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions 
 function normaliseOptions(options: ExtractiveSummarizerOptions): SectionLimits {
   const read = (key: keyof ExtractiveSummarizerOptions, minimum: number): number => {
     const value = options[key];
-    if (value === undefined) return DEFAULTS[key];
+    if (value === undefined) return EXTRACTIVE_DEFAULT_LIMITS[key];
     if (!Number.isInteger(value) || value < minimum) {
       throw new CompactionError(
         ErrorCodes.INPUT_INVALID,
         `Extractive summarizer option "${key}" must be an integer of at least ${minimum}, but found ${String(value)}.`,
-        { path: `/${key}`, hint: `Pass a whole number >= ${minimum}, or leave "${key}" out to use ${DEFAULTS[key]}.` },
+        { path: `/${key}`, hint: `Pass a whole number >= ${minimum}, or leave "${key}" out to use ${EXTRACTIVE_DEFAULT_LIMITS[key]}.` },
       );
     }
     return value;

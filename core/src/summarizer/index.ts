@@ -16,3 +16,4 @@ export {
 } from "./layout.js";
 export { parseSections, type ParsedMarkdown, type RawSection } from "./sections.js";
 export { PATH_FIELDS, readToolCall, type ToolCallKind, type ToolCallReading } from "./tool-calls.js";
+export * from "./model/index.js";

@@ -13,6 +13,8 @@ import {
   SLOT_IDS,
   type SlotId,
   type SummaryState,
+  emptyState,
+  readSummary,
 } from "./layout.js";
 
 const PROSE: ItemListOptions = { repeat: "first", caseless: true };
@@ -47,6 +49,18 @@ export function combineStates(older: SummaryState, newer: SummaryState): Summary
   for (const id of SLOT_IDS) slots[id] = union(id, older.slots[id], newer.slots[id]);
   slots.nextSteps = newer.slots.nextSteps.length > 0 ? newer.slots.nextSteps : older.slots.nextSteps;
   return settle({ slots, extras: combineExtras(older.extras, newer.extras) });
+}
+
+/**
+ * The state a history summary is rendered from: `previousSummary`, then each summary message
+ * found among the messages (earlier compactions, oldest first), read and combined, with what
+ * the messages say merged in.
+ */
+export function historyState(extraction: Extraction, previousSummary?: string): SummaryState {
+  let previous = emptyState();
+  const earlier = previousSummary === undefined ? [] : [previousSummary];
+  for (const text of [...earlier, ...extraction.summaries]) previous = combineStates(previous, readSummary(text));
+  return mergeExtraction(previous, extraction);
 }
 
 /** Merges what new messages say into the state of the previous summary. */

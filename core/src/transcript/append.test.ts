@@ -136,6 +136,16 @@ describe("appendEntries", () => {
     expect(readFileSync(path).equals(readFileSync(PI_LARGE))).toBe(true);
   });
 
+  it("reads a header line longer than its first read steps, with characters the steps cut", async () => {
+    const path = newPath();
+    const cwd = `/p/${"é日🎉".repeat(3000)}`;
+    writeFileSync(path, `${JSON.stringify({ type: "session", version: 3, id: "h1", timestamp: "2026-01-01T00:00:00.000Z", cwd })}\n`);
+    await appendEntries(path, [user("after a long header")]);
+    const read = readSession(path);
+    expect(read.header.cwd).toBe(cwd);
+    expect(read.entries).toHaveLength(1);
+  });
+
   it("refuses a file whose first line is not a session header", async () => {
     const path = newPath();
     writeFileSync(path, '{"type":"message","id":"a"}\n');

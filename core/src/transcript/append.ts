@@ -64,6 +64,8 @@ export interface AppendCompactionOptions {
 
 const DEFAULT_STALE_MS = 10_000;
 const CHUNK_BYTES = 64 * 1024;
+/** First read of the header line, in bytes; doubled until its line break is found. */
+const HEADER_FIRST_READ = 4096;
 const NEWLINE = 0x0a;
 
 /**
@@ -306,17 +308,7 @@ async function writeAll(handle: FileHandle, buffer: Buffer): Promise<void> {
 /** Reads the first line of the file and parses it as a session header. */
 export async function readHeaderLine(handle: FileHandle, path: string, size: number): Promise<SessionHeader> {
   if (size === 0) throw notASessionError(path, undefined, undefined, "the file is empty");
-  let text = "";
-  let position = 0;
-  const chunk = Buffer.alloc(Math.min(CHUNK_BYTES, size));
-  while (position < size) {
-    const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
-    if (bytesRead === 0) break;
-    const newline = chunk.subarray(0, bytesRead).indexOf(NEWLINE);
-    text += chunk.toString("utf8", 0, newline === -1 ? bytesRead : newline);
-    if (newline !== -1) break;
-    position += bytesRead;
-  }
+  const text = await readFirstLine(handle, size);
   let header: unknown;
   try {
     header = JSON.parse(text);
@@ -328,6 +320,25 @@ export async function readHeaderLine(handle: FileHandle, path: string, size: num
     throw notASessionError(path, 1, text, 'the first line is not {"type":"session","id":...}');
   }
   return fields as unknown as SessionHeader;
+}
+
+/** The file's first line (without its line break), read in small steps: 4 KiB, then doubling. */
+async function readFirstLine(handle: FileHandle, size: number): Promise<string> {
+  let buffer = Buffer.allocUnsafe(Math.min(HEADER_FIRST_READ, size));
+  let filled = 0;
+  while (filled < size) {
+    if (filled === buffer.length) {
+      const bigger = Buffer.allocUnsafe(Math.min(2 * buffer.length, size));
+      buffer.copy(bigger, 0, 0, filled);
+      buffer = bigger;
+    }
+    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
+    if (bytesRead === 0) break;
+    const newline = buffer.subarray(filled, filled + bytesRead).indexOf(NEWLINE);
+    if (newline !== -1) return buffer.toString("utf8", 0, filled + newline);
+    filled += bytesRead;
+  }
+  return buffer.toString("utf8", 0, filled);
 }
 
 async function requireAppendableHeader(handle: FileHandle, path: string, size: number): Promise<void> {

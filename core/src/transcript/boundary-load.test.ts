@@ -148,6 +148,31 @@ describe("loadBoundary reads only what it needs", () => {
     expect(loaded.messages[1]).toMatchObject({ content: huge });
   });
 
+  it("reads the header in small steps, not a whole block", () => {
+    const lines = [HEADER];
+    let parent: string | null = null;
+    for (let i = 0; i < 100; i++) {
+      lines.push(user(`u${i}`, parent, "w".repeat(10_000)));
+      parent = `u${i}`;
+    }
+    lines.push(compaction("c1", parent as string, "u99"));
+    lines.push('{"type":"thinking_level_change","id":"t1","parentId":"c1","timestamp":"2026-01-01T00:00:01.000Z","thinkingLevel":"high"}');
+    lines.push('{"type":"model_change","id":"m1","parentId":"t1","timestamp":"2026-01-01T00:00:01.000Z","provider":"p","modelId":"m"}', "");
+    const loaded = loadBoundary(write(lines.join("\n")), { chunkSize: 65_536 });
+    // One 64 KiB block from the end holds the boundary; the header costs at most the first 4 KiB read.
+    expect(loaded.bytesRead).toBeLessThanOrEqual(65_536 + 4096);
+    expect(loaded.entryIds).toEqual(["c1", "u99"]);
+  });
+
+  it("reads a header longer than several read steps, after blank lines, with characters the steps cut", () => {
+    const cwd = `/p/${"é日🎉".repeat(3000)}`;
+    const header = JSON.stringify({ type: "session", version: 3, id: "s1", timestamp: T, cwd });
+    const path = write(["", "  ", header, user("u1", null), compaction("c1", "u1", "u1"), user("u2", "c1"), ""].join("\n"));
+    const loaded = loadBoundary(path, { chunkSize: 4096 });
+    expect(loaded.header.cwd).toBe(cwd);
+    expect(view(loaded)).toStrictEqual(view(fullContext(path)));
+  });
+
   it("decodes characters cut by block boundaries for every small block size", () => {
     const text = "héllo 日本語 🎉👩‍💻 ünïcödé";
     const path = write([HEADER, user("u1", null, text), user("u2", "u1", text + text), ""].join("\n"));

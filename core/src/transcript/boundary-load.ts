@@ -31,10 +31,18 @@ import {
   readSession,
   unreadableFileError,
 } from "./parse.js";
+import { type ProgressReporter, progressReporter } from "./load-progress.js";
 import { QuickIds } from "./quick-ids.js";
 import { DEFAULT_CHUNK_SIZE, ReverseLineReader, lineNumbersAt } from "./reverse-line-reader.js";
 import { corruptLineError, foundText, notASessionError, unknownEntryError } from "./transcript-error.js";
-import { CURRENT_SESSION_VERSION, type CompactionEntry, type SessionEntry, type SessionHeader, type SkippedLine } from "./types.js";
+import {
+  CURRENT_SESSION_VERSION,
+  type CompactionEntry,
+  type LoadProgress,
+  type SessionEntry,
+  type SessionHeader,
+  type SkippedLine,
+} from "./types.js";
 
 export interface LoadBoundaryOptions {
   /** The leaf whose branch to load; default the last entry; `null`: before the first entry (empty). */
@@ -43,6 +51,13 @@ export interface LoadBoundaryOptions {
   skipCorrupt?: boolean;
   /** Block size for reading, in bytes (default 1 MiB). Small values are for tests. */
   chunkSize?: number;
+  /**
+   * Called as the file is read, about once per MiB: `bytesRead` counts the header and the bytes
+   * read backwards from the end, `totalBytes` is the file's size. A boundary load usually stops
+   * far below `totalBytes` (it reads only back to the boundary); when it is done it reports
+   * `bytesRead === totalBytes` once, so a progress bar ends full.
+   */
+  onProgress?: (progress: LoadProgress) => void;
 }
 
 export interface BoundaryLoad extends SessionContext {
@@ -72,21 +87,36 @@ export function loadBoundary(path: string, options: LoadBoundaryOptions = {}): B
   }
   try {
     const size = fstatSync(fd).size;
-    const head = readHeaderLine(fd, size, chunkSize);
+    const progress = progressReporter(size, options.onProgress);
+    const head = readHeaderLine(fd, size);
     if (head.text === undefined) throw notASessionError(path, undefined, undefined, "the file is empty");
     const header = parseHeaderLine(head.text, path, head.line, head.terminated);
     const version = headerVersion(header);
-    if (version < CURRENT_SESSION_VERSION) return loadWhole(path, options, head.bytesRead + size);
-    const walked = walkBranch(fd, path, head.end, size, options, chunkSize);
-    if ("forwardLink" in walked) return loadWhole(path, options, head.bytesRead + walked.bytesRead + size);
-    return { ...walked, file: path, header, version, bytesRead: head.bytesRead + walked.bytesRead, fullRead: false };
+    let loaded: BoundaryLoad;
+    if (version < CURRENT_SESSION_VERSION) {
+      loaded = loadWhole(path, options, head.bytesRead + size, progress);
+    } else {
+      progress?.update(head.end);
+      const onRead = progress === undefined ? undefined : (bytesRead: number) => progress.update(head.end + bytesRead);
+      const walked = walkBranch(fd, path, head.end, size, options, chunkSize, onRead);
+      loaded =
+        "forwardLink" in walked
+          ? loadWhole(path, options, head.bytesRead + walked.bytesRead + size, progress)
+          : { ...walked, file: path, header, version, bytesRead: head.bytesRead + walked.bytesRead, fullRead: false };
+    }
+    progress?.done();
+    return loaded;
   } finally {
     closeSync(fd);
   }
 }
 
-function loadWhole(path: string, options: LoadBoundaryOptions, bytesSoFar: number): BoundaryLoad {
-  const parsed = readSession(path, options.skipCorrupt === undefined ? {} : { skipCorrupt: options.skipCorrupt });
+function loadWhole(path: string, options: LoadBoundaryOptions, bytesSoFar: number, progress: ProgressReporter | undefined): BoundaryLoad {
+  const parsed = readSession(path, {
+    ...(options.skipCorrupt === undefined ? {} : { skipCorrupt: options.skipCorrupt }),
+    // Reported only past what the walk already reported, so the numbers never go back.
+    ...(progress === undefined ? {} : { onProgress: (read: LoadProgress) => progress.update(read.bytesRead) }),
+  });
   const context = buildContext(parsed.entries, { file: path, ...(options.leafId === undefined ? {} : { leafId: options.leafId }) });
   return {
     ...context,
@@ -109,34 +139,45 @@ interface HeaderLine {
   bytesRead: number;
 }
 
-/** The first non-blank line, read forward. */
-function readHeaderLine(fd: number, size: number, chunkSize: number): HeaderLine {
-  let position = 0;
+/** First read of the header, in bytes; doubled until the line break is found. */
+const HEADER_FIRST_READ = 4096;
+
+/** The first non-blank line, read forward in small steps (4 KiB, doubling), not a whole block. */
+function readHeaderLine(fd: number, size: number): HeaderLine {
+  let buffer = Buffer.allocUnsafe(Math.min(HEADER_FIRST_READ, size));
+  /** File offset of buffer[0]: the start of the line being looked at. */
+  let base = 0;
+  let filled = 0;
+  let searched = 0;
   let line = 1;
-  let pieces: Buffer[] = [];
   let bytesRead = 0;
-  const block = Buffer.allocUnsafe(Math.min(chunkSize, Math.max(size, 1)));
-  while (position < size) {
-    const n = readSync(fd, block, 0, Math.min(block.length, size - position), position);
-    if (n === 0) break;
-    bytesRead += n;
-    let from = 0;
-    for (;;) {
-      const newline = block.indexOf(0x0a, from);
-      if (newline < 0 || newline >= n) {
-        pieces.push(Buffer.from(block.subarray(from, n)));
-        break;
-      }
-      const text = cleanLine(Buffer.concat([...pieces, block.subarray(from, newline)]).toString("utf8"), true);
-      pieces = [];
-      if (!isBlankLine(text)) return { text, line, end: position + newline + 1, terminated: true, bytesRead };
+  for (;;) {
+    const newline = buffer.subarray(0, filled).indexOf(0x0a, searched);
+    if (newline >= 0) {
+      const text = cleanLine(buffer.toString("utf8", 0, newline), true);
+      if (!isBlankLine(text)) return { text, line, end: base + newline + 1, terminated: true, bytesRead };
+      // A blank line before the header: drop it and look at the next one.
+      buffer.copy(buffer, 0, newline + 1, filled);
+      base += newline + 1;
+      filled -= newline + 1;
+      searched = 0;
       line++;
-      from = newline + 1;
+      continue;
     }
-    position += n;
+    searched = filled;
+    if (base + filled >= size) break;
+    if (filled === buffer.length) {
+      const bigger = Buffer.allocUnsafe(Math.min(Math.max(2 * buffer.length, HEADER_FIRST_READ), size - base));
+      buffer.copy(bigger, 0, 0, filled);
+      buffer = bigger;
+    }
+    const n = readSync(fd, buffer, filled, buffer.length - filled, base + filled);
+    if (n === 0) break;
+    filled += n;
+    bytesRead += n;
   }
-  const text = cleanLine(Buffer.concat(pieces).toString("utf8"), true);
-  return { text: isBlankLine(text) ? undefined : text, line, end: size, terminated: false, bytesRead };
+  const text = cleanLine(buffer.toString("utf8", 0, filled), true);
+  return { text: isBlankLine(text) ? undefined : text, line, end: base + filled, terminated: false, bytesRead };
 }
 
 /** Returned when parent links point forward in the file: the fast path cannot follow them. */
@@ -160,12 +201,13 @@ function walkBranch(
   size: number,
   options: LoadBoundaryOptions,
   chunkSize: number,
+  onRead: ((bytesRead: number) => void) | undefined,
 ): Walked | ForwardLink {
   const { leafId, skipCorrupt = false } = options;
   const empty = { messages: [], entryIds: [], compaction: null, model: null, thinkingLevel: "off", leafId: null, branch: [] };
   if (leafId === null) return { ...empty, skipped: [], incompleteTail: false, bytesRead: 0 };
 
-  const reader = new ReverseLineReader(fd, regionStart, size, chunkSize);
+  const reader = new ReverseLineReader(fd, regionStart, size, chunkSize, onRead);
   const version = CURRENT_SESSION_VERSION;
   const settings = new SettingsScan();
   /** Ids of the lines read so far (all later in the file than the current line). */

@@ -11,15 +11,16 @@
  * which follow the summary, as Claude Code rebuilds them. Other lines (`summary` titles,
  * `system`, `attachment`, `file-history-snapshot`, ...) are not messages. Nothing is written.
  */
-import { readFileSync } from "node:fs";
 import type { AnthropicContentBlock, AnthropicMessage } from "../messages/anthropic-adapter.js";
-import { cleanLine, describeJsonError, incompleteTailReason, isBlankLine, unreadableFileError } from "./parse.js";
+import { cleanLine, describeJsonError, incompleteTailReason, isBlankLine, readFileText } from "./parse.js";
 import { corruptLineError, foundText } from "./transcript-error.js";
-import type { SkippedLine } from "./types.js";
+import type { LoadProgress, SkippedLine } from "./types.js";
 
 export interface ImportOptions {
   /** Leave out corrupt lines (each is reported in `skipped`) instead of failing. */
   readonly skipCorrupt?: boolean;
+  /** Called as the file is read: about once per MiB, then once with `bytesRead === totalBytes`. */
+  readonly onProgress?: (progress: LoadProgress) => void;
 }
 
 /** One JSON object line of a JSONL file. */
@@ -42,12 +43,7 @@ export interface JsonLines {
  * line that is not JSON is an incomplete tail, always skipped and reported.
  */
 export function readJsonObjectLines(path: string, options: ImportOptions = {}): JsonLines {
-  let text: string;
-  try {
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    throw unreadableFileError(path, error);
-  }
+  const text = readFileText(path, options.onProgress);
   const raw = text.split("\n");
   const endsWithNewline = text.endsWith("\n");
   const count = endsWithNewline ? raw.length - 1 : raw.length;

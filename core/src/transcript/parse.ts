@@ -2,11 +2,12 @@
  * Reading a session JSONL file whole: every line is parsed and checked, older versions are
  * migrated in memory. Nothing here writes to the file.
  */
-import { readFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import { ErrorCodes } from "../errors.js";
+import { PROGRESS_STEP, ProgressReporter } from "./load-progress.js";
 import { migrateEntries } from "./migrate.js";
 import { TranscriptError, corruptLineError, foundText, notASessionError } from "./transcript-error.js";
-import type { RawSessionEntry, SessionEntry, SessionHeader, SkippedLine } from "./types.js";
+import type { LoadProgress, RawSessionEntry, SessionEntry, SessionHeader, SkippedLine } from "./types.js";
 
 export interface ParseSessionOptions {
   /** File name for error messages. */
@@ -181,16 +182,46 @@ export function incompleteTailReason(jsonReason: string): string {
   return `incomplete last line (no line break; a write cut short): ${jsonReason}`;
 }
 
-/** Reads and parses a session file (synchronously). The file is only read. */
-export function readSession(path: string, options: Omit<ParseSessionOptions, "file"> = {}): ParsedSession {
-  return parseSession(readSessionText(path), { ...options, file: path });
+export interface ReadSessionOptions extends Omit<ParseSessionOptions, "file"> {
+  /** Called as the file is read: about once per MiB, then once with `bytesRead === totalBytes`. */
+  onProgress?: (progress: LoadProgress) => void;
 }
 
-function readSessionText(path: string): string {
+/** Reads and parses a session file (synchronously). The file is only read. */
+export function readSession(path: string, options: ReadSessionOptions = {}): ParsedSession {
+  const { onProgress, ...parseOptions } = options;
+  return parseSession(readFileText(path, onProgress), { ...parseOptions, file: path });
+}
+
+/**
+ * A whole file as UTF-8 text; with `onProgress`, read in 1 MiB blocks and reported as it goes.
+ * Throws `COMPACTION_TRANSCRIPT_INVALID` when the file cannot be read.
+ */
+export function readFileText(path: string, onProgress?: (progress: LoadProgress) => void): string {
   try {
-    return readFileSync(path, "utf8");
+    return onProgress === undefined ? readFileSync(path, "utf8") : readReporting(path, onProgress);
   } catch (error) {
     throw unreadableFileError(path, error);
+  }
+}
+
+function readReporting(path: string, onProgress: (progress: LoadProgress) => void): string {
+  const fd = openSync(path, "r");
+  try {
+    const size = fstatSync(fd).size;
+    const reporter = new ProgressReporter(size, onProgress);
+    const buffer = Buffer.allocUnsafe(size);
+    let filled = 0;
+    while (filled < size) {
+      const n = readSync(fd, buffer, filled, Math.min(PROGRESS_STEP, size - filled), filled);
+      if (n === 0) break;
+      filled += n;
+      reporter.update(filled);
+    }
+    reporter.done();
+    return buffer.toString("utf8", 0, filled);
+  } finally {
+    closeSync(fd);
   }
 }
 

@@ -3,6 +3,8 @@
  * so a caller can stop early without reading (or holding) the rest of the file. Lines are
  * returned as bytes and split only at `\n` (0x0A), a byte that never occurs inside a UTF-8
  * sequence, so decoding a whole line is always safe even when a block boundary cut a character.
+ * One block buffer is reused for the whole range, so memory stays at one block plus the longest
+ * line, however much of the file is read.
  */
 import { readSync } from "node:fs";
 
@@ -12,7 +14,10 @@ export const DEFAULT_CHUNK_SIZE = 1 << 20;
 export interface ReverseLine {
   /** Byte offset of the line's first byte in the file. */
   readonly start: number;
-  /** The line's bytes, without its `\n` (a `\r` before it is kept). */
+  /**
+   * The line's bytes, without its `\n` (a `\r` before it is kept). Often a view into the
+   * reader's block buffer, which the next call to `next()` overwrites: use or copy it before then.
+   */
   readonly bytes: Buffer;
   /** Whether a `\n` ended the line (false only for the last line of a file with no final line break). */
   readonly terminated: boolean;
@@ -21,26 +26,32 @@ export interface ReverseLine {
 export class ReverseLineReader {
   readonly #fd: number;
   readonly #start: number;
-  readonly #chunkSize: number;
-  /** The block in memory and the file offset of its first byte. */
+  readonly #onRead: ((bytesRead: number) => void) | undefined;
+  /** The one buffer every block is read into. */
+  readonly #buffer: Buffer;
+  /** The block in memory (a view of #buffer) and the file offset of its first byte. */
   #block: Buffer = Buffer.alloc(0);
   #blockStart: number;
   /** Bytes of the block not yet returned: [0, cursor). */
   #cursor = 0;
-  /** Parts of the line being assembled that came from later blocks, last part first. */
+  /** Copies of the parts of the line being assembled that came from later blocks, last part first. */
   #pieces: Buffer[] = [];
   #nextTerminated = true;
   #done = false;
   /** Bytes read from the file so far. */
   bytesRead = 0;
 
-  /** Reads lines of the byte range [start, end) of an open file. */
-  constructor(fd: number, start: number, end: number, chunkSize: number = DEFAULT_CHUNK_SIZE) {
+  /**
+   * Reads lines of the byte range [start, end) of an open file. `onRead`, when given, is called
+   * after each block is read with the bytes read so far.
+   */
+  constructor(fd: number, start: number, end: number, chunkSize: number = DEFAULT_CHUNK_SIZE, onRead?: (bytesRead: number) => void) {
     if (!Number.isInteger(chunkSize) || chunkSize < 1) throw new RangeError(`chunkSize must be a positive integer, got ${chunkSize}`);
     this.#fd = fd;
     this.#start = start;
-    this.#chunkSize = chunkSize;
+    this.#onRead = onRead;
     this.#blockStart = end;
+    this.#buffer = Buffer.allocUnsafe(Math.max(0, Math.min(chunkSize, end - start)));
     if (end <= start) {
       this.#done = true;
       return;
@@ -64,7 +75,8 @@ export class ReverseLineReader {
         this.#done = true;
         return this.#finishLine(this.#block.subarray(0, this.#cursor), this.#blockStart);
       }
-      if (this.#cursor > 0) this.#pieces.push(this.#block.subarray(0, this.#cursor));
+      // The buffer is about to be overwritten: keep a copy of the line's part in this block.
+      if (this.#cursor > 0) this.#pieces.push(Buffer.from(this.#block.subarray(0, this.#cursor)));
       this.#readPreviousBlock();
     }
   }
@@ -82,20 +94,19 @@ export class ReverseLineReader {
   }
 
   #readPreviousBlock(): void {
-    const size = Math.min(this.#chunkSize, this.#blockStart - this.#start);
+    const size = Math.min(this.#buffer.length, this.#blockStart - this.#start);
     const position = this.#blockStart - size;
-    // A fresh buffer each time: pieces of a long line keep views into earlier blocks.
-    const block = Buffer.allocUnsafe(size);
     let filled = 0;
     while (filled < size) {
-      const n = readSync(this.#fd, block, filled, size - filled, position + filled);
+      const n = readSync(this.#fd, this.#buffer, filled, size - filled, position + filled);
       if (n === 0) break;
       filled += n;
     }
     this.bytesRead += filled;
-    this.#block = filled === size ? block : block.subarray(0, filled);
+    this.#block = this.#buffer.subarray(0, filled);
     this.#blockStart = position;
     this.#cursor = this.#block.length;
+    this.#onRead?.(this.bytesRead);
   }
 }
 

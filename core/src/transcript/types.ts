@@ -80,3 +80,11 @@ export interface SkippedLine {
   /** Why it was left out. */
   readonly reason: string;
 }
+
+/** How far a load has read its file, for a progress bar. */
+export interface LoadProgress {
+  /** Bytes read so far (never more than `totalBytes`; increases from one report to the next). */
+  readonly bytesRead: number;
+  /** The file's size when the load began. */
+  readonly totalBytes: number;
+}

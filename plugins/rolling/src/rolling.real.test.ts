@@ -1,5 +1,5 @@
 /**
- * Rolling on real transcripts (see /work/shared/fixtures/real/PROVENANCE.md): a pi-coding-agent
+ * Rolling on real transcripts (see ../shared/fixtures/real/PROVENANCE.md): a pi-coding-agent
  * session and a Claude Code transcript, each compacted into a window half its size.
  */
 import {

@@ -1,0 +1,86 @@
+/**
+ * `compaction context export <file>`: the session's state (goal, decisions, open tasks, files,
+ * tool operations, identifiers, summary, last exchange) as one JSON document, in the documented
+ * session-state schema (docs/session-state.md). Works on pi sessions and on imported Claude Code
+ * and Codex transcripts; `-` writes to stdout.
+ */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { extractSessionState, type SessionState } from "@compaction/core";
+import type { Command } from "commander";
+import writeFileAtomic from "write-file-atomic";
+import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
+import { CliError } from "../errors.js";
+import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
+import type { CliIo } from "../io.js";
+import { configOf, loadCompactor } from "../load-compactor.js";
+import { sessionLabel } from "../output.js";
+import { loadTranscriptContext, resolveTarget } from "../session-target.js";
+
+interface ExportOptions {
+  readonly session?: string;
+  readonly agent?: string;
+  readonly force?: boolean;
+}
+
+/** Adds `export` to the `context` command group. */
+export function registerContextExport(group: Command, io: CliIo, done: (code: ExitCodeValue) => void): void {
+  group
+    .command("export")
+    .argument("<file>", "where to write the JSON document; - for stdout")
+    .description("write the session's state (goal, decisions, open tasks, files, tools, identifiers, summary, last exchange) as JSON")
+    .option(...SESSION_OPTION)
+    .option(...AGENT_OPTION)
+    .option("--force", "replace the file if it exists")
+    .action(async (file: string, options: ExportOptions, command: Command) => {
+      const context = commandContext(command, io);
+      const state = await exportState(context, options);
+      const text = `${JSON.stringify(state, null, 2)}\n`;
+      if (file === "-") {
+        io.stdout.write(text);
+      } else {
+        const path = resolve(io.cwd, file);
+        if (options.force !== true && existsSync(path)) {
+          throw new CliError(ExitCode.FAILED, `Not exporting: ${path} already exists, and nothing was written.`, "Pass --force to replace it, or choose another file name.");
+        }
+        // Atomic: a crash leaves the old file or the new one, never half a document.
+        await writeFileAtomic(path, text, { encoding: "utf8", fsync: true });
+        io.stdout.write(renderExported(state, path, context));
+      }
+      done(ExitCode.OK);
+    });
+}
+
+async function exportState(context: CommandContext, options: ExportOptions): Promise<SessionState> {
+  const selection = sessionSelection(context, options.session);
+  const path = await resolveTarget(selection, context.io);
+  const transcript = loadTranscriptContext(path, selection, context.io);
+  const compactor = await loadCompactor(context.io.cwd, { agent: options.agent, adapter: transcript.adapter });
+  try {
+    return extractSessionState(transcript.messages, compactor.adapter, {
+      source: {
+        session: transcript.sessionId,
+        path,
+        format: transcript.format,
+        cwd: transcript.cwd,
+        leafEntryId: transcript.pi?.leafId ?? null,
+      },
+      counter: compactor.tokens.counter,
+      summaryMaxTokens: configOf(compactor).summarizer.maxTokens,
+    });
+  } finally {
+    compactor.dispose();
+  }
+}
+
+function renderExported(state: SessionState, path: string, { out: c }: CommandContext): string {
+  const count = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
+  const source = state.source;
+  return [
+    `${c.green("Exported:")} ${path}`,
+    `${c.bold("From")}      ${sessionLabel({ id: source.session, format: source.format === "messages" ? "pi" : source.format })} (${count(source.messages, "message")})`,
+    `${c.bold("State")}     ${count(state.goal.length, "goal")}, ${count(state.openTasks.length, "open task")}, ${count(state.decisions.length, "decision")}, ${count(state.files.modified.length, "file")} modified, ${count(state.identifiers.length, "identifier")}`,
+    c.dim("Start a new session from it with: compaction context import <file>"),
+    "",
+  ].join("\n");
+}

@@ -1,0 +1,91 @@
+/**
+ * `compaction context import <file>`: a new pi session (version 3) seeded with a session state
+ * from `context export`: one user message holding its goal, open tasks, decisions, files, ...
+ * and the last exchange, with nothing model- or provider-specific, so any model continues it.
+ */
+import { readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import {
+  createSession,
+  createSessionId,
+  parseSessionState,
+  renderSessionSeed,
+  sessionDirForCwd,
+  sessionFileName,
+  sessionSeedEntries,
+} from "@compaction/core";
+import type { Command } from "commander";
+import { commandContext, type CommandContext } from "../command-context.js";
+import { CliError } from "../errors.js";
+import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
+import type { CliIo } from "../io.js";
+
+interface ImportOptions {
+  readonly cwd?: string;
+  readonly json?: boolean;
+}
+
+/** What `context import` did (`--json` prints it as is). */
+export interface ImportedSession {
+  readonly path: string;
+  readonly id: string;
+  readonly cwd: string;
+  /** The seed message's entry id. */
+  readonly entryId: string;
+  readonly from: { readonly session: string | null; readonly format: string; readonly exportedAt: string };
+  /** Length of the seed text in characters. */
+  readonly seedChars: number;
+}
+
+/** Adds `import` to the `context` command group. */
+export function registerContextImport(group: Command, io: CliIo, done: (code: ExitCodeValue) => void): void {
+  group
+    .command("import")
+    .argument("<file>", "a session state written by 'compaction context export'")
+    .description("start a new pi session seeded with an exported session state (for any model or provider)")
+    .option("--cwd <dir>", "the project the new session belongs to (default: the current directory)")
+    .option("--json", "print one JSON object instead of text")
+    .action(async (file: string, options: ImportOptions, command: Command) => {
+      const context = commandContext(command, io);
+      const imported = await importState(context, resolve(io.cwd, file), options);
+      io.stdout.write(options.json === true ? `${JSON.stringify(imported, null, 2)}\n` : renderImported(imported, context));
+      done(ExitCode.OK);
+    });
+}
+
+async function importState(context: CommandContext, file: string, options: ImportOptions): Promise<ImportedSession> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    throw new CliError(ExitCode.USAGE, `Cannot read ${file}: ${(error as Error).message}.`, "Pass the path of a file written by 'compaction context export'.");
+  }
+  const state = parseSessionState(text, file);
+  const cwd = resolve(context.io.cwd, options.cwd ?? ".");
+  const now = new Date();
+  const id = createSessionId(now.getTime());
+  const dir = sessionDirForCwd(cwd, {
+    env: context.io.env,
+    ...(context.globals.sessionsDir === undefined ? {} : { sessionsDir: context.globals.sessionsDir }),
+  });
+  const created = await createSession(join(dir, sessionFileName(id, now.toISOString())), { cwd, id }, sessionSeedEntries(state, now));
+  return {
+    path: created.path,
+    id: created.header.id,
+    cwd,
+    entryId: created.entries[0]?.id ?? "",
+    from: { session: state.source.session, format: state.source.format, exportedAt: state.exportedAt },
+    seedChars: renderSessionSeed(state).length,
+  };
+}
+
+function renderImported(imported: ImportedSession, { out: c }: CommandContext): string {
+  const from = imported.from.session === null ? `a ${imported.from.format} session` : `${imported.from.format} session ${imported.from.session}`;
+  return [
+    `${c.green("Imported:")} ${imported.path}`,
+    `${c.bold("Session")}   ${imported.id} (for ${imported.cwd})`,
+    `${c.bold("Seeded")}    with the state of ${from}, exported ${imported.from.exportedAt} (${imported.seedChars.toLocaleString("en-US")} characters, one user message)`,
+    c.dim("It is now this directory's most recent session: 'pi --continue' opens it; 'compaction context status' shows it."),
+    "",
+  ].join("\n");
+}

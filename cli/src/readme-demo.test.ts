@@ -1,0 +1,44 @@
+/**
+ * The README's main command (`npm run demo`) runs two CLI commands on the session shipped in
+ * examples/sessions; the output the README quotes must be what they print.
+ */
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const BIN = fileURLToPath(new URL("../bin/compaction.js", import.meta.url));
+
+/** The README's quoted demo transcript: `$ compaction …` lines and the output after each. */
+function quotedRuns(): { args: string[]; output: string[] }[] {
+  const readme = readFileSync(`${ROOT}README.md`, "utf8");
+  const start = readme.indexOf("$ compaction context status --session examples/sessions/");
+  expect(start).toBeGreaterThan(0);
+  const block = readme.slice(start, readme.indexOf("```", start)).trimEnd().split("\n");
+  const runs: { args: string[]; output: string[] }[] = [];
+  for (const line of block) {
+    if (line.startsWith("$ compaction ")) runs.push({ args: line.slice("$ compaction ".length).split(" "), output: [] });
+    else runs.at(-1)?.output.push(line);
+  }
+  return runs;
+}
+
+describe("the README's demo", () => {
+  it("is the npm run demo script", () => {
+    const scripts = (JSON.parse(readFileSync(`${ROOT}package.json`, "utf8")) as { scripts: Record<string, string> }).scripts;
+    for (const run of quotedRuns()) expect(scripts["demo"]).toContain(`compaction ${run.args.join(" ")}`);
+  });
+
+  it.each(quotedRuns().map((run) => [run.args.slice(0, 2).join(" "), run] as const))("quotes what `compaction %s` prints", (_name, run) => {
+    const result = spawnSync(process.execPath, [BIN, ...run.args], {
+      cwd: ROOT,
+      encoding: "utf8",
+      env: { PATH: process.env["PATH"] ?? "", HOME: ROOT, NO_COLOR: "1", COMPACTION_SESSIONS_DIR: `${ROOT}.no-sessions` },
+    });
+    expect(result.status).toBe(0);
+    // Paths differ per machine: the README abbreviates them with "…".
+    const lines = result.stdout.trimEnd().split("\n").map((line) => line.replace(ROOT, "…/"));
+    expect(lines).toEqual(run.output);
+  });
+});
