@@ -132,6 +132,19 @@ describe("compaction compact", () => {
     expect(report).toMatchObject({ written: true, entryId: last["id"], firstKeptEntryId: last["firstKeptEntryId"] });
   });
 
+  it.each([["--dry-run"], ["--yes"]])("asks the compactor for a summary and an unchanged suffix only (suffixOnly) with %s", (flag) => {
+    sandbox.writeConfig(
+      "suffix-spy.mjs",
+      'export default () => ({ name: "suffix-spy", apply(c) { c.hooks.beforeCompact.tap("suffix-spy", (run) => run.cancel(`suffixOnly is ${run.suffixOnly}`)); } });\n',
+    );
+    sandbox.writeConfig(".compactionrc.json", JSON.stringify({ plugins: ["./suffix-spy.mjs"] }));
+    const before = sandbox.bytes();
+    const run = sandbox.run(["compact", flag], { NO_COLOR: "1" });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("Nothing was compacted (cancelled): Cancelled by plugin 'suffix-spy': suffixOnly is true.");
+    expect(sandbox.bytes().equals(before)).toBe(true);
+  });
+
   it("prints a JSON report with the reason and exits 1 when there is nothing to compact", () => {
     expect(sandbox.run(["compact", "--yes"]).code).toBe(0);
     const run = sandbox.run(["compact", "--yes", "--json"], { NO_COLOR: "1" });

@@ -44,6 +44,23 @@ describe("compaction context export", () => {
     expect(parseSessionState(readFileSync(file, "utf8")).format).toBe("compaction-session-state");
   });
 
+  it("never replaces a transcript, not even the session itself with --force: exit 1, the session unchanged", () => {
+    const before = sandbox.bytes();
+    const run = sandbox.run(["context", "export", sandbox.sessionPath, "--force"], NO_COLOR);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("is a session transcript");
+    expect(sandbox.bytes().equals(before)).toBe(true);
+  });
+
+  it("refuses a target in a missing folder, or a directory, with exit 2 before any work", () => {
+    const missing = sandbox.run(["context", "export", join(sandbox.root, "no", "such", "state.json")], NO_COLOR);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^compaction: Cannot export to .*: the folder .* does not exist\./);
+    const folder = sandbox.run(["context", "export", sandbox.root, "--force"], NO_COLOR);
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toContain("it is a directory");
+  });
+
   it("exports a Claude Code transcript too, read through the Anthropic adapter", () => {
     const run = sandbox.run(["context", "export", "-", "--session", CLAUDE_TRANSCRIPT]);
     expect(run.code).toBe(0);
@@ -104,6 +121,13 @@ describe("compaction context import", () => {
     expect(run.stderr).toContain("/goal");
     expect(run.stderr).toContain(file);
     expect(readdirSync(dirname(sandbox.sessionPath))).toEqual(sessionsBefore);
+  });
+
+  it("says a transcript is not a session state, with the export to run first: exit 3", () => {
+    const run = sandbox.run(["context", "import", sandbox.sessionPath], NO_COLOR);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain("is a pi transcript, not a session state");
+    expect(run.stderr).toMatch(/\nhint: Export it first: compaction context export state\.json --session /);
   });
 
   it("says it cannot read a missing file with exit 2", () => {

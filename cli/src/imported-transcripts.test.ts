@@ -57,7 +57,7 @@ describe("read commands on a Claude Code transcript", () => {
     const before = readFileSync(claude);
     const run = sandbox.run(["compact", "--yes", "--session", claude], NO_COLOR);
     expect(run.code).toBe(3);
-    expect(run.stderr).toMatch(/^compaction: Cannot write a compaction: .* is a Claude Code transcript, which this tool reads but never writes/);
+    expect(run.stderr).toMatch(/^compaction: Cannot write a compaction: .* is a Claude Code transcript, not a pi session: this tool reads its context but never writes to it/);
     expect(run.stderr).toContain("hint: On imported transcripts, use context status");
     expect(readFileSync(claude).equals(before)).toBe(true);
   });
@@ -91,6 +91,13 @@ describe("read commands on a Codex rollout", () => {
 });
 
 describe("a file that is no transcript", () => {
+  it("exits 3 for a directory given as the session, saying it is a directory", () => {
+    const run = sandbox.run(["context", "status", "--session", sandbox.root], NO_COLOR);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain("it is a directory");
+    expect(run.stderr).not.toContain("unexpected error");
+  });
+
   it("exits 3 naming the file and what it found", () => {
     const path = join(sandbox.root, "notes.jsonl");
     copyFileSync(new URL("../package.json", import.meta.url), path);

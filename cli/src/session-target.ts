@@ -96,7 +96,7 @@ function importedRefusal(path: string, format: TranscriptFormat, what: string): 
   const name = format === "claude-code" ? "a Claude Code transcript" : "a Codex rollout";
   return new CliError(
     ExitCode.SESSION,
-    `Cannot ${what}: ${path} is ${name}, which this tool reads but never writes, and which records no pi session entries.`,
+    `Cannot ${what}: ${path} is ${name}, not a pi session: this tool reads its context but never writes to it, and it has no pi session entries.`,
     "On imported transcripts, use context status, context inspect, context export and compact --dry-run; 'context export' then 'context import' starts a pi session from one.",
   );
 }

@@ -2,7 +2,7 @@
  * `compaction compact`: compacts the session's context now and writes pi's `compaction` entry
  * (after showing what it would do and asking; `--dry-run` writes nothing).
  */
-import { appendCompaction, type BoundaryLoad, type CompactionResult, type TranscriptFormat } from "@compaction/core";
+import { appendCompaction, type BoundaryLoad, type CompactionResult, planPiCompaction, type TranscriptFormat } from "@compaction/core";
 import type { Command } from "commander";
 import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
 import { confirm } from "../confirm.js";
@@ -76,9 +76,12 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   const compactor = await loadCompactor(io.cwd, { agent: options.agent, preset: options.preset, adapter: transcript.adapter });
   let result: CompactionResult<unknown>;
   try {
+    // pi's compaction entry records a summary and an unchanged suffix: plugins must not count on
+    // more. The dry run asks the same, so it shows what would be written.
     result = await compactor.compact({
       messages: transcript.messages,
       trigger: "manual",
+      suffixOnly: true,
       ...(options.focus === undefined ? {} : { focus: options.focus }),
       ...(options.agent === undefined ? {} : { agent: options.agent }),
     });
@@ -132,37 +135,11 @@ interface Plan {
   readonly firstKeptEntryId: string | null;
 }
 
-/** Whether the result can become pi's compaction entry, and the entry it keeps from. */
+/** Whether the result can become pi's compaction entry (core's planPiCompaction), and the entry it keeps from. */
 function planOf(transcript: TranscriptContext, result: CompactionResult<unknown>): Plan {
-  if (result.status !== "compacted" || result.cut === null) {
-    return {
-      firstKeptEntryId: null,
-      refusal: new CliError(
-        ExitCode.FAILED,
-        `Nothing was compacted (${result.status}): ${(result.reason ?? "no reason given").replace(/\.$/, "")}.`,
-        result.error?.hint ?? (result.status === "noop" ? "The context may already be small enough; nothing was written." : "Nothing was written."),
-      ),
-    };
-  }
-  const cut = result.cut;
-  if (cut.preservedIndices.length > 0) {
-    return {
-      firstKeptEntryId: null,
-      refusal: new CliError(
-        ExitCode.FAILED,
-        `The compaction keeps ${cut.preservedIndices.length} message(s) from before its cut (pinned or system messages), which pi's compaction entry cannot record: it keeps one unbroken run of entries after the summary. Nothing was written.`,
-        "Use a preset or plugins that do not pin messages for this session, or unpin them.",
-      ),
-    };
-  }
-  const firstKeptEntryId = transcript.entryIds[cut.firstKeptIndex];
-  if (firstKeptEntryId === undefined) {
-    return {
-      firstKeptEntryId: null,
-      refusal: new CliError(ExitCode.FAILED, `The cut keeps from message ${cut.firstKeptIndex}, but the context has only ${transcript.entryIds.length} messages. Nothing was written.`),
-    };
-  }
-  return { refusal: null, firstKeptEntryId };
+  const plan = planPiCompaction(result, transcript.entryIds);
+  if (plan.ok) return { refusal: null, firstKeptEntryId: plan.compaction.firstKeptEntryId };
+  return { firstKeptEntryId: null, refusal: new CliError(ExitCode.FAILED, `${plan.reason} Nothing was written.`, plan.hint) };
 }
 
 function reportOf(transcript: TranscriptContext, result: CompactionResult<unknown>, plan: Plan, options: CompactOptions): CompactReport {

@@ -4,9 +4,9 @@
  * session-state schema (docs/session-state.md). Works on pi sessions and on imported Claude Code
  * and Codex transcripts; `-` writes to stdout.
  */
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
-import { extractSessionState, type SessionState } from "@compaction/core";
+import { realpathSync, type Stats, statSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { detectTranscriptFormat, extractSessionState, type SessionState } from "@compaction/core";
 import type { Command } from "commander";
 import writeFileAtomic from "write-file-atomic";
 import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
@@ -34,21 +34,63 @@ export function registerContextExport(group: Command, io: CliIo, done: (code: Ex
     .option("--force", "replace the file if it exists")
     .action(async (file: string, options: ExportOptions, command: Command) => {
       const context = commandContext(command, io);
+      const target = file === "-" ? null : resolve(io.cwd, file);
+      if (target !== null) checkTarget(target, options.force === true);
       const state = await exportState(context, options);
       const text = `${JSON.stringify(state, null, 2)}\n`;
-      if (file === "-") {
+      if (target === null) {
         io.stdout.write(text);
       } else {
-        const path = resolve(io.cwd, file);
-        if (options.force !== true && existsSync(path)) {
-          throw new CliError(ExitCode.FAILED, `Not exporting: ${path} already exists, and nothing was written.`, "Pass --force to replace it, or choose another file name.");
-        }
         // Atomic: a crash leaves the old file or the new one, never half a document.
-        await writeFileAtomic(path, text, { encoding: "utf8", fsync: true });
-        io.stdout.write(renderExported(state, path, context));
+        try {
+          await writeFileAtomic(target, text, { encoding: "utf8", fsync: true });
+        } catch (error) {
+          throw new CliError(ExitCode.FAILED, `Could not write ${target}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Nothing was written.`, "Check that the folder is writable, or pass another file (- for stdout).");
+        }
+        io.stdout.write(renderExported(state, target, context));
       }
       done(ExitCode.OK);
     });
+}
+
+/**
+ * Refuses a target that cannot take the document, before any work: a missing folder, a
+ * directory, an existing file without --force, and, even with --force, a transcript (the
+ * session itself, or any other): replacing one with JSON would lose its history.
+ */
+function checkTarget(path: string, force: boolean): void {
+  const folder = statOrNull(dirname(path));
+  if (folder === null || !folder.isDirectory()) {
+    throw new CliError(ExitCode.USAGE, `Cannot export to ${path}: the folder ${dirname(path)} does not exist.`, "Create it first, or pass a path in an existing folder (- for stdout).");
+  }
+  const existing = statOrNull(path);
+  if (existing === null) return;
+  if (existing.isDirectory()) throw new CliError(ExitCode.USAGE, `Cannot export to ${path}: it is a directory.`, "Pass a file name, e.g. state.json.");
+  if (isTranscript(path)) {
+    throw new CliError(
+      ExitCode.FAILED,
+      `Not exporting: ${path} is a session transcript, and replacing it with a JSON document would lose its history${force ? " (--force does not apply to transcripts)" : ""}. Nothing was written.`,
+      "Choose another file name, e.g. state.json.",
+    );
+  }
+  if (!force) throw new CliError(ExitCode.FAILED, `Not exporting: ${path} already exists, and nothing was written.`, "Pass --force to replace it, or choose another file name.");
+}
+
+function statOrNull(path: string): Stats | null {
+  try {
+    return statSync(realpathSync(path));
+  } catch {
+    return null;
+  }
+}
+
+function isTranscript(path: string): boolean {
+  try {
+    detectTranscriptFormat(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function exportState(context: CommandContext, options: ExportOptions): Promise<SessionState> {

@@ -3,12 +3,15 @@
  * from `context export`: one user message holding its goal, open tasks, decisions, files, ...
  * and the last exchange, with nothing model- or provider-specific, so any model continues it.
  */
+import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import {
   createSession,
   createSessionId,
+  detectTranscriptFormat,
   parseSessionState,
+  type SessionState,
   renderSessionSeed,
   sessionDirForCwd,
   sessionFileName,
@@ -60,8 +63,9 @@ async function importState(context: CommandContext, file: string, options: Impor
   } catch (error) {
     throw new CliError(ExitCode.USAGE, `Cannot read ${file}: ${(error as Error).message}.`, "Pass the path of a file written by 'compaction context export'.");
   }
-  const state = parseSessionState(text, file);
+  const state = parseStateFile(text, file);
   const cwd = resolve(context.io.cwd, options.cwd ?? ".");
+  if (!existsSync(cwd)) context.io.stderr.write(`compaction: note: ${cwd} does not exist; the session is filed under it anyway.\n`);
   const now = new Date();
   const id = createSessionId(now.getTime());
   const dir = sessionDirForCwd(cwd, {
@@ -79,13 +83,35 @@ async function importState(context: CommandContext, file: string, options: Impor
   };
 }
 
+/** The state in `file`; a transcript or an empty file gets its own message instead of a JSON error. */
+function parseStateFile(text: string, file: string): SessionState {
+  if (text.trim() === "") {
+    throw new CliError(ExitCode.SESSION, `${file} is empty: expected a session state written by 'compaction context export'.`, "Export a session first: compaction context export state.json.");
+  }
+  try {
+    return parseSessionState(text, file);
+  } catch (error) {
+    let format: string | undefined;
+    try {
+      format = detectTranscriptFormat(file);
+    } catch {
+      throw error;
+    }
+    throw new CliError(
+      ExitCode.SESSION,
+      `${file} is a ${format} transcript, not a session state: import takes the JSON document 'compaction context export' writes.`,
+      `Export it first: compaction context export state.json --session ${file}, then compaction context import state.json.`,
+    );
+  }
+}
+
 function renderImported(imported: ImportedSession, { out: c }: CommandContext): string {
   const from = imported.from.session === null ? `a ${imported.from.format} session` : `${imported.from.format} session ${imported.from.session}`;
   return [
     `${c.green("Imported:")} ${imported.path}`,
     `${c.bold("Session")}   ${imported.id} (for ${imported.cwd})`,
     `${c.bold("Seeded")}    with the state of ${from}, exported ${imported.from.exportedAt} (${imported.seedChars.toLocaleString("en-US")} characters, one user message)`,
-    c.dim("It is now this directory's most recent session: 'pi --continue' opens it; 'compaction context status' shows it."),
+    c.dim(`It is now the most recent session of ${imported.cwd}: 'pi --continue' there opens it; 'compaction context status' there shows it.`),
     "",
   ].join("\n");
 }

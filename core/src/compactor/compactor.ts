@@ -146,24 +146,21 @@ export class Compactor<T> {
       run.activePlugin = "core";
       const stoppedAtCut = this.#stopped(run);
       if (stoppedAtCut) return untouched("cancelled", stoppedAtCut.message, stoppedAtCut);
-      if (proposed === undefined || proposed === null) {
-        if (run.messages !== input.messages) return await this.#finish(run, null, { text: "", kind: "none" });
-        return untouched("noop", "No plugin selected a cut.", null);
-      }
+      if (proposed === undefined || proposed === null) return await this.#withoutCut(run, noCutReason(run));
 
       run.cut = checkCut(run.view, proposed, { plugin: selectedBy, budget: run.budget });
       for (const repair of run.cut.repairs) run.warnings.push(`[core] ${repair}`);
       if (run.cut.compactedIndices.length === 0) {
         run.cut = null;
-        if (run.messages !== input.messages) return await this.#finish(run, null, { text: "", kind: "none" });
-        return untouched("noop", `The cut chosen by '${selectedBy}' compacts no messages.`, null);
+        return await this.#withoutCut(run, `The cut chosen by '${selectedBy}' compacts no messages.`);
       }
       run.previousSummary = latestSummary(run);
       if (run.cut.compactedIndices.every((i) => run.view.facts[i]?.kind === "summary")) {
         run.cut = null;
-        if (run.messages !== input.messages) return await this.#finish(run, null, { text: "", kind: "none" });
-        return untouched("noop", "Nothing new to compact: the cut would only summarise the previous summary again.", null);
+        return await this.#withoutCut(run, "Nothing new to compact: the cut would only summarise the previous summary again.");
       }
+      const unrecordable = keptMessagesChanged(run);
+      if (unrecordable) return untouched("failed", unrecordable.message, unrecordable);
 
       const draft = await this.hooks.summarize.promise({ text: "", kind: "summary" }, run);
       run.activePlugin = "core";
@@ -220,6 +217,23 @@ export class Compactor<T> {
       tokensBefore: this.tokens.contextTokens(input.messages).tokens,
       summaryOverheadTokens: this.#summaryOverhead(),
     });
+  }
+
+  /**
+   * The end of a run with no cut to apply: the working set changed in place (e.g. pruned), or a
+   * noop saying `reason`. A host that records only a summary and an unchanged suffix
+   * (`suffixOnly`) cannot record an in-place change, so that run is a noop too.
+   */
+  async #withoutCut(run: CompactionRun<T>, reason: string): Promise<CompactionResult<T>> {
+    if (run.messages === run.input.messages) return this.#untouched(run, "noop", reason, null);
+    if (!run.suffixOnly) return await this.#finish(run, null, { text: "", kind: "none" });
+    const layer = run.layer === null ? "" : ` (layer ${run.layer})`;
+    return this.#untouched(
+      run,
+      "noop",
+      `${reason} Plugin '${run.modifiedBy ?? "core"}' changed the messages in place${layer}, but the host records a compaction only as a summary followed by an unchanged suffix of its messages (suffixOnly), so nothing was compacted.`,
+      null,
+    );
   }
 
   /** What an empty summary message costs in this format (its wrapper text), counted once. */
@@ -375,6 +389,42 @@ function assertDraft(value: unknown, plugin: string): asserts value is SummaryDr
       { plugin, hint: "Return { ...draft, text } to change the text, or undefined to pass the draft on unchanged." },
     );
   }
+}
+
+/** The noop reason when no plugin selected a cut, with what the plugins said about it. */
+function noCutReason<T>(run: CompactionRun<T>): string {
+  const why = run.noCutReasons;
+  return why.length === 0 ? "No plugin selected a cut." : `No plugin selected a cut (${why.join("; ")}).`;
+}
+
+/**
+ * With `suffixOnly`, the host records the messages a cut keeps as they are in its history, by
+ * their index in the input: a working set replaced in `beforeCompact` must keep the input's
+ * length and leave every kept message as it was. The error to fail with, or null.
+ */
+function keptMessagesChanged<T>(run: CompactionRun<T>): CompactionError | null {
+  const cut = run.cut;
+  const input = run.input.messages;
+  const working = run.messages;
+  if (!run.suffixOnly || cut === null || working === input) return null;
+  let what: string;
+  if (working.length !== input.length) {
+    what = `changed the number of messages from ${input.length} to ${working.length}, so the cut's indices no longer point into the host's messages`;
+  } else {
+    let changed = 0;
+    for (let i = cut.firstKeptIndex; i < working.length; i++) if (working[i] !== input[i]) changed += 1;
+    if (changed === 0) return null;
+    what = `changed ${changed} of the ${working.length - cut.firstKeptIndex} messages the cut keeps`;
+  }
+  const plugin = run.modifiedBy ?? "core";
+  return new CompactionError(
+    ErrorCodes.CUT_REFUSED,
+    `Plugin '${plugin}' ${what} (in beforeCompact), but the host records a compaction only as a summary followed by an unchanged suffix of its messages (suffixOnly); nothing was changed.`,
+    {
+      plugin,
+      hint: "With run.suffixOnly, change only messages before the cut, or leave in-place changes (such as pruning tool outputs) to what the host sends to the model.",
+    },
+  );
 }
 
 function latestSummary<T>(run: CompactionRun<T>): string | undefined {

@@ -21,6 +21,14 @@ export interface CompactInput<T> {
   readonly agent?: string;
   /** Cancels the run; the input is returned untouched. */
   readonly signal?: AbortSignal;
+  /**
+   * The host records a compaction only as a summary followed by an unchanged suffix of the input
+   * (pi's `compaction` entry: a summary and the first entry kept). Plugins must not rely on
+   * rewriting messages in place (`beforeCompact`'s `replaceMessages`) or on preserving messages
+   * from before the cut. The core turns a run that only changed messages in place into a `noop`,
+   * and refuses a cut whose kept messages were changed. Default false.
+   */
+  readonly suffixOnly?: boolean;
 }
 
 /** The value passed along the `summarize` waterfall. */
@@ -97,6 +105,7 @@ export class CompactionRun<T> {
   #messages: readonly T[];
   #view: MessageView | null = null;
   #cancelled: { reason: string; plugin: string } | null = null;
+  readonly #noCutReasons: string[] = [];
 
   constructor(init: RunInit<T>) {
     this.input = init.input;
@@ -120,6 +129,14 @@ export class CompactionRun<T> {
   get signal(): AbortSignal | undefined {
     return this.input.signal;
   }
+  /**
+   * True when the host records a compaction only as a summary followed by an unchanged suffix of
+   * the input (pi's compaction entry): plugins must not rely on rewriting messages in place
+   * (`beforeCompact`'s `replaceMessages`) or on preserving messages from before the cut.
+   */
+  get suffixOnly(): boolean {
+    return this.input.suffixOnly === true;
+  }
   get summarizer(): Summarizer {
     return this.#summarizer;
   }
@@ -133,7 +150,11 @@ export class CompactionRun<T> {
     return this.#messages;
   }
 
-  /** Replaces the working set (e.g. with pruned tool outputs). Only before a cut is selected. */
+  /**
+   * Replaces the working set (e.g. with pruned tool outputs). Only before a cut is selected. With
+   * `suffixOnly`, a run that ends with only this change is a noop, and a cut must keep messages
+   * this change left as they were.
+   */
   replaceMessages(messages: readonly T[]): void {
     if (this.cut) {
       throw new CompactionError(
@@ -186,6 +207,19 @@ export class CompactionRun<T> {
 
   get cancelled(): { readonly reason: string; readonly plugin: string } | null {
     return this.#cancelled;
+  }
+
+  /**
+   * Says why this plugin selected no cut (in `selectCut`); when no plugin selects one, the noop
+   * result's reason quotes it after the plugin's name.
+   */
+  explainNoCut(reason: string): void {
+    this.#noCutReasons.push(`${this.activePlugin}: ${reason.trim().replace(/\.$/, "")}`);
+  }
+
+  /** What plugins said about selecting no cut, oldest first, each as `plugin: reason`. */
+  get noCutReasons(): readonly string[] {
+    return this.#noCutReasons;
   }
 
   /** Compacted messages before the split turn (or before the cut), without the previous summary. */

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { Compactor } from "../compactor/compactor.js";
+import type { CompactionPlugin } from "../compactor/plugin.js";
 import { ErrorCodes } from "../errors.js";
 import { createOpenAIAdapter } from "../messages/openai-adapter.js";
 import type { PiMessage } from "../messages/pi-adapter.js";
@@ -155,6 +156,43 @@ describe("a context manager on a pi session file", () => {
     expect(result.reason).toMatch(/keeps 1 message\(s\) from before its cut .* Nothing was written\./);
     expect(statSync(path).size).toBe(size);
     expect(manager.compactions).toBe(0);
+  });
+});
+
+describe("compactions that pi's entry can record (suffixOnly)", () => {
+  /** Records `run.suffixOnly`, then lets keepRecent cut. */
+  const spy = (seen: boolean[]): CompactionPlugin => ({
+    name: "spy",
+    apply: (c) => c.hooks.beforeCompact.tap("spy", (run) => void seen.push(run.suffixOnly)),
+  });
+
+  it("asks for a summary and an unchanged suffix only with a session file, not in memory", async () => {
+    const seen: boolean[] = [];
+    const messages = () => [...exchange(400, "a"), ...exchange(400, "b")];
+    const inFile = await open(await session(messages()), { plugins: [spy(seen), keepRecent(200)] });
+    await inFile.compact();
+    const inMemory = await createContextManager<PiMessage>({ compactor: piCompactor({ plugins: [spy(seen), keepRecent(200)] }), messages: messages() });
+    managers.push(inMemory);
+    await inMemory.compact();
+    expect(seen).toEqual([true, false]);
+  });
+
+  it("treats an automatic run that only changed messages in place as a noop: no warning, file untouched", async () => {
+    const inPlace: CompactionPlugin = {
+      name: "in-place",
+      apply: (c) => c.hooks.beforeCompact.tap("in-place", (run) => run.replaceMessages(run.messages.map((m) => ({ ...m }) as PiMessage))),
+    };
+    const path = await session([]);
+    const manager = await open(path, { plugins: [inPlace] });
+    await fillPastThreshold(manager);
+    const warnings: string[] = [];
+    manager.on("warning", (e) => warnings.push(e.kind));
+    const size = statSync(path).size;
+    const result = await manager.check();
+    expect(result?.status).toBe("noop");
+    expect(result?.reason).toContain("Plugin 'in-place' changed the messages in place");
+    expect(warnings).toEqual([]);
+    expect(statSync(path).size).toBe(size);
   });
 });
 

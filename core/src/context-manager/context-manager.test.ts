@@ -124,6 +124,19 @@ describe("auto-compaction at the threshold", () => {
   });
 
   it("does not try again after a compaction that freed too little until a new message arrives", async () => {
+    const target = await manager({ plugins: [keepRecent(600, { summary: words(250) })] });
+    const log = record(target);
+    await fillPastThreshold(target);
+    expect((await target.check())?.status).toBe("compacted");
+    expect(target.tokens).toBeGreaterThan(target.threshold);
+    expect(await target.check()).toBeNull();
+    await target.append(user("one more"));
+    expect(log).toEqual(["start:threshold", "end:compacted", "warning:cannot-free"]);
+    expect(await target.check()).not.toBeNull();
+    expect(log[3]).toBe("start:threshold");
+  });
+
+  it("does not try a declined compaction (noop) again until a new message arrives", async () => {
     const target = await manager({ plugins: [neverCuts] });
     const log = record(target);
     await fillPastThreshold(target);
@@ -131,7 +144,44 @@ describe("auto-compaction at the threshold", () => {
     expect(await target.check()).toBeNull();
     await target.append(user("one more"));
     expect((await target.check())?.status).toBe("noop");
-    expect(log).toEqual(["start:threshold", "end:noop", "warning:cannot-free", "start:threshold", "end:noop", "warning:cannot-free"]);
+    expect(log.filter((entry) => entry === "start:threshold")).toHaveLength(2);
+  });
+
+  it("sends no cannot-free warning for a noop that leaves the context over the threshold but within the window", async () => {
+    const target = await manager({ plugins: [neverCuts] });
+    const log = record(target);
+    await fillPastThreshold(target);
+    expect(target.tokens).toBeLessThanOrEqual(target.contextWindow);
+    const result = await target.check();
+    expect(result?.status).toBe("noop");
+    expect(result?.reason).toBe("No plugin selected a cut.");
+    expect(log).toEqual(["start:threshold", "end:noop"]);
+  });
+
+  it("warns cannot-free for a noop when the context is over the window itself", async () => {
+    const target = await manager({ plugins: [neverCuts], messages: [...exchange(300, "a"), ...exchange(900, "b")] });
+    const log = record(target);
+    expect(target.tokens).toBeGreaterThan(target.contextWindow);
+    expect((await target.check())?.status).toBe("noop");
+    expect(log).toEqual(["start:threshold", "end:noop", "warning:cannot-free"]);
+  });
+
+  it("warns cannot-free for an automatic compaction that fails, within the window too", async () => {
+    const broken: CompactionPlugin = {
+      name: "broken",
+      apply: (c) =>
+        c.hooks.selectCut.tap("broken", () => {
+          throw new Error("index corrupt");
+        }),
+    };
+    const target = await manager({ plugins: [broken] });
+    const warnings: string[] = [];
+    target.on("warning", (e) => warnings.push(`${e.kind}: ${e.message}`));
+    await fillPastThreshold(target);
+    expect(target.tokens).toBeLessThanOrEqual(target.contextWindow);
+    expect((await target.check())?.status).toBe("failed");
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^cannot-free: Auto-compaction could not free enough room: nothing was compacted \(failed\): Plugin 'broken' failed: index corrupt/);
   });
 
   it("reports a listener that throws as an error event and still compacts", async () => {
@@ -180,10 +230,20 @@ describe("the smallest context", () => {
     const target = await manager({ messages: [big("a"), big("b"), big("c")] });
     const log = record(target);
     expect(target.tokens).toBeGreaterThan(target.threshold);
+    expect(target.tokens).toBeLessThanOrEqual(target.contextWindow);
     const result = await target.check();
     expect(result?.status).toBe("noop");
     expect(result?.reason).toMatch(/3 message\(s\); a compaction needs at least 4/);
     expect(target.messages).toHaveLength(3);
+    expect(log).toEqual([]);
+  });
+
+  it("warns cannot-free when fewer than 4 messages are over the window", async () => {
+    const big = (label: string) => user(`${label} ${words(400)}`);
+    const target = await manager({ messages: [big("a"), big("b"), big("c")] });
+    const log = record(target);
+    expect(target.tokens).toBeGreaterThan(target.contextWindow);
+    expect((await target.check())?.status).toBe("noop");
     expect(log).toEqual(["warning:cannot-free"]);
   });
 

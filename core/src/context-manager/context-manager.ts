@@ -190,7 +190,10 @@ export class ContextManager<T> {
 
   /**
    * Compacts automatically when the context is over the threshold and auto-compaction is on.
-   * Returns the compaction's result, or null when none was needed (or allowed).
+   * Returns the compaction's result, or null when none was needed (or allowed). When the context
+   * is still over the threshold afterwards, it is not tried again until a message is appended,
+   * and a `cannot-free` warning is sent, except for a `noop` that leaves the context within the
+   * window (the preset declined on purpose; `compaction-end` carries its reason).
    */
   check(): Promise<CompactionResult<T> | null> {
     this.#assertOpen("check");
@@ -280,6 +283,10 @@ export class ContextManager<T> {
     const result = await this.#compactNow("threshold", "auto", {});
     if (this.#size.tokens > this.threshold) {
       this.#waitForNewMessages = true;
+      // A preset may decline on purpose between the threshold and its own first layer (layered
+      // between pruneThreshold and summarizeThreshold, with a session file): while the context
+      // still fits the window that is news (compaction-end says why), not a failure to free room.
+      if (result.status === "noop" && this.#size.tokens <= this.contextWindow) return result;
       const why =
         result.status === "compacted"
           ? `after compacting, the context is still ${this.#size.tokens} tokens, over the threshold of ${Math.round(this.threshold)}`
@@ -351,6 +358,7 @@ export class ContextManager<T> {
         ...(options.focus === undefined ? {} : { focus: options.focus }),
         ...(options.signal === undefined ? {} : { signal: options.signal }),
         ...(this.#agent === undefined ? {} : { agent: this.#agent }),
+        ...(this.#store.suffixOnly ? { suffixOnly: true } : {}),
       });
       if (result.status === "compacted") {
         try {

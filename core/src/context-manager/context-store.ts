@@ -13,6 +13,11 @@ export interface ContextStore<T> {
   readonly path: string | null;
   /** True when `append` completes before it returns (no I/O), so callers may skip awaiting it. */
   readonly synchronous: boolean;
+  /**
+   * True when the store records a compaction only as a summary followed by an unchanged suffix of
+   * the messages (a pi session file's `compaction` entry); compactions then run with `suffixOnly`.
+   */
+  readonly suffixOnly: boolean;
   /** Adds messages at the end, in order. */
   append(messages: readonly T[]): Promise<void> | void;
   /**
@@ -28,6 +33,7 @@ export interface ContextStore<T> {
 export class MemoryStore<T> implements ContextStore<T> {
   readonly path = null;
   readonly synchronous = true;
+  readonly suffixOnly = false;
   #messages: T[];
   #compactions = 0;
 

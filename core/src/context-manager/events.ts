@@ -48,7 +48,11 @@ export type ContextWarningKind =
   | "degradation-hard"
   /** `maxAutoCompactions` reached: auto-compaction is off from now on. */
   | "max-auto-compactions"
-  /** A compaction could not bring the context under the threshold (or could not run at all). */
+  /**
+   * An automatic compaction left the context over the threshold: it compacted too little, failed
+   * or was cancelled, or compacted nothing with the context over the window. (A `noop` within the
+   * window is no warning: `compaction-end` carries its reason.)
+   */
   | "cannot-free";
 
 export interface ContextWarningEvent {

@@ -17,6 +17,7 @@ import { appendCompaction, appendEntries, type NewEntry } from "../transcript/ap
 import { loadBoundary } from "../transcript/boundary-load.js";
 import { buildContext } from "../transcript/context.js";
 import { readSession } from "../transcript/parse.js";
+import { planPiCompaction } from "../transcript/pi-compaction-plan.js";
 import { sessionAutoCompact } from "../transcript/session-settings.js";
 import { CURRENT_SESSION_VERSION, type SessionEntry } from "../transcript/types.js";
 import type { ContextStore } from "./context-store.js";
@@ -29,6 +30,8 @@ interface BranchFacts {
 export class SessionStore<T> implements ContextStore<T> {
   readonly path: string;
   readonly synchronous = false;
+  /** pi's compaction entry records a summary and the first entry kept, nothing else. */
+  readonly suffixOnly = true;
   #messages: T[];
   #entryIds: string[];
   #facts: BranchFacts;
@@ -99,36 +102,16 @@ export class SessionStore<T> implements ContextStore<T> {
     return this.#facts.autoCompact;
   }
 
-  /** Which entry pi's compaction entry keeps from; refuses results pi's entry cannot record. */
+  /** Which entry pi's compaction entry keeps from; refuses results pi's entry cannot record (planPiCompaction). */
   #firstKeptEntryId(result: CompactionResult<T>): string {
-    const refuse = (why: string, hint: string): never => {
-      throw new CompactionError(ErrorCodes.CUT_REFUSED, `The compaction cannot be written to ${this.path}: ${why} Nothing was written.`, {
-        file: this.path,
-        hint,
-      });
-    };
-    const cut = result.cut;
-    if (cut === null || result.summary === null) {
-      return refuse(
-        "it changed the messages without a cut and a summary (pruning only, or a note-free drop), and pi's compaction entry records a summary and the first entry kept.",
-        "Use a strategy that cuts and summarises (e.g. safeguard) for session files.",
-      );
-    }
-    if (cut.preservedIndices.length > 0) {
-      return refuse(
-        `it keeps ${cut.preservedIndices.length} message(s) from before its cut (pinned or system messages), which pi's compaction entry cannot record: it keeps one unbroken run of entries after the summary.`,
-        "Use a preset or plugins that do not pin messages for this session, or unpin them.",
-      );
-    }
-    const id = this.#entryIds[cut.firstKeptIndex];
-    if (id === undefined) {
-      return refuse(
-        `the cut keeps from message ${cut.firstKeptIndex}, but the context has only ${this.#entryIds.length} messages.`,
-        "This is a bug in the plugin that chose the cut; report it.",
-      );
-    }
-    return id;
+    const plan = planPiCompaction(result, this.#entryIds);
+    if (plan.ok) return plan.compaction.firstKeptEntryId;
+    throw new CompactionError(ErrorCodes.CUT_REFUSED, `The compaction cannot be written to ${this.path}: ${plan.reason} Nothing was written.`, {
+      file: this.path,
+      hint: plan.hint,
+    });
   }
+
 
   /** Reads the branch facts again when another process wrote to the file since our last write. */
   #refresh(): void {

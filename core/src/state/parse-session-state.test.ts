@@ -75,9 +75,8 @@ describe("parseSessionState errors", () => {
 
   it("says a JSON value that is not an object was found", () => {
     const error = thrown(() => parseSessionState("[1, 2]", FILE));
-    expect(error.message).toBe(
-      "Invalid session state /tmp/state.json: (top level): expected a JSON object, found an array of 2 items. Export the session again with `compaction context export <file>`.",
-    );
+    expect(error.message).toBe("Invalid session state /tmp/state.json: (top level): expected a JSON object, found an array of 2 items.");
+    expect(error.hint).toBe("Export the session again with `compaction context export <file>`.");
   });
 
   it("says a document of another format is not a session state, naming the format found", () => {
@@ -106,8 +105,10 @@ describe("parseSessionState errors", () => {
     expect(error.code).toBe(ErrorCodes.SESSION_STATE_INVALID);
     expect(error.path).toBe(path);
     expect(error.message.startsWith(`Invalid session state ${FILE}: ${path}: `)).toBe(true);
-    expect(error.message).toMatch(message);
+    // What was expected and found in the message, what to do in the hint (said once, not twice).
+    expect(`${error.message} ${error.hint}`).toMatch(message);
     expect(error.hint?.length).toBeGreaterThan(0);
+    expect(error.message).not.toContain(error.hint as string);
   });
 
   it("lists every problem, one a line, when there are several", () => {
@@ -124,7 +125,7 @@ describe("parseSessionState errors", () => {
 
   it("leaves the file out of the message when none is given", () => {
     const error = thrown(() => parseSessionState(edited((doc) => (doc["summary"] = 1))));
-    expect(error.message).toBe("Invalid session state: /summary: expected a string, found integer 1. Use a string.");
+    expect(error.message).toBe("Invalid session state: /summary: expected a string, found integer 1.");
     expect(error.file).toBeUndefined();
   });
 });

@@ -103,7 +103,8 @@ function invalid(file: string | undefined, problems: readonly SessionStateProble
   const line = (p: SessionStateProblem) => `${showPointer(p.path)}: ${p.message}. ${p.hint}`;
   const title = `Invalid session state${file === undefined ? "" : ` ${file}`}`;
   let message: string;
-  if (problems.length === 1) message = `${title}: ${line(first)}`;
+  // One problem: its hint goes in `hint` only (the CLI prints it on its own line).
+  if (problems.length === 1) message = `${title}: ${showPointer(first.path)}: ${first.message}.`;
   else {
     const listed = problems.slice(0, MAX_LISTED_PROBLEMS).map((p) => `  ${line(p)}`);
     const more = problems.length - listed.length;
@@ -119,7 +120,7 @@ function invalid(file: string | undefined, problems: readonly SessionStateProble
 }
 
 function stateError(file: string | undefined, message: string, path: string, hint: string, cause?: unknown): CompactionError {
-  return new CompactionError(ErrorCodes.SESSION_STATE_INVALID, `${message}. ${hint}`, {
+  return new CompactionError(ErrorCodes.SESSION_STATE_INVALID, `${message}.`, {
     ...(file === undefined ? {} : { file }),
     path,
     hint,

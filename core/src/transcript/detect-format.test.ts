@@ -7,6 +7,7 @@ import { thrown } from "../test-support/errors.js";
 
 const REAL = fileURLToPath(new URL("../../../../shared/fixtures/real/", import.meta.url));
 const CODEX = fileURLToPath(new URL("./__fixtures__/codex-rollout.jsonl", import.meta.url));
+const CODEX_LEGACY = fileURLToPath(new URL("./__fixtures__/codex-rollout-legacy.jsonl", import.meta.url));
 
 describe("detectTranscriptFormat", () => {
   const dir = tmpSessionDir();
@@ -23,6 +24,20 @@ describe("detectTranscriptFormat", () => {
 
   it("names a Codex rollout as codex", () => {
     expect(detectTranscriptFormat(CODEX)).toBe("codex");
+  });
+
+  it("names a legacy Codex rollout (before session_meta) as codex", () => {
+    expect(detectTranscriptFormat(CODEX_LEGACY)).toBe("codex");
+  });
+
+  it("names a file whose pi header is cut short as pi, so pi's reader reports the header", () => {
+    expect(detectTranscriptFormat(dir.file("cut.jsonl", '{"type":"session","id":"abc","timest\n'))).toBe("pi");
+  });
+
+  it("refuses a directory as unreadable, saying it is a directory", () => {
+    const error = thrown(() => detectTranscriptFormat(dir.file("x.jsonl", "").replace(/x\.jsonl$/, "")));
+    expect(isTranscriptError(error) && error.code).toBe("COMPACTION_TRANSCRIPT_INVALID");
+    expect((error as Error).message).toContain("it is a directory");
   });
 
   it("maps each format to the adapter its messages need", () => {

@@ -17,6 +17,7 @@ export const TRANSCRIPT_ADAPTERS: Readonly<Record<TranscriptFormat, "pi" | "anth
   codex: "openai",
 });
 
+const PI_HEADER_START = /^\s*\{\s*"type"\s*:\s*"session"/;
 const CODEX_TYPES = new Set(["session_meta", "response_item", "turn_context", "event_msg", "compacted"]);
 const CLAUDE_CODE_TYPES = new Set(["user", "assistant", "summary", "system", "file-history-snapshot", "attachment"]);
 /** Lines looked at before giving up; Claude Code files can start with a few title lines. */
@@ -36,12 +37,19 @@ export function detectTranscriptFormat(path: string): TranscriptFormat {
   } catch (error) {
     throw unreadableFileError(path, error);
   }
-  let lines: string[];
+  let lines: string[] = [];
   try {
-    const size = fstatSync(fd).size;
+    const stats = fstatSync(fd);
+    if (stats.isDirectory()) throw unreadableFileError(path, new Error("it is a directory, not a file"));
+    const size = stats.size;
     for (let length = Math.min(size, FIRST_READ_BYTES); ; length = Math.min(size, length * 2)) {
       const buffer = Buffer.alloc(length);
-      const read = readSync(fd, buffer, 0, length, 0);
+      let read: number;
+      try {
+        read = readSync(fd, buffer, 0, length, 0);
+      } catch (error) {
+        throw unreadableFileError(path, error);
+      }
       const text = buffer.subarray(0, read).toString("utf8").replace(/^\uFEFF/, "");
       const whole = read >= size;
       // Only complete lines: a line cut by the read would not parse.
@@ -64,15 +72,28 @@ export function detectTranscriptFormat(path: string): TranscriptFormat {
 }
 
 function formatOf(lines: readonly string[]): TranscriptFormat | undefined {
+  const first = lines.find((line) => line.trim() !== "");
+  // A pi header cut short or otherwise broken: still pi's, so its reader can say what is wrong.
+  if (first !== undefined && PI_HEADER_START.test(first)) return "pi";
   for (const line of lines) {
     const value = parseObject(line);
     if (value === undefined) continue;
     const type = value["type"];
     if (type === "session") return "pi";
     if (typeof type === "string" && CODEX_TYPES.has(type)) return "codex";
+    if (isLegacyCodex(value)) return "codex";
     if (typeof value["sessionId"] === "string" || (typeof type === "string" && CLAUDE_CODE_TYPES.has(type))) return "claude-code";
   }
   return undefined;
+}
+
+/**
+ * Codex rollouts before `session_meta`: a first object with `instructions` or `git` and no
+ * `type`, then `{"record_type":"state"}` lines and bare response items.
+ */
+function isLegacyCodex(value: Record<string, unknown>): boolean {
+  if (typeof value["record_type"] === "string") return true;
+  return value["type"] === undefined && typeof value["id"] === "string" && ("instructions" in value || "git" in value);
 }
 
 function parseObject(line: string): Record<string, unknown> | undefined {

@@ -3,7 +3,7 @@
  * locked appends, branching) and read-only imports of Claude Code and Codex CLI transcripts.
  */
 export * from "./types.js";
-export { type ParsedSession, type ParseSessionOptions, parseSession, type ReadSessionOptions, readSession } from "./parse.js";
+export { type LineVerdict, parseEntryLine, type ParsedSession, type ParseSessionOptions, parseSession, type ReadSessionOptions, readSession } from "./parse.js";
 export { migrateEntries, v1EntryId } from "./migrate.js";
 export { SessionTree, type SessionTreeOptions } from "./tree.js";
 export {
@@ -47,3 +47,4 @@ export { detectTranscriptFormat, TRANSCRIPT_ADAPTERS, type TranscriptFormat } fr
 export { AUTO_COMPACT_CUSTOM_TYPE, type AutoCompactSetting, autoCompactEntry, sessionAutoCompact } from "./session-settings.js";
 export { type ClaudeCodeImport, type ImportOptions, importClaudeCode } from "./claude-code-import.js";
 export { type CodexRolloutImport, importCodexRollout } from "./codex-import.js";
+export { type PiCompaction, type PiCompactionPlan, planPiCompaction } from "./pi-compaction-plan.js";

@@ -1,4 +1,4 @@
-import type { CompactionEvent } from "@compaction/core";
+import { appendEntries, autoCompactEntry, type CompactionEvent } from "@compaction/core";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BeforeCompactDeps, beforeCompact } from "./before-compact.js";
@@ -142,6 +142,18 @@ describe("session_before_compact in a session whose auto-compaction is off", () 
     const { reports, run } = handle(setup, { fallback: "pi" }, undefined, eventWithSettingOff(true));
     expect(await run()).toEqual({ cancel: true });
     expect(reports.of("info")).toEqual([expect.stringContaining("auto-compaction is off for this session")]);
+  });
+
+  it("sees a setting the CLI appended to the file while pi held the session (off pi's in-memory branch)", async () => {
+    const file = setup.captured.ctx.sessionManager.getSessionFile() as string;
+    await appendEntries(file, [autoCompactEntry(false)]);
+    const event = setup.captured.event;
+    const auto = { ...event, preparation: { ...event.preparation, settings: { ...event.preparation.settings, reserveTokens: 190_000 } } };
+    const { reports, run } = handle(setup, {}, undefined, auto);
+    expect(await run()).toEqual({ cancel: true });
+    expect(reports.of("info")).toEqual([expect.stringContaining("auto-compaction is off for this session")]);
+    await appendEntries(file, [autoCompactEntry(true)]);
+    expect((await handle(setup, {}, undefined, auto).run())?.compaction).toBeDefined();
   });
 
   it("still compacts on /compact", async () => {

@@ -3,7 +3,8 @@
  * our compaction entry (`details` is our CompactionEvent). When the preset produced nothing pi
  * can write, the fallback decides: cancel (default) or let pi summarise with the model.
  */
-import { type Compactor, describeError, type PiMessage, type ResolvedConfig, type SessionEntry, sessionAutoCompact } from "@compaction/core";
+import { existsSync } from "node:fs";
+import { type Compactor, describeError, type PiMessage, readSession, type ResolvedConfig, type SessionEntry, sessionAutoCompact } from "@compaction/core";
 import { recallSettings } from "@compaction/plugin-recall";
 import type { CompactionResult as PiCompactionResult, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { type BranchCompactEvent, compactBranch, inferTrigger } from "./compact-branch.js";
@@ -23,6 +24,24 @@ export interface BeforeCompactDeps {
   readonly compactorFor: (ctx: ExtensionContext) => Promise<Compactor<PiMessage>>;
   /** Connects recall when the preset has it. */
   readonly recall: (compactor: Compactor<PiMessage>, ctx: ExtensionContext) => Promise<RecallStatus>;
+}
+
+/**
+ * The session's own auto-compaction setting. `compaction autocompact` appends it to the file,
+ * which pi, holding the branch in memory, does not see (and pi's next entry leaves it off the
+ * branch): so the latest setting in the file wins, then the branch's.
+ */
+function autoCompactSetting(event: BranchCompactEvent, ctx: ExtensionContext): boolean | undefined {
+  const file = ctx.sessionManager.getSessionFile();
+  if (file !== undefined && existsSync(file)) {
+    try {
+      const inFile = sessionAutoCompact(readSession(file, { skipCorrupt: true }).entries);
+      if (inFile !== undefined) return inFile;
+    } catch {
+      // An unreadable file: fall back to the branch pi holds.
+    }
+  }
+  return sessionAutoCompact(event.branchEntries as unknown as SessionEntry[]);
 }
 
 /** Handles one `session_before_compact` event; never throws. */
@@ -57,9 +76,9 @@ export async function beforeCompact(
 
   const config = compactor.config as ResolvedConfig | undefined;
   const contextWindow = ctx.model?.contextWindow ?? config?.contextWindow ?? 0;
-  // `compaction autocompact off` (a custom entry on the branch) turns automatic compaction off
-  // for this session, whatever pi's own setting: cancel rather than let pi summarise instead.
-  if (inferTrigger(event, contextWindow) === "auto" && sessionAutoCompact(event.branchEntries as unknown as SessionEntry[]) === false) {
+  // `compaction autocompact off` turns automatic compaction off for this session, whatever pi's
+  // own setting: cancel rather than let pi summarise instead.
+  if (inferTrigger(event, contextWindow) === "auto" && autoCompactSetting(event, ctx) === false) {
     if (!event.signal.aborted) {
       settings.report("info", "compaction: auto-compaction is off for this session ('compaction autocompact off'); not compacting. /compact still works.", ctx);
     }

@@ -1,4 +1,4 @@
-import { createCompactor, type PiMessage } from "@compaction/core";
+import { type Compactor, createCompactor, type PiMessage } from "@compaction/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BranchCompactEvent, compactBranch, inferTrigger } from "./compact-branch.js";
 import { type CapturedCompaction, capturePiCompaction, copyFixture, type SessionDir } from "./test-support/pi-session.js";
@@ -62,6 +62,60 @@ describe("compactBranch with the event pi built for the real session", () => {
   it("plans pi's entry from the result", async () => {
     const { result, plan } = await run();
     expect(result.status).toBe("compacted");
+    expect(plan.ok).toBe(true);
+  });
+});
+
+describe("compactBranch with the layered preset (suffixOnly)", () => {
+  let session: SessionDir;
+  let captured: CapturedCompaction;
+  let auto: BranchCompactEvent;
+  let messages: PiMessage[];
+  let tokens: number;
+
+  beforeAll(async () => {
+    session = copyFixture();
+    session.config({ preset: "layered", tokenizer: { counter: "estimate" } });
+    captured = await capturePiCompaction(session, 200_000);
+    // pi's threshold is the window minus its reserveTokens: a large reserve makes the run automatic.
+    const event = captured.event;
+    auto = { ...event, preparation: { ...event.preparation, settings: { ...event.preparation.settings, reserveTokens: 10_000_000 } } };
+    messages = captured.runtime.sessions.buildSessionContext().messages as PiMessage[];
+    tokens = await withCompactor((compactor) => compactor.tokens.contextTokens(messages).tokens);
+  });
+  afterAll(() => {
+    captured.runtime.dispose();
+    session.remove();
+  });
+
+  async function withCompactor<R>(use: (compactor: Compactor<PiMessage>) => R | Promise<R>): Promise<R> {
+    const compactor = await createCompactor<PiMessage>({ cwd: session.dir, adapter: "pi" });
+    try {
+      return await use(compactor);
+    } finally {
+      compactor.dispose();
+    }
+  }
+
+  const windowAt = (ratio: number) => Math.round(tokens / ratio);
+
+  it("prunes only, with no cut pi can record, when the host does not ask for suffixOnly (the old behaviour)", async () => {
+    const result = await withCompactor((c) => c.compact({ messages, contextWindow: windowAt(0.84), trigger: "auto" }));
+    expect([result.status, result.cut, result.event?.layer]).toEqual(["compacted", null, "prune"]);
+  });
+
+  it("declines an automatic run between pruneThreshold and summarizeThreshold as a noop that says why", async () => {
+    const { result, plan, trigger } = await withCompactor((c) => compactBranch(c, auto, { contextWindow: windowAt(0.84) }));
+    expect(trigger).toBe("auto");
+    expect(result.status).toBe("noop");
+    expect(result.reason).toMatch(/layered: the context is at 84% of the window, not above summarizeThreshold 88%; layer 1 \(pruning\) does not run/);
+    expect(plan.ok).toBe(false);
+  });
+
+  it("summarises above summarizeThreshold with a cut pi's entry records", async () => {
+    const { result, plan } = await withCompactor((c) => compactBranch(c, auto, { contextWindow: windowAt(0.92) }));
+    expect(result.status).toBe("compacted");
+    expect(result.event?.layer).toBe("summarize");
     expect(plan.ok).toBe(true);
   });
 });

@@ -1,18 +1,20 @@
 /**
  * Runs a compactor over the branch pi is about to compact: the messages pi would send (its
  * boundary rule over `branchEntries`), the user's `/compact <focus>` as the focus, and pi's
- * AbortSignal.
+ * AbortSignal. pi records a compaction only as a summary and the first entry kept, so the run is
+ * `suffixOnly`: presets do not prune in place (the extension prunes in what it sends instead).
  */
 import {
   buildContext,
   type CompactionResult,
   type CompactionTrigger,
   type Compactor,
+  type PiCompactionPlan,
   type PiMessage,
+  planPiCompaction,
   type SessionEntry,
 } from "@compaction/core";
 import type { SessionBeforeCompactEvent } from "@mariozechner/pi-coding-agent";
-import { type PiCompactionPlan, planPiCompaction } from "./pi-compaction.js";
 
 /** The part of pi's event the compaction reads. */
 export type BranchCompactEvent = Pick<SessionBeforeCompactEvent, "branchEntries" | "customInstructions" | "signal"> & {
@@ -49,6 +51,7 @@ export async function compactBranch(
     contextWindow: input.contextWindow,
     trigger,
     signal: event.signal,
+    suffixOnly: true,
     ...(focus ? { focus } : {}),
     ...(input.agent === undefined ? {} : { agent: input.agent }),
   });

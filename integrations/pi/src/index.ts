@@ -19,7 +19,6 @@ export {
   resolvePiCompactionOptions,
   type ResolvedPiCompactionOptions,
 } from "./options.js";
-export { type PiCompaction, type PiCompactionPlan, planPiCompaction } from "./pi-compaction.js";
 export { type BranchCompactEvent, type BranchCompaction, compactBranch, type CompactBranchInput, inferTrigger } from "./compact-branch.js";
 export { beforeCompact, type BeforeCompactDeps, type SessionBeforeCompactResult } from "./before-compact.js";
 export { ContextPruner, layeredOptionsOf, type PrunedContext, type PruneContextInput } from "./context-pruner.js";

@@ -1,6 +1,6 @@
-import { createCompactor, type PiMessage } from "@compaction/core";
+/** core's planPiCompaction on results of real compactions of a real pi branch. */
+import { createCompactor, type PiMessage, planPiCompaction } from "@compaction/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { planPiCompaction } from "./pi-compaction.js";
 import { copyFixture, fixtureBranch, type SessionDir } from "./test-support/pi-session.js";
 
 let session: SessionDir;

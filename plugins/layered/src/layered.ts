@@ -76,9 +76,14 @@ export function layered(options?: Partial<LayeredOptions>): CompactionPlugin {
 
 export default layered;
 
-/** Layer 1: replaces old tool outputs with markers when the thresholds are passed and pruning saves enough. */
+/**
+ * Layer 1: replaces old tool outputs with markers when the thresholds are passed and pruning
+ * saves enough. Skipped when the host records only a summary and an unchanged suffix
+ * (`run.suffixOnly`): it cannot record pruned outputs, so pruning is its job when it sends.
+ */
 function pruneLayer<T>(run: CompactionRun<T>, adapter: MessageAdapter<T>, options: LayeredOptions): void {
   setState(run, { prunedCount: 0, prunedTokens: 0, splitLastTurn: false });
+  if (run.suffixOnly) return;
   if (!shouldPrune(usageRatio(run), toolOutputTokens(run.view), options)) return;
   const pruned = pruneToolOutputs(run.messages, {
     adapter,
@@ -93,29 +98,38 @@ function pruneLayer<T>(run: CompactionRun<T>, adapter: MessageAdapter<T>, option
 }
 
 /**
- * Layers 2 and 3: the cut for the context as it is after pruning, or none (then the core returns
- * the pruned working set when layer 1 ran, or reports a noop). A cut that would compact nothing
- * is not offered, so it never discards what layer 1 pruned.
+ * Layers 2 and 3: the cut for the context as it is after pruning, or none, saying why (then the
+ * core returns the pruned working set when layer 1 ran, or reports a noop). A cut that would
+ * compact nothing is not offered, so it never discards what layer 1 pruned.
  */
 function selectLayer<T>(run: CompactionRun<T>, options: LayeredOptions): Cut | undefined {
   const ratio = usageRatio(run);
   const layer = chooseSummaryLayer(ratio, run.trigger, options);
-  if (layer === undefined) return undefined;
+  const at = `the context is at ${percent(ratio)} of the window`;
+  if (layer === undefined) {
+    run.explainNoCut(belowSummarizeThreshold(run, at, options));
+    return undefined;
+  }
   const room: CutRoom = {
     budget: run.budget,
     summaryTokens: options.summaryMaxTokens ?? run.summaryMaxTokens,
     plugin: PLUGIN_NAME,
   };
-  const at = `the context is at ${percent(ratio)} of the window`;
   if (layer === "full") {
     const cut = fullLayerCut(run.view, options.summarizeProtectTokens, room);
-    if (cut === undefined) return undefined;
+    if (cut === undefined) {
+      run.explainNoCut(`${at}, but layer 3 found nothing to summarise besides the messages it keeps`);
+      return undefined;
+    }
     setState(run, { ...stateOf(run), splitLastTurn: cut.splitLastTurn });
     run.layer = "full";
     return { firstKeptIndex: cut.firstKeptIndex, layer, reason: `${at}, above fullThreshold ${percent(options.fullThreshold)}` };
   }
   const firstKeptIndex = summarizeLayerCut(run.view, options.summarizeProtectTokens, room);
-  if (firstKeptIndex === undefined) return undefined;
+  if (firstKeptIndex === undefined) {
+    run.explainNoCut(`${at}, but layer 2 found nothing to summarise besides the newest messages it keeps`);
+    return undefined;
+  }
   run.layer = "summarize";
   const reason =
     ratio > options.summarizeThreshold
@@ -141,6 +155,13 @@ async function summarizeLayer<T>(draft: SummaryDraft, run: CompactionRun<T>, opt
   });
   if (cut.selectedBy === PLUGIN_NAME && cut.layer === "full") run.warn(stateOf(run).splitLastTurn ? FULL_SPLIT_COMPACTION_WARNING : FULL_COMPACTION_WARNING);
   return { ...draft, text, kind: "summary" };
+}
+
+/** Why an automatic run below summarizeThreshold selects no cut. */
+function belowSummarizeThreshold<T>(run: CompactionRun<T>, at: string, options: LayeredOptions): string {
+  const below = `${at}, not above summarizeThreshold ${percent(options.summarizeThreshold)}`;
+  if (!run.suffixOnly) return below;
+  return `${below}; layer 1 (pruning) does not run: the host records only a summary and an unchanged suffix (suffixOnly)`;
 }
 
 function stateOf<T>(run: CompactionRun<T>): LayeredRunState {

@@ -10,6 +10,7 @@ import {
   describeError,
   ErrorCodes,
   migrateEntries,
+  parseEntryLine,
   type RawSessionEntry,
   type SessionEntry,
   type SessionHeader,
@@ -509,20 +510,10 @@ export class RecallIndex {
   }
 }
 
-/** An entry line parsed and checked as readSession checks it, or undefined for a line pi would pass over. */
+/** An entry line parsed and checked as readSession checks it (core's parseEntryLine), or undefined for a line it would skip. */
 function parseEntry(text: string, version: number): RawSessionEntry | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
-  const record = value as Record<string, unknown>;
-  if (typeof record["type"] !== "string" || record["type"] === "session") return undefined;
-  if (version >= 2 && (typeof record["id"] !== "string" || record["id"] === "")) return undefined;
-  if (record["type"] === "message" && (typeof record["message"] !== "object" || record["message"] === null)) return undefined;
-  return record as RawSessionEntry;
+  const verdict = parseEntryLine(text, version);
+  return verdict.ok ? verdict.entry : undefined;
 }
 
 /** Offset of the last line that ends at `end` (just after its line break). */

@@ -9,6 +9,11 @@ export interface WindowCut extends Cut {
    * user message) did not fit, and is kept whole anyway.
    */
   readonly overShare: boolean;
+  /**
+   * True when even the newest turn alone does not fit `maxKeptTokens`: the cut falls inside it
+   * (at the window's own cut point), and its early part is summarised with the rest.
+   */
+  readonly splitTurn: boolean;
 }
 
 /**
@@ -33,25 +38,49 @@ export function preservedTokens(view: MessageView): number {
   return total;
 }
 
+/** Tokens of the earlier summaries in the working set (the next summary takes them in). */
+export function summaryTokens(view: MessageView): number {
+  let total = 0;
+  view.facts.forEach((f, i) => {
+    if (f.kind === "summary") total += view.tokens[i] ?? 0;
+  });
+  return total;
+}
+
 /**
  * The sliding window's cut over a working set:
  * - keep the newest contiguous messages whose tokens fit `keepTokens`, starting at a valid cut
  *   point (never a tool result); a large message stops the window, it is never skipped to take
  *   an older, smaller one (core's `findCutPoint`);
- * - the last user message and everything after it are always kept: when the window does not
+ * - the last user message and everything after it are kept whole: when the window does not
  *   reach back to it (the newest turn is larger than `keepTokens`), the cut moves back to it,
- *   and the kept part is then larger than `keepTokens` (the core's budget check still applies);
+ *   and the kept part is then larger than `keepTokens` — unless that is more than
+ *   `maxKeptTokens` (what the run's budget leaves for kept messages): then the newest turn is
+ *   split at the window's cut point, since keeping it whole would overflow the context (one
+ *   long agent turn of many tool calls does that);
  * - returns `undefined` when the cut would compact nothing but the system prompt, pinned
  *   messages (with their tool partners) and earlier summaries.
  */
-export function selectWindowCut(view: MessageView, keepTokens: number): WindowCut | undefined {
+export function selectWindowCut(view: MessageView, keepTokens: number, maxKeptTokens: number = Number.POSITIVE_INFINITY): WindowCut | undefined {
   const found = findCutPoint(view, { keepRecentTokens: keepTokens }).firstKeptIndex;
   const lastUser = lastUserIndex(view.facts);
-  const firstKeptIndex = lastUser >= 0 && found > lastUser ? lastUser : found;
+  const wholeTurn = lastUser >= 0 && found > lastUser;
+  // System and pinned messages are kept wherever the cut falls (and counted outside maxKeptTokens).
+  const splitTurn = wholeTurn && tokensFrom(view, lastUser, { skipPreserved: true }) > maxKeptTokens;
+  const firstKeptIndex = wholeTurn && !splitTurn ? lastUser : found;
   if (!compactsSomething(view, firstKeptIndex)) return undefined;
-  let keptTokens = 0;
-  for (let i = firstKeptIndex; i < view.tokens.length; i++) keptTokens += view.tokens[i] ?? 0;
-  return { firstKeptIndex, keptTokens, overShare: keptTokens > keepTokens };
+  const keptTokens = tokensFrom(view, firstKeptIndex);
+  return { firstKeptIndex, keptTokens, overShare: keptTokens > keepTokens, splitTurn };
+}
+
+function tokensFrom(view: MessageView, index: number, options: { readonly skipPreserved?: boolean } = {}): number {
+  let total = 0;
+  for (let i = index; i < view.tokens.length; i++) {
+    const facts = view.facts[i];
+    if (options.skipPreserved === true && (facts?.kind === "system" || facts?.pinned === true)) continue;
+    total += view.tokens[i] ?? 0;
+  }
+  return total;
 }
 
 /**

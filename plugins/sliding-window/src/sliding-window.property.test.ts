@@ -42,7 +42,8 @@ async function runCase(format: Format, c: Case) {
   const lastUser = lastUserIndex(facts);
   const budget = c.contextWindow - reserveTokens;
   const keep = keepTokensFor(c.contextWindow, budget - preservedTokens({ facts, tokens }), c.keepRatio);
-  return { b, messages, result, facts, suffix, lastUser, keep, lastTurnFits: suffix(lastUser) <= keep };
+  const room = budget - preservedTokens({ facts, tokens });
+  return { b, messages, result, facts, suffix, lastUser, keep, room, lastTurnFits: suffix(lastUser) <= keep };
 }
 
 describe.each(FORMATS)("sliding-window invariants on the %s adapter (property)", (format) => {
@@ -75,17 +76,26 @@ describe.each(FORMATS)("sliding-window invariants on the %s adapter (property)",
         const { result, suffix, keep } = await runCase(format, c);
         if (!result.cut) return;
         const warned = result.warnings.some((w) => w.startsWith("[sliding-window] The newest turn needs"));
-        expect(warned).toBe(suffix(result.cut.firstKeptIndex) > keep);
+        const split = result.warnings.some((w) => w.startsWith("[sliding-window] The newest turn is too large to keep whole"));
+        expect(warned).toBe(!split && suffix(result.cut.firstKeptIndex) > keep);
       }),
     );
   });
 
-  it("always keeps the last user message and everything after it", async () => {
+  it("keeps the last user message and everything after it whenever they fit the budget; else splits that turn, keeping its end", async () => {
     await fc.assert(
       fc.asyncProperty(arbCase, async (c) => {
-        const { result, messages, lastUser } = await runCase(format, c);
+        const { result, messages, facts, lastUser, suffix, room } = await runCase(format, c);
         const tail = messages.slice(lastUser);
-        expect(result.messages.slice(-tail.length)).toEqual(tail);
+        // Pinned messages count in `room` already (they are preserved wherever the cut falls).
+        const unpinned = messages.slice(lastUser).reduce((total: number, _m, k) => total + (facts[lastUser + k]?.pinned === true ? 0 : suffix(lastUser + k) - suffix(lastUser + k + 1)), 0);
+        if (unpinned <= room || result.status !== "compacted" || result.cut === null) {
+          expect(result.messages.slice(-tail.length)).toEqual(tail);
+          return;
+        }
+        expect(result.cut.firstKeptIndex).toBeGreaterThan(lastUser);
+        const kept = messages.slice(result.cut.firstKeptIndex);
+        expect(result.messages.slice(-kept.length)).toEqual(kept);
       }),
     );
   });
@@ -144,6 +154,7 @@ describe.each(FORMATS)("sliding-window invariants on the %s adapter (property)",
         const olderOutside = facts.some((f, i) => i < lastUser && f.kind === "user" && !f.pinned && suffix(i) > keep);
         if (olderOutside && lastTurnFits) expect(result.status).toBe("compacted");
         if (result.status === "failed") {
+          // Refused only when even the split newest turn's kept part, or the preserved messages, pass the budget.
           expect(result.error?.code).toBe(ErrorCodes.CUT_REFUSED);
           expect(lastTurnFits).toBe(false);
         }

@@ -1,6 +1,7 @@
 import {
   type CompactionPlugin,
   ErrorCodes,
+  lastUserIndex,
   SPLIT_TURN_HEADING,
   STAGE_AUGMENT,
   type SummarizeRequest,
@@ -159,10 +160,40 @@ describe.each(FORMATS)("sliding-window on the %s adapter", (format) => {
     expect(result.messages).toBe(messages);
   });
 
-  it("fails with the input untouched when the newest turn alone exceeds the budget", async () => {
+  it("splits the newest turn when it alone exceeds the budget: its early part summarised, its end kept, a warning", async () => {
+    const messages = conversation(b, [...plainTurns(3), { userWords: 10, steps: [{ words: 400, calls: 1, resultWords: 400 }, { words: 30, calls: 0, resultWords: 0 }] }], SYSTEM);
+    const compactor = compactorFor(format);
+    const lastUser = lastUserIndex(messages.map((m) => factsOf(m)));
+    const contextWindow = tokensOf(compactor, messages.slice(lastUser)) - 1;
+    const result = await compactor.compact({ messages, contextWindow });
+    expect(result.status).toBe("compacted");
+    expect(result.cut?.firstKeptIndex).toBeGreaterThan(lastUser);
+    expect(result.cut?.isSplitTurn).toBe(true);
+    expect(result.messages.at(-1)).toBe(messages.at(-1));
+    expect(result.tokensAfter).toBeLessThanOrEqual(contextWindow);
+    expect(result.warnings).toContainEqual(expect.stringMatching(/^\[sliding-window\] The newest turn is too large to keep whole within the budget/));
+  });
+
+  it("splits the newest turn when it fits the budget alone but not beside the earlier summary", async () => {
+    const first = conversation(b, plainTurns(6), SYSTEM);
+    const compactor = compactorFor(format, { options: { keepRatio: 0.05 } });
+    const once = await compactor.compact({ messages: first, contextWindow: windowFor(tokensOf(compactor, first.slice(-2)), 0.05) });
+    expect(once.status).toBe("compacted");
+    // Now one long turn follows the summary: it fits the budget by itself, not with the summary.
+    const turn = conversation(b, [{ userWords: 10, steps: [{ words: 300, calls: 1, resultWords: 300 }, { words: 300, calls: 1, resultWords: 300 }, { words: 20, calls: 0, resultWords: 0 }] }]);
+    const messages = [...once.messages, ...turn];
+    const summaryTokens = tokensOf(compactor, once.messages.filter((m) => factsOf(m).kind === "summary"));
+    const contextWindow = tokensOf(compactor, turn) + Math.floor(summaryTokens / 2);
+    const again = await compactor.compact({ messages, contextWindow });
+    expect(again.status).toBe("compacted");
+    expect(again.cut?.isSplitTurn).toBe(true);
+    expect(again.messages.at(-1)).toBe(messages.at(-1));
+  });
+
+  it("fails with the input untouched when even the newest message alone exceeds the budget", async () => {
     const messages = conversation(b, [...plainTurns(3), { userWords: 10, steps: [{ words: 400, calls: 0, resultWords: 0 }] }], SYSTEM);
     const compactor = compactorFor(format);
-    const result = await compactor.compact({ messages, contextWindow: tokensOf(compactor, messages.slice(-2)) - 1 });
+    const result = await compactor.compact({ messages, contextWindow: tokensOf(compactor, messages.slice(-1)) - 1 });
     expect(result.status).toBe("failed");
     expect(result.error?.code).toBe(ErrorCodes.CUT_REFUSED);
     expect(result.messages).toBe(messages);

@@ -10,7 +10,7 @@ import {
   type TokenCounter,
 } from "@compaction/core";
 import { SLIDING_WINDOW_OPTIONS_SCHEMA, type SlidingWindowInput, type SlidingWindowOptions } from "./options.js";
-import { keepTokensFor, preservedTokens, selectWindowCut } from "./select-cut.js";
+import { keepTokensFor, preservedTokens, selectWindowCut, summaryTokens } from "./select-cut.js";
 import { withSummaryPrefix, withoutSummaryPrefix } from "./summary-prefix.js";
 
 export const PLUGIN_NAME = "sliding-window";
@@ -48,10 +48,17 @@ export function slidingWindow(options?: SlidingWindowInput): CompactionPlugin {
 }
 
 function selectCut(run: CompactionRun<unknown>, config: SlidingWindowOptions) {
-  const keepTokens = keepTokensFor(run.contextWindow, run.budget - preservedTokens(run.view), config.keepRatio);
-  const cut = selectWindowCut(run.view, keepTokens);
+  const room = run.budget - preservedTokens(run.view);
+  const keepTokens = keepTokensFor(run.contextWindow, room, config.keepRatio);
+  // Keeping the newest turn whole beside the summary must fit the room: the new summary takes
+  // in the earlier one, so at least its size is needed. Split the turn when it does not fit.
+  const cut = selectWindowCut(run.view, keepTokens, room - summaryTokens(run.view));
   if (!cut) return undefined;
-  if (cut.overShare) {
+  if (cut.splitTurn) {
+    run.warn(
+      `The newest turn is too large to keep whole within the budget (${run.budget} tokens); it is split at message ${cut.firstKeptIndex}: its early part is summarised, the rest (${cut.keptTokens} tokens) kept verbatim.`,
+    );
+  } else if (cut.overShare) {
     run.warn(
       `The newest turn needs ${cut.keptTokens} tokens, more than the ${keepTokens} tokens kept verbatim (keepRatio ${config.keepRatio}); it is kept whole from its user message.`,
     );
@@ -59,9 +66,11 @@ function selectCut(run: CompactionRun<unknown>, config: SlidingWindowOptions) {
   return {
     firstKeptIndex: cut.firstKeptIndex,
     layer: "summarize",
-    reason: cut.overShare
-      ? `kept the newest turn whole (${cut.keptTokens} tokens, more than ${keepTokens})`
-      : `kept the newest messages within ${keepTokens} tokens (${config.keepRatio} of the window)`,
+    reason: cut.splitTurn
+      ? `split the newest turn, too large to keep whole (kept ${cut.keptTokens} tokens of it)`
+      : cut.overShare
+        ? `kept the newest turn whole (${cut.keptTokens} tokens, more than ${keepTokens})`
+        : `kept the newest messages within ${keepTokens} tokens (${config.keepRatio} of the window)`,
   };
 }
 

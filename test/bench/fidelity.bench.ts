@@ -1,0 +1,157 @@
+/**
+ * Fidelity benchmark: what each preset keeps of a long session, and what recall finds of the
+ * rest. Run: `cd test && npx tsx bench/fidelity.bench.ts` (also part of `npm run bench`).
+ *
+ * 1. A synthetic session of FIDELITY_MULTIPLE × FIDELITY_WINDOW tokens with planted facts
+ *    (constraint, decision, identifier, error, last request) is replayed under every preset, and
+ *    under a baseline that truncates the oldest messages, as a host would run them (see
+ *    fidelity/replay.ts). For every fact: still in the context, found by memory_search (top 5),
+ *    or lost; and per run the compactions, the context after them and the summary sizes.
+ * 2. The same on the real transcripts, with facts taken from their own early messages (see
+ *    fidelity/real-facts.ts) and a window of 1/FIDELITY_REAL_RATIO of each transcript.
+ *
+ * Environment (all optional): FIDELITY_WINDOW (32000), FIDELITY_MULTIPLE (4), FIDELITY_SEED (1),
+ * FIDELITY_FACTS (facts per kind, 6; at most 9), FIDELITY_PRESETS (comma list), FIDELITY_COUNTER
+ * (tiktoken | estimate), FIDELITY_REAL (0 skips the real transcripts), FIDELITY_FIXTURES (comma
+ * list of transcript files), FIDELITY_REAL_RATIO (4), FIDELITY_MIN_WINDOW (8000),
+ * FIDELITY_MATRIX (1: also print the per-fact matrix for the real transcripts).
+ */
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createEstimateCounter, createPiAdapter, createTiktokenCounter, FactsCache, MessageTokenCounter, type PiMessage } from "@compaction/core";
+import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+import { type Fact, REAL_KINDS, SYNTHETIC_KINDS } from "./fidelity/facts.js";
+import { generateSession } from "./fidelity/generator.js";
+import { measureFacts, recallSearch, sharesByKind } from "./fidelity/measure.js";
+import { realFacts } from "./fidelity/real-facts.js";
+import { type ReplayOutcome, replayPreset, replayTruncation } from "./fidelity/replay.js";
+import { costTable, factMatrix, notes, retentionTable, type RunResult, summarySeries } from "./fidelity/table.js";
+import { claudeToPi, withoutUsage } from "./fidelity/to-pi.js";
+
+const env = (name: string, fallback: string): string => process.env[name]?.trim() || fallback;
+const num = (name: string, fallback: number): number => {
+  const value = Number(env(name, String(fallback)));
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, found "${process.env[name]}".`);
+  return value;
+};
+
+const WINDOW = num("FIDELITY_WINDOW", 32_000);
+const MULTIPLE = num("FIDELITY_MULTIPLE", 4);
+const SEED = num("FIDELITY_SEED", 1);
+const FACTS_PER_KIND = num("FIDELITY_FACTS", 6);
+const PRESETS = env("FIDELITY_PRESETS", "safeguard,rolling,layered,sliding-window").split(",").map((p) => p.trim());
+const COUNTER = env("FIDELITY_COUNTER", "tiktoken") === "estimate" ? "estimate" : "tiktoken";
+const REAL = env("FIDELITY_REAL", "1") !== "0";
+const FIXTURES = env("FIDELITY_FIXTURES", [...PI_FIXTURES, ...CLAUDE_FIXTURES].join(",")).split(",").map((f) => f.trim());
+const REAL_RATIO = num("FIDELITY_REAL_RATIO", 4);
+const MIN_WINDOW = num("FIDELITY_MIN_WINDOW", 8_000);
+const MATRIX_REAL = env("FIDELITY_MATRIX", "0") === "1";
+/** The truncation baseline: past 80% of the window (the default threshold), drop the oldest messages down to 60%. */
+const TRUNCATE = { trigger: 0.8, target: 0.6 };
+/** The config's default reserve (16,384 of a 200,000 window), scaled to the window. */
+const reserveFor = (window: number): number => Math.round((window * 16_384) / 200_000);
+
+const tokens = new MessageTokenCounter(new FactsCache(createPiAdapter()), COUNTER === "estimate" ? createEstimateCounter() : createTiktokenCounter());
+const count = (message: PiMessage): number => tokens.count(message);
+
+interface Dirs {
+  readonly projects: string;
+  readonly sessions: string;
+}
+
+/** Every preset and the baseline over one session, each measured against the facts. */
+async function runAll(label: string, messages: readonly PiMessage[], facts: readonly Fact[], kinds: readonly string[], window: number, dirs: Dirs): Promise<RunResult[]> {
+  const runs: RunResult[] = [];
+  const replays: (() => Promise<ReplayOutcome>)[] = [
+    ...PRESETS.map((preset) => () =>
+      replayPreset(messages, { preset, window, reserveTokens: reserveFor(window), counter: COUNTER, projectsDir: dirs.projects, sessionsDir: dirs.sessions, label }),
+    ),
+    () => replayTruncation(messages, { window, ...TRUNCATE, tokens, sessionsDir: dirs.sessions, label }),
+  ];
+  for (const replay of replays) {
+    const outcome = await replay();
+    const recall = await recallSearch(outcome.sessionPath, 5);
+    try {
+      const measured = await measureFacts(facts, outcome.context, recall.search);
+      runs.push({ outcome, facts: measured, shares: sharesByKind(measured, kinds) });
+    } finally {
+      await recall.close();
+    }
+  }
+  return runs;
+}
+
+function print(title: string, runs: readonly RunResult[], matrix: boolean): void {
+  console.log(`\n${title}\n`);
+  console.log("Facts: % in the context / % found by memory_search (top 5) / % lost (neither); (n) facts of the kind\n");
+  console.log(retentionTable(runs));
+  console.log("\nCompactions (tokens after: the context loaded again from the session file)\n");
+  console.log(costTable(runs));
+  const series = summarySeries(runs);
+  if (series !== "") console.log(`\nSummary or note tokens after each compaction:\n${series}`);
+  const extra = notes(runs);
+  if (extra !== "") console.log(`\nNotes:\n${extra}`);
+  if (matrix) console.log(`\nWhere each fact ended (C: in context, S: found by search, -: lost)\n\n${factMatrix(runs)}`);
+}
+
+async function synthetic(dirs: Dirs): Promise<void> {
+  const started = performance.now();
+  const session = generateSession({ seed: SEED, targetTokens: MULTIPLE * WINDOW, factsPerKind: FACTS_PER_KIND, count });
+  const runs = await runAll("synthetic", session.messages, session.facts, SYNTHETIC_KINDS, WINDOW, dirs);
+  print(
+    `## Synthetic session: ${session.messages.length} messages, ${session.tokens.toLocaleString("en-US")} tokens (${(session.tokens / WINDOW).toFixed(1)}× a ${WINDOW.toLocaleString("en-US")} window, reserve ${reserveFor(WINDOW).toLocaleString("en-US")}), seed ${SEED}, ${session.facts.length} facts; ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    runs,
+    true,
+  );
+}
+
+function loadTranscript(file: string): PiMessage[] | undefined {
+  if (PI_FIXTURES.includes(file)) return withoutUsage(loadPiMessages(file));
+  if (CLAUDE_FIXTURES.includes(file)) return claudeToPi(loadClaudeMessages(file));
+  return undefined;
+}
+
+async function real(dirs: Dirs): Promise<void> {
+  for (const file of FIXTURES) {
+    const started = performance.now();
+    const messages = loadTranscript(file);
+    if (messages === undefined) {
+      console.log(`\n## ${file}: not a known fixture (known: ${[...PI_FIXTURES, ...CLAUDE_FIXTURES].join(", ")}); skipped`);
+      continue;
+    }
+    const size = tokens.total(messages);
+    const window = Math.round(size / REAL_RATIO);
+    if (window < MIN_WINDOW) {
+      console.log(`\n## ${file}: ${size.toLocaleString("en-US")} tokens; skipped: 1/${REAL_RATIO} of it is under the ${MIN_WINDOW.toLocaleString("en-US")}-token minimum window`);
+      continue;
+    }
+    const facts = realFacts(messages);
+    const runs = await runAll(file.replace(/\.jsonl$/, ""), messages, facts, REAL_KINDS, window, dirs);
+    print(
+      `## ${file}: ${messages.length} messages, ${size.toLocaleString("en-US")} tokens (${REAL_RATIO}× a ${window.toLocaleString("en-US")} window, reserve ${reserveFor(window).toLocaleString("en-US")}), ${facts.length} facts; ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      runs,
+      MATRIX_REAL,
+    );
+  }
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  console.log(`# Fidelity benchmark: node ${process.version}, ${COUNTER} token counts, extractive summarizer, presets ${PRESETS.join(", ")} and truncation (${TRUNCATE.trigger * 100}% → ${TRUNCATE.target * 100}%)`);
+  const tmpRoot = fileURLToPath(new URL("../.tmp/", import.meta.url));
+  mkdirSync(tmpRoot, { recursive: true });
+  const dirs = { projects: mkdtempSync(join(tmpRoot, "fidelity-")), sessions: mkdtempSync(join(tmpdir(), "fidelity-sessions-")) };
+  try {
+    await synthetic(dirs);
+    if (REAL) await real(dirs);
+  } finally {
+    rmSync(dirs.projects, { recursive: true, force: true });
+    rmSync(dirs.sessions, { recursive: true, force: true });
+    tokens.counter.dispose();
+  }
+  console.log(`\nDone in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
+}
+
+await main();

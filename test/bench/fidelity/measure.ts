@@ -1,0 +1,75 @@
+/**
+ * Whether each fact survived: in the context (its needle is in the text of some message the
+ * model would get, summaries and notes included), found by `memory_search` (a top-5 hit's entry
+ * holds the needle), or lost (neither).
+ */
+import type { PiMessage } from "@compaction/core";
+import { messageText, openRecallIndex } from "@compaction/plugin-recall";
+import type { Fact } from "./facts.js";
+
+/** The texts of the entries a search returns, best first. */
+export type Search = (query: string) => Promise<readonly string[]>;
+
+export interface FactOutcome {
+  readonly fact: Fact;
+  readonly inContext: boolean;
+  /** null when no search was run. */
+  readonly found: boolean | null;
+}
+
+/** Shares of one kind of fact, as counts out of `total`. */
+export interface KindShares {
+  readonly kind: string;
+  readonly total: number;
+  readonly inContext: number;
+  /** null when no search was run. */
+  readonly found: number | null;
+  readonly lost: number;
+}
+
+/** What the model reads of each message: its text, tool call names and arguments, a tool result's tool. */
+export function contextTexts(context: readonly PiMessage[]): string[] {
+  return context.map((message) => messageText(message));
+}
+
+/** Checks every fact against the final context and, when given, the search. */
+export async function measureFacts(facts: readonly Fact[], context: readonly PiMessage[], search: Search | null): Promise<FactOutcome[]> {
+  const texts = contextTexts(context);
+  const outcomes: FactOutcome[] = [];
+  for (const fact of facts) {
+    const inContext = texts.some((text) => text.includes(fact.needle));
+    const found = search === null ? null : (await search(fact.query)).some((text) => text.includes(fact.needle));
+    outcomes.push({ fact, inContext, found });
+  }
+  return outcomes;
+}
+
+/** Counts per kind, in the order of `kinds` (kinds with no fact are left out), then "all". */
+export function sharesByKind(outcomes: readonly FactOutcome[], kinds: readonly string[]): KindShares[] {
+  const rows: KindShares[] = [];
+  const tally = (kind: string, of: readonly FactOutcome[]): KindShares => ({
+    kind,
+    total: of.length,
+    inContext: of.filter((o) => o.inContext).length,
+    found: of.some((o) => o.found === null) ? null : of.filter((o) => o.found === true).length,
+    lost: of.filter((o) => !o.inContext && o.found !== true).length,
+  });
+  for (const kind of kinds) {
+    const of = outcomes.filter((o) => o.fact.kind === kind);
+    if (of.length > 0) rows.push(tally(kind, of));
+  }
+  rows.push(tally("all", outcomes));
+  return rows;
+}
+
+/** A recall index over the session file and a Search over it: the whole entries of the top `limit` hits. */
+export async function recallSearch(sessionPath: string, limit = 5): Promise<{ search: Search; close: () => Promise<void> }> {
+  const index = await openRecallIndex(sessionPath, { autoUpdate: false });
+  const search: Search = async (query) => {
+    const hits = await index.search(query, { limit });
+    const texts: string[] = [];
+    for (const hit of hits) texts.push((await index.get(hit.entryId))?.text ?? "");
+    return texts;
+  };
+  return { search, close: async () => void (await index.close()) };
+}

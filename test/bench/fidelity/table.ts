@@ -1,0 +1,114 @@
+/** The benchmark's output: markdown tables, padded so they read in a terminal too. */
+import type { FactOutcome, KindShares } from "./measure.js";
+import type { ReplayOutcome } from "./replay.js";
+
+/** One preset (or the baseline) over one session. */
+export interface RunResult {
+  readonly outcome: ReplayOutcome;
+  readonly facts: readonly FactOutcome[];
+  readonly shares: readonly KindShares[];
+}
+
+const int = (n: number): string => Math.round(n).toLocaleString("en-US");
+const pct = (count: number, total: number): string => (total === 0 ? "-" : `${Math.round((100 * count) / total)}`);
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/** A markdown table with cells padded to the column width. */
+export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: readonly string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(" | ")} |`;
+  return [line(header), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(line)].join("\n");
+}
+
+/** True when the model would have been sent more than the window: what such a run "keeps" would not fit a model. */
+export function overWindow(outcome: ReplayOutcome): boolean {
+  return Math.max(outcome.contextTokens, outcome.peakTokens) > outcome.window;
+}
+
+/** Per kind: % in context / % found by memory_search (top 5) / % lost. */
+export function retentionTable(runs: readonly RunResult[]): string {
+  const kinds = runs[0]?.shares ?? [];
+  const header = ["preset", ...kinds.map((k) => `${k.kind} (${k.total})`)];
+  const rows = runs.map((run) => [
+    overWindow(run.outcome) ? `${run.outcome.name} (context over the window!)` : run.outcome.name,
+    ...run.shares.map((s) => `${pct(s.inContext, s.total)} / ${s.found === null ? "n/a" : pct(s.found, s.total)} / ${pct(s.lost, s.total)}`),
+  ]);
+  return markdownTable(header, rows);
+}
+
+/** Whether the summaries stay within the limit, and how they grew. */
+function summaryCells(outcome: ReplayOutcome): [string, string] {
+  const sizes = outcome.compactions.map((c) => c.summaryTokens);
+  if (outcome.summaryLimit === null || sizes.length === 0) return ["-", "-"];
+  const first = sizes[0] as number;
+  const last = sizes[sizes.length - 1] as number;
+  const max = Math.max(...sizes);
+  const growth = `${int(first)} → ${int(last)} (max ${int(max)})`;
+  return [growth, max <= outcome.summaryLimit ? `yes, ≤ ${int(outcome.summaryLimit)}` : `NO: ${int(max)} > ${int(outcome.summaryLimit)}`];
+}
+
+/** What each run cost: compactions, context after them, summary sizes, time. */
+export function costTable(runs: readonly RunResult[]): string {
+  const header = ["preset", "compactions", "runs writing nothing", "tokens after last compaction", "most after any", "largest context sent", "context at end", "summary tokens first → last", "summary bounded", "time"];
+  const rows = runs.map(({ outcome }) => {
+    const after = outcome.compactions.map((c) => c.tokensAfter);
+    const last = after[after.length - 1];
+    const idle = [...outcome.notWritten.values()].reduce((a, b) => a + b, 0);
+    const share = (n: number): string => `${int(n)} (${pct(n, outcome.window)}%)`;
+    return [
+      outcome.name,
+      int(outcome.compactions.length),
+      int(idle),
+      last === undefined ? "-" : share(last),
+      after.length === 0 ? "-" : share(Math.max(...after)),
+      `${share(outcome.peakTokens)}${outcome.peakTokens > outcome.window ? " OVER" : ""}`,
+      `${share(outcome.contextTokens)}${outcome.contextTokens > outcome.window ? " OVER" : ""}`,
+      ...summaryCells(outcome),
+      seconds(outcome.ms),
+    ];
+  });
+  return markdownTable(header, rows);
+}
+
+/** Summary (or note) tokens after each compaction, per preset; long series keep their first and last 12. */
+export function summarySeries(runs: readonly RunResult[]): string {
+  return runs
+    .filter((run) => run.outcome.summaryLimit !== null && run.outcome.compactions.length > 0)
+    .map(({ outcome }) => {
+      const sizes = outcome.compactions.map((c) => int(c.summaryTokens));
+      const shown = sizes.length <= 24 ? sizes.join(" ") : `${sizes.slice(0, 12).join(" ")} … ${sizes.slice(-12).join(" ")}`;
+      return `- ${outcome.name}: ${shown}`;
+    })
+    .join("\n");
+}
+
+/** Why runs past the threshold wrote nothing, and the compactions' warnings, with counts. */
+export function notes(runs: readonly RunResult[]): string {
+  const lines: string[] = [];
+  for (const { outcome } of runs) {
+    for (const [reason, count] of outcome.notWritten) lines.push(`- ${outcome.name}: ${count}× wrote nothing: ${reason}`);
+    for (const [warning, count] of outcome.warnings) lines.push(`- ${outcome.name}: ${count}× warning: ${warning.slice(0, 200)}`);
+    const layers = new Map<string, number>();
+    for (const c of outcome.compactions) layers.set(c.layer ?? "?", (layers.get(c.layer ?? "?") ?? 0) + 1);
+    if (layers.size > 1) lines.push(`- ${outcome.name}: layers ${[...layers].map(([layer, n]) => `${layer} ${n}`).join(", ")}`);
+    const diverged = outcome.compactions.filter((c) => c.tokensAfter !== c.resultTokensAfter).length;
+    if (diverged > 0) lines.push(`- ${outcome.name}: ${diverged} compaction(s) reloaded to a context of another size than the result reported (kept messages changed in memory only)`);
+  }
+  return lines.join("\n");
+}
+
+/** One row per fact: where each preset left it. C: in context, S: found by search only, -: lost. */
+export function factMatrix(runs: readonly RunResult[]): string {
+  const facts = runs[0]?.facts ?? [];
+  const header = ["fact", "where", "needle", ...runs.map((r) => r.outcome.name)];
+  const rows = facts.map((f, i) => [
+    `${f.fact.kind}/${f.fact.detail}`,
+    f.fact.position,
+    f.fact.needle.length > 48 ? `${f.fact.needle.slice(0, 47)}…` : f.fact.needle,
+    ...runs.map((r) => {
+      const o = r.facts[i] as FactOutcome;
+      return o.inContext ? (o.found === true ? "C S" : "C") : o.found === true ? "S" : "-";
+    }),
+  ]);
+  return markdownTable(header, rows.map((r) => r.map((c) => c.replace(/\|/g, "\\|"))));
+}
