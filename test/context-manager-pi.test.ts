@@ -100,4 +100,26 @@ describe("createContextManager on a real pi session, read back by pi", () => {
     expect(sent[1]).toBeLessThan(sent[0] as number);
     expect(piContext(path)).toStrictEqual(asJson(manager.messages));
   });
+
+  it.each(["safeguard", "layered", "sliding-window"])(
+    "recovers from an overflow with the %s preset when our count puts the context below the preset's thresholds (at three quarters of the window)",
+    async (preset) => {
+      const { path, contextWindow } = await realSession();
+      // realSession's window puts the context at 80%; this one at 75%, under every threshold.
+      const window = Math.ceil((contextWindow - 2000) * 0.8 / 0.75);
+      const cwd = tmpProject({ ".compactionrc.json": JSON.stringify({ preset, tokenizer: { counter: "estimate" }, contextWindow: window, reserveTokens: 8000 }) });
+      const manager = await createContextManager<PiMessage>({ cwd, session: path });
+      managers.push(manager);
+      const sent: number[] = [];
+      const reply = await manager.send(async (messages) => {
+        sent.push(messages.length);
+        if (sent.length === 1) throw Object.assign(new Error("prompt is too long: 213462 tokens > 200000 maximum"), { status: 400 });
+        return "done";
+      });
+      expect(reply).toBe("done");
+      expect(sent).toHaveLength(2);
+      expect(sent[1]).toBeLessThan(sent[0] as number);
+      expect(piContext(path)).toStrictEqual(asJson(manager.messages));
+    },
+  );
 });

@@ -308,7 +308,9 @@ export class ContextManager<T> {
         cause,
       );
     }
-    const result = await this.#compactNow("overflow", "auto", {});
+    // The provider has the last word on the size: compact as asked for (trigger "manual"), not
+    // by the strategy's thresholds, which our count may place below them (layered, rolling).
+    const result = await this.#compactNow("overflow", "manual", {});
     if (result.status !== "compacted") {
       throw overflowError(
         `${rejected}; compacting could not free any room (${result.status}): ${(result.reason ?? "no reason given").replace(/\.$/, "")}. Not retrying.`,

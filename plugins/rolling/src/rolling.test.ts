@@ -359,3 +359,30 @@ it("works on long messages: a single huge old message is evicted first", async (
   const result = await compactorFor("pi", [rolling({ minKeepMessages: 4 }), fakeRecall()]).compact({ messages });
   expect(result.messages.slice(1)).toEqual(messages.slice(1));
 });
+
+describe("rolling against the provider's count of the context (pi usage)", () => {
+  /** pi messages whose last assistant message carries the provider's usage figure `usage`. */
+  function conversationWithUsage(usage: number) {
+    const b = builders("pi");
+    const messages: any[] = [];
+    for (let i = 0; i < 12; i++) messages.push(b.user(`step ${i}: ${words(40)}`), b.assistant(`done ${i}: ${words(40)}`));
+    const last = messages[messages.length - 1];
+    messages[messages.length - 1] = { ...last, usage: { input: usage, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: usage } };
+    return messages;
+  }
+
+  it("evicts when the provider counts the context over the target though our count of the messages is under it", async () => {
+    const compactor = compactorFor("pi", [rolling({ minKeepMessages: 2 }), fakeRecall()]);
+    const probe = conversationWithUsage(1);
+    const counted = compactor.tokens.total(probe);
+    // Window: our count alone is 70% of it (under the 80% target); the provider says 120%.
+    const contextWindow = Math.ceil(counted / 0.7);
+    const messages = conversationWithUsage(Math.ceil(contextWindow * 1.2));
+    const result = await compactor.compact({ messages, contextWindow });
+    expect(result.status).toBe("compacted");
+    expect(result.cut?.layer).toBe("evict");
+    // Kept messages, scaled as the provider counts them, meet the target.
+    const scale = result.tokensBefore / counted;
+    expect(compactor.tokens.total(result.messages) * scale).toBeLessThanOrEqual(Math.floor(contextWindow * 0.8) * 1.01);
+  });
+});

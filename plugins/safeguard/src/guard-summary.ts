@@ -70,9 +70,12 @@ function cancelled(plugin: string, reason: unknown): CompactionError {
 /** Our own timeout and cancellation errors pass through; anything else becomes SUMMARIZER_FAILED. */
 function asSummarizerError(error: unknown, summarizer: string, plugin: string): CompactionError {
   if (error instanceof CompactionError && (error.code === ErrorCodes.CANCELLED || error.plugin === plugin)) return error;
-  return new CompactionError(
-    ErrorCodes.SUMMARIZER_FAILED,
-    `Summarizer '${summarizer}' failed: ${describeError(error)}. The compaction was cancelled and the history left as it was.`,
-    { plugin, cause: error, hint: "Check the summarizer's configuration and the cause; the next compaction will try again." },
-  );
+  // A summarizer's own coded error already names it (model summarizers do): do not say it twice.
+  const described = describeError(error).replace(/[.\s]+$/, "");
+  const what = error instanceof CompactionError && error.code === ErrorCodes.SUMMARIZER_FAILED ? described : `Summarizer '${summarizer}' failed: ${described}`;
+  return new CompactionError(ErrorCodes.SUMMARIZER_FAILED, `${what}. Nothing was compacted: the history is left as it was.`, {
+    plugin,
+    cause: error,
+    hint: (error instanceof CompactionError ? error.hint : undefined) ?? "Check the summarizer's configuration and the cause; the next compaction will try again.",
+  });
 }
