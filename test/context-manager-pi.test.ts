@@ -62,6 +62,20 @@ function piContext(path: string): unknown[] {
 
 const asJson = (messages: readonly unknown[]): unknown => JSON.parse(JSON.stringify(messages));
 
+/** The provider rejects the first request as too long: one compaction, one smaller retry, and pi agrees with the file. */
+async function expectOverflowRecovered(manager: ContextManager<PiMessage>, path: string): Promise<void> {
+  const sent: number[] = [];
+  const reply = await manager.send(async (messages) => {
+    sent.push(messages.length);
+    if (sent.length === 1) throw Object.assign(new Error("prompt is too long: 213462 tokens > 200000 maximum"), { status: 400 });
+    return "done";
+  });
+  expect(reply).toBe("done");
+  expect(sent).toHaveLength(2);
+  expect(sent[1]).toBeLessThan(sent[0] as number);
+  expect(piContext(path)).toStrictEqual(asJson(manager.messages));
+}
+
 describe("createContextManager on a real pi session, read back by pi", () => {
   it("auto-compacts with the safeguard preset, and pi builds the manager's messages from the file", async () => {
     const { path, contextWindow } = await realSession();
@@ -89,16 +103,7 @@ describe("createContextManager on a real pi session, read back by pi", () => {
     const cwd = tmpProject({ ".compactionrc.json": JSON.stringify({ preset: "safeguard", tokenizer: { counter: "estimate" }, contextWindow: 1_000_000 }) });
     const manager = await createContextManager<PiMessage>({ cwd, session: path });
     managers.push(manager);
-    const sent: number[] = [];
-    const reply = await manager.send(async (messages) => {
-      sent.push(messages.length);
-      if (sent.length === 1) throw Object.assign(new Error("prompt is too long: 213462 tokens > 200000 maximum"), { status: 400 });
-      return "done";
-    });
-    expect(reply).toBe("done");
-    expect(sent).toHaveLength(2);
-    expect(sent[1]).toBeLessThan(sent[0] as number);
-    expect(piContext(path)).toStrictEqual(asJson(manager.messages));
+    await expectOverflowRecovered(manager, path);
   });
 
   it.each(["safeguard", "layered", "sliding-window"])(
@@ -110,16 +115,7 @@ describe("createContextManager on a real pi session, read back by pi", () => {
       const cwd = tmpProject({ ".compactionrc.json": JSON.stringify({ preset, tokenizer: { counter: "estimate" }, contextWindow: window, reserveTokens: 8000 }) });
       const manager = await createContextManager<PiMessage>({ cwd, session: path });
       managers.push(manager);
-      const sent: number[] = [];
-      const reply = await manager.send(async (messages) => {
-        sent.push(messages.length);
-        if (sent.length === 1) throw Object.assign(new Error("prompt is too long: 213462 tokens > 200000 maximum"), { status: 400 });
-        return "done";
-      });
-      expect(reply).toBe("done");
-      expect(sent).toHaveLength(2);
-      expect(sent[1]).toBeLessThan(sent[0] as number);
-      expect(piContext(path)).toStrictEqual(asJson(manager.messages));
+      await expectOverflowRecovered(manager, path);
     },
   );
 });
