@@ -4,7 +4,7 @@
  * session-state schema (docs/session-state.md). Works on pi sessions and on imported Claude Code
  * and Codex transcripts; `-` writes to stdout.
  */
-import { realpathSync, type Stats, statSync } from "node:fs";
+import { type Stats, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { detectTranscriptFormat, extractSessionState, type SessionState } from "@compaction/core";
 import type { Command } from "commander";
@@ -78,7 +78,7 @@ function checkTarget(path: string, force: boolean): void {
 
 function statOrNull(path: string): Stats | null {
   try {
-    return statSync(realpathSync(path));
+    return statSync(path);
   } catch {
     return null;
   }

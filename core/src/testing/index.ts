@@ -2,3 +2,4 @@
 export { builders, FORMATS, words, type Builders, type CallSpec, type Format, type ResultSpec } from "./builders.js";
 export { answers, calls, fact } from "./facts.js";
 export { type ModelServer, type RecordedRequest, type Reply, startModelServer } from "./model-server.js";
+export { keepRecent } from "./keep-recent.js";

@@ -1,4 +1,4 @@
-import { type Cut, type MessageView, checkCut, findCutPoint, lastUserIndex } from "@compaction/core";
+import { type Cut, type MessageFacts, type MessageView, checkCut, findCutPoint, lastUserIndex } from "@compaction/core";
 
 /** The sliding window's cut, with what it keeps. */
 export interface WindowCut extends Cut {
@@ -31,19 +31,26 @@ export function keepTokensFor(contextWindow: number, room: number, keepRatio: nu
  * safe side.
  */
 export function preservedTokens(view: MessageView): number {
-  let total = 0;
-  view.facts.forEach((f, i) => {
-    if (f.kind === "system" || f.pinned) total += view.tokens[i] ?? 0;
-  });
-  return total;
+  return tokensWhere(view, isPreserved);
 }
 
 /** Tokens of the earlier summaries in the working set (the next summary takes them in). */
 export function summaryTokens(view: MessageView): number {
+  return tokensWhere(view, (f) => f.kind === "summary");
+}
+
+/** System and pinned messages: the core keeps them wherever the cut falls. */
+function isPreserved(f: MessageFacts): boolean {
+  return f.kind === "system" || f.pinned;
+}
+
+/** Tokens of the messages from `from` on whose facts pass `counts`. */
+function tokensWhere(view: MessageView, counts: (f: MessageFacts) => boolean, from = 0): number {
   let total = 0;
-  view.facts.forEach((f, i) => {
-    if (f.kind === "summary") total += view.tokens[i] ?? 0;
-  });
+  for (let i = from; i < view.tokens.length; i++) {
+    const facts = view.facts[i];
+    if (facts !== undefined && counts(facts)) total += view.tokens[i] ?? 0;
+  }
   return total;
 }
 
@@ -66,21 +73,11 @@ export function selectWindowCut(view: MessageView, keepTokens: number, maxKeptTo
   const lastUser = lastUserIndex(view.facts);
   const wholeTurn = lastUser >= 0 && found > lastUser;
   // System and pinned messages are kept wherever the cut falls (and counted outside maxKeptTokens).
-  const splitTurn = wholeTurn && tokensFrom(view, lastUser, { skipPreserved: true }) > maxKeptTokens;
+  const splitTurn = wholeTurn && tokensWhere(view, (f) => !isPreserved(f), lastUser) > maxKeptTokens;
   const firstKeptIndex = wholeTurn && !splitTurn ? lastUser : found;
   if (!compactsSomething(view, firstKeptIndex)) return undefined;
-  const keptTokens = tokensFrom(view, firstKeptIndex);
+  const keptTokens = tokensWhere(view, () => true, firstKeptIndex);
   return { firstKeptIndex, keptTokens, overShare: keptTokens > keepTokens, splitTurn };
-}
-
-function tokensFrom(view: MessageView, index: number, options: { readonly skipPreserved?: boolean } = {}): number {
-  let total = 0;
-  for (let i = index; i < view.tokens.length; i++) {
-    const facts = view.facts[i];
-    if (options.skipPreserved === true && (facts?.kind === "system" || facts?.pinned === true)) continue;
-    total += view.tokens[i] ?? 0;
-  }
-  return total;
 }
 
 /**

@@ -7,13 +7,11 @@ import {
   createEstimateCounter,
   readSummary,
 } from "@compaction/core";
-import { FORMATS, builders, fact, words } from "@compaction/core/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ANTHROPIC_VERSION } from "./messages-api.js";
 import { PLUGIN_NAME, createAnthropicSummarizer, keyVariable, summarizerAnthropic } from "./summarizer-anthropic.js";
 import { apiError, message } from "./test-support/messages.js";
-import { type ModelServer, type Reply, startModelServer } from "@compaction/core/testing";
-import { keepRecent } from "./test-support/strategy.js";
+import { FORMATS, builders, fact, keepRecent, type ModelServer, type Reply, startModelServer, words } from "@compaction/core/testing";
 
 const KEY_ENV = "COMPACTION_TEST_ANTHROPIC_KEY";
 const KEY = "sk-ant-test-NEVER-SHOW-41d07e";

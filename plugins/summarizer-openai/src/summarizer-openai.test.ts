@@ -7,12 +7,10 @@ import {
   createEstimateCounter,
   readSummary,
 } from "@compaction/core";
-import { FORMATS, builders, fact, words } from "@compaction/core/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PLUGIN_NAME, createOpenAISummarizer, keyVariable, summarizerOpenAI } from "./summarizer-openai.js";
 import { apiError, completion } from "./test-support/chat.js";
-import { type ModelServer, type Reply, startModelServer } from "@compaction/core/testing";
-import { keepRecent } from "./test-support/strategy.js";
+import { FORMATS, builders, fact, keepRecent, type ModelServer, type Reply, startModelServer, words } from "@compaction/core/testing";
 
 const KEY_ENV = "COMPACTION_TEST_OPENAI_KEY";
 const KEY = "sk-test-openai-NEVER-SHOW-7c1e9b";
