@@ -6,16 +6,9 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import {
-  type ContextManager,
-  type PiMessage,
-  createContextManager,
-  createEstimateCounter,
-  createPiAdapter,
-  Compactor,
-  loadBoundary,
-  upgradeSession,
-} from "@compaction/core";
+import { type ContextManager, createContextManager } from "@compaction/context-manager";
+import { type PiMessage, createEstimateCounter, createPiAdapter, Compactor } from "@compaction/core";
+import { loadBoundary, upgradeSession } from "@compaction/transcript";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { tmpProject } from "./support/tmp-project.js";

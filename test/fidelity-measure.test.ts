@@ -5,7 +5,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createEstimateCounter, createPiAdapter, createSession, FactsCache, MessageTokenCounter, type NewEntry, type PiMessage } from "@compaction/core";
+import {
+  createEstimateCounter,
+  createPiAdapter,
+  FactsCache,
+  MessageTokenCounter,
+  type PiMessage,
+} from "@compaction/core";
+import { createSession, type NewEntry } from "@compaction/transcript";
 import { messageText } from "@compaction/plugin-recall";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Fact, SYNTHETIC_KINDS } from "./bench/fidelity/facts.js";

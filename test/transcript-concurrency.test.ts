@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { buildContext, createSession, loadBoundary, readSession, type SessionEntry } from "@compaction/core";
+import { buildContext, createSession, loadBoundary, readSession, type SessionEntry } from "@compaction/transcript";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 

@@ -7,12 +7,12 @@
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildContext, loadBoundary, readSession } from "@compaction/core";
+import { buildContext, loadBoundary, readSession } from "@compaction/transcript";
+import { buildSession, sessionOps, sessionText } from "../transcript/src/test-support/pi-sessions.js";
 import { FIXTURES_DIR, PI_FIXTURES } from "@compaction/fixtures";
 import { SessionManager, buildSessionContext, migrateSessionEntries, parseSessionEntries } from "@mariozechner/pi-coding-agent";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildSession, sessionOps, sessionText } from "../core/src/test-support/pi-sessions.js";
 
 const dir = mkdtempSync(join(tmpdir(), "transcript-pi-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

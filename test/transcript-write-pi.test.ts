@@ -7,19 +7,17 @@ import { appendFileSync, copyFileSync, mkdtempSync, readFileSync, rmSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type CompactionResult, type PiMessage, createCompactionEvent } from "@compaction/core";
 import {
-  type CompactionResult,
   type NewEntry,
-  type PiMessage,
   appendCompaction,
   appendEntries,
   branchSession,
   buildContext,
-  createCompactionEvent,
   createSession,
   readSession,
   upgradeSession,
-} from "@compaction/core";
+} from "@compaction/transcript";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterAll, describe, expect, it } from "vitest";
 

@@ -1,4 +1,4 @@
-import { appendEntries, buildContext, readSession } from "@compaction/core";
+import { appendEntries, buildContext, readSession } from "@compaction/transcript";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "./test-support/cli-sandbox.js";

@@ -1,8 +1,8 @@
 /** How often a branch was compacted, when last, what each compaction did, and how degraded the context is likely to be. */
-import type { CompactionEntry, SessionEntry } from "@compaction/core";
+import type { CompactionEntry, SessionEntry } from "@compaction/transcript";
 
-/** The degradation risk and its advice live in core (the context manager warns with them too). */
-export { type DegradationRisk, degradationRisk, riskAdvice } from "@compaction/core";
+/** The degradation risk and its advice live in the context manager, which warns with them too. */
+export { type DegradationRisk, degradationRisk, riskAdvice } from "@compaction/context-manager";
 
 export interface CompactionHistory {
   /** Compaction entries on the branch. */

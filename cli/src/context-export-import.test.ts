@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { parseSessionState, renderSessionSeed, sessionDirForCwd } from "@compaction/core";
+import { parseSessionState, renderSessionSeed, sessionDirForCwd } from "@compaction/transcript";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CLAUDE_TRANSCRIPT, createSandbox, REAL_SESSION_ID, type Sandbox } from "./test-support/cli-sandbox.js";

@@ -1,11 +1,11 @@
 /** The read commands on transcripts other agents wrote: Claude Code and Codex CLI, read-only. */
 import { copyFileSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { importClaudeCode } from "@compaction/core";
+import { importClaudeCode } from "@compaction/transcript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CLAUDE_TRANSCRIPT, createSandbox, type Sandbox } from "./test-support/cli-sandbox.js";
 
-const CODEX_ROLLOUT = new URL("../../core/src/transcript/__fixtures__/codex-rollout.jsonl", import.meta.url);
+const CODEX_ROLLOUT = new URL("../../transcript/src/__fixtures__/codex-rollout.jsonl", import.meta.url);
 const NO_COLOR = { NO_COLOR: "1" };
 
 let sandbox: Sandbox;

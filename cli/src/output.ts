@@ -1,5 +1,6 @@
 /** Colours (NO_COLOR, FORCE_COLOR, terminal detection, --no-color), numbers and the usage bar. */
-import { formatTokenCount, formatUsageLine, type TranscriptFormat, type UsageTone, usagePercent } from "@compaction/core";
+import { formatTokenCount, formatUsageLine, type UsageTone, usagePercent } from "@compaction/context-manager";
+import { type TranscriptFormat } from "@compaction/transcript";
 import pc from "picocolors";
 import type { CliStream } from "./io.js";
 

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { buildContext, readSession } from "@compaction/core";
+import { buildContext, readSession } from "@compaction/transcript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Readable } from "node:stream";
 import { main } from "./index.js";

@@ -1,6 +1,6 @@
 /** Finding the session a command works on and reading it, reporting lines left out on stderr. */
+import { type AdapterName } from "@compaction/core";
 import {
-  type AdapterName,
   type BoundaryLoad,
   detectTranscriptFormat,
   importClaudeCode,
@@ -13,7 +13,7 @@ import {
   type SkippedLine,
   TRANSCRIPT_ADAPTERS,
   type TranscriptFormat,
-} from "@compaction/core";
+} from "@compaction/transcript";
 import { statSync } from "node:fs";
 import { basename } from "node:path";
 import { CliError } from "./errors.js";

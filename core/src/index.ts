@@ -1,18 +1,12 @@
 /**
- * @compaction/core — the engine: four hooks, message adapters, token counting, cut rules,
- * the extractive summarizer and configuration.
+ * @compaction/core — the engine: the Compactor and its four hooks, the plugin API and stages,
+ * cut rules, message adapters, token counting, `selectMessages`, configuration, the extractive
+ * summarizer, errors and the compaction event. No file writes, no locks: the transcript store,
+ * the agent loop and the model-summarizer machinery are packages of their own
+ * (@compaction/transcript, @compaction/context-manager, @compaction/model-summarizer).
  */
-export * from "./errors.js";
-export * from "./event.js";
-export * from "./messages/index.js";
-export * from "./tokens/index.js";
-export * from "./select-messages.js";
-export * from "./cut/index.js";
-export * from "./summarizer/index.js";
-export * from "./config/index.js";
-export * from "./transcript/index.js";
-export * from "./state/index.js";
-export * from "./context-manager/index.js";
+
+// The engine: the Compactor, its hooks, one run, the plugin API and the published stages.
 export {
   type AutoCompactSettings,
   Compactor,
@@ -23,5 +17,169 @@ export {
 export { CompactionRun, type CompactInput, isEmptyDraft, type SummaryDraft, type SummarizeOptions } from "./compactor/run.js";
 export type { CompactionResult, CompactionStatus } from "./compactor/result.js";
 export type { CompactionPlugin, PluginFactory, Preset, PresetEntry } from "./compactor/plugin.js";
-export * from "./compactor/stages.js";
+export {
+  STAGE_AUGMENT,
+  STAGE_FALLBACK,
+  STAGE_PERSIST,
+  STAGE_PREPARE,
+  STAGE_PRUNE,
+  STAGE_REPORT,
+  STAGE_STRATEGY,
+} from "./compactor/stages.js";
 export { SPLIT_TURN_HEADING, summarizeCut, summarizeInChunks, summaryRoom, type SummarizeCutOptions } from "./compactor/summarize-cut.js";
+
+// Errors and the compaction event.
+export {
+  CompactionError,
+  type CompactionErrorDetails,
+  describeError,
+  type ErrorCode,
+  ErrorCodes,
+  isCompactionError,
+} from "./errors.js";
+export { type CompactionEvent, type CompactionTrigger, createCompactionEvent, type CreateEventInput } from "./event.js";
+
+// Messages: the adapter contract and the pi, OpenAI Chat Completions and Anthropic adapters.
+export {
+  type AdapterOptions,
+  type CreateSummaryOptions,
+  FactsCache,
+  type MessageAdapter,
+  type MessageFacts,
+  type MessageKind,
+  type ToolCallInfo,
+} from "./messages/adapter.js";
+export {
+  createPiAdapter,
+  PI_NOTE_CUSTOM_TYPE,
+  type PiAssistantMessage,
+  type PiBashExecutionMessage,
+  type PiBranchSummaryMessage,
+  type PiCompactionSummaryMessage,
+  type PiCustomMessage,
+  type PiImageContent,
+  type PiMessage,
+  type PiTextContent,
+  type PiThinkingContent,
+  type PiToolCall,
+  type PiToolResultMessage,
+  type PiUsage,
+  type PiUserMessage,
+} from "./messages/pi-adapter.js";
+export {
+  createOpenAIAdapter,
+  OPENAI_NOTE_NAME,
+  OPENAI_SUMMARY_NAME,
+  type OpenAIAssistantMessage,
+  type OpenAIChatMessage,
+  type OpenAIFunctionMessage,
+  type OpenAIImagePart,
+  type OpenAIOtherPart,
+  type OpenAIRefusalPart,
+  type OpenAISystemMessage,
+  type OpenAITextPart,
+  type OpenAIToolCall,
+  type OpenAIToolMessage,
+  type OpenAIUserContentPart,
+  type OpenAIUserMessage,
+} from "./messages/openai-adapter.js";
+export {
+  type AnthropicContentBlock,
+  type AnthropicImageBlock,
+  type AnthropicMessage,
+  type AnthropicRedactedThinkingBlock,
+  type AnthropicTextBlock,
+  type AnthropicThinkingBlock,
+  type AnthropicToolResultBlock,
+  type AnthropicToolUseBlock,
+  type AnthropicUsage,
+  createAnthropicAdapter,
+} from "./messages/anthropic-adapter.js";
+
+// Tokens.
+export { IMAGE_TOKENS, type TokenCounter } from "./tokens/token-counter.js";
+export {
+  createTiktokenCounter,
+  DEFAULT_ENCODING,
+  tiktokenEncodingNames,
+  type TiktokenCounterOptions,
+} from "./tokens/tiktoken-counter.js";
+export { createEstimateCounter, estimateStringTokens } from "./tokens/estimate-counter.js";
+export { type ContextTokens, MessageTokenCounter, messageTokenText } from "./tokens/message-tokens.js";
+
+// Cut rules and message selection.
+export type { CheckedCut, Cut } from "./cut/cut.js";
+export { checkCut, type CheckCutOptions } from "./cut/check-cut.js";
+export { findCutPoint, type FindCutPointOptions } from "./cut/find-cut-point.js";
+export { type MessageView, sumTokens, toolCallOwners, type ToolPairs, toolPairs } from "./cut/message-view.js";
+export { findTurnStartIndex, isCutPoint, lastUserIndex, turnStartIndices } from "./cut/turns.js";
+export { type MessageSelection, selectMessages, type SelectionOverflow } from "./select-messages.js";
+
+// Summarizers: the contract, the extractive summarizer and the summary layout.
+export type { SummarizeRequest, Summarizer } from "./summarizer/summarizer.js";
+export { createExtractiveSummarizer, EXTRACTIVE_DEFAULT_LIMITS, type ExtractiveSummarizerOptions } from "./summarizer/extractive.js";
+export {
+  EARLIER_SUMMARY_HEADING,
+  type ExtraSection,
+  FOCUS_TITLE,
+  HISTORY_LAYOUT,
+  type LayoutEntry,
+  PENDING_PREFIX,
+  readSummary,
+  RESPOND_PREFIX,
+  type SlotId,
+  type SummaryState,
+  TURN_PREFIX_TITLES,
+} from "./summarizer/layout.js";
+export { parseSections, type ParsedMarkdown, type RawSection, renderItem, type SummaryBlock } from "./summarizer/sections.js";
+export { fitToBudget } from "./summarizer/fit.js";
+export { PATH_FIELDS, readToolCall, type ToolCallKind, type ToolCallReading } from "./summarizer/tool-calls.js";
+
+// Session state, extracted without a model (its document form is in @compaction/transcript).
+export {
+  type LastExchange,
+  SESSION_STATE_FORMAT,
+  SESSION_STATE_VERSION,
+  type SessionState,
+  type SessionStateSource,
+  type ToolUsage,
+} from "./state/session-state.js";
+export { DEFAULT_SUMMARY_MAX_TOKENS, extractSessionState, type ExtractSessionStateOptions } from "./state/extract-session-state.js";
+
+// Configuration: finding and validating `.compactionrc`, name resolution, createCompactor.
+export { compactionSchema, compactionSchemaPath } from "./config/schema.js";
+export { ConfigError, type ConfigErrorDetails, type ConfigProblem } from "./config/config-error.js";
+export { CONFIG_MODULE_NAME, loadConfig, type LoadConfigOptions } from "./config/load-config.js";
+export {
+  BUILTIN_PLUGINS,
+  BUILTIN_PRESETS,
+  resolvePlugin,
+  resolvePreset,
+  type LoadedPlugin,
+  type LoadedPreset,
+  type ModuleKind,
+  type PresetDefinition,
+  type ResolveContext,
+} from "./config/resolve-module.js";
+export { BUILTIN_SUMMARIZERS, createCompactor, type CreateCompactorOptions } from "./config/create-compactor.js";
+export type {
+  AdapterName,
+  AgentConfig,
+  AutoCompactConfig,
+  CompactionConfig,
+  PluginEntryConfig,
+  PluginOptionsConfig,
+  ResolvedConfig,
+  SummarizerConfig,
+  TokenCounterName,
+  TokenizerConfig,
+} from "./config/types.js";
+export { createOptionsValidator } from "./config/plugin-options.js";
+
+// Helpers shared with the other @compaction packages and plugin authors: readable values,
+// JSON pointers and "did you mean" suggestions for error messages, frozen plain data.
+export { describeValue } from "./config/config-error.js";
+export { escapePointerSegment, pointer, showPointer } from "./config/pointer.js";
+export { didYouMean, suggest } from "./config/suggest.js";
+export { deepFreeze } from "./config/plain-data.js";
+export { isHighSurrogate } from "./summarizer/text.js";

@@ -25,15 +25,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   Compactor,
-  type ContextManager,
-  createContextManager,
   createEstimateCounter,
   createPiAdapter,
-  createSession,
   createTiktokenCounter,
   type PiMessage,
   type TokenCounter,
 } from "@compaction/core";
+import { type ContextManager, createContextManager } from "@compaction/context-manager";
+import { createSession } from "@compaction/transcript";
 import { PI_FIXTURES, loadPiMessages } from "@compaction/fixtures";
 
 interface PiCompaction {

@@ -26,7 +26,7 @@ import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { buildContext, loadBoundary, readSession } from "@compaction/core";
+import { buildContext, loadBoundary, readSession } from "@compaction/transcript";
 import { FIXTURES_DIR, PI_FIXTURES } from "@compaction/fixtures";
 import { SessionManager, buildSessionContext, parseSessionEntries } from "@mariozechner/pi-coding-agent";
 

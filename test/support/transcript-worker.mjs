@@ -1,6 +1,6 @@
 /**
  * A child process for test/transcript-concurrency.test.ts: appends user messages to one session
- * file through @compaction/core (the built dist), as a second agent or CLI would.
+ * file through @compaction/transcript (the built dist), as a second agent or CLI would.
  *
  *   node transcript-worker.mjs <session path> <worker name> <appends | "forever"> [staleMs] [bigMiB]
  *
@@ -13,7 +13,7 @@
  * in it. Before such a batch the worker prints `big <file size before the append>`.
  */
 import { statSync } from "node:fs";
-import { appendEntries } from "@compaction/core";
+import { appendEntries } from "@compaction/transcript";
 
 const [path, worker, appends, staleArg, bigArg] = process.argv.slice(2);
 if (path === undefined || worker === undefined || appends === undefined) {

@@ -3,7 +3,7 @@
  * passes the threshold, or turns that on or off for this session only (a pi `custom` entry
  * appended to the session file; the config's `autoCompact.enabled` stays the default).
  */
-import { appendEntries, autoCompactEntry, buildContext, sessionAutoCompact } from "@compaction/core";
+import { appendEntries, autoCompactEntry, buildContext, sessionAutoCompact } from "@compaction/transcript";
 import type { Command } from "commander";
 import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
 import { CliError } from "../errors.js";

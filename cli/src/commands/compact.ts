@@ -2,7 +2,8 @@
  * `compaction compact`: compacts the session's context now and writes pi's `compaction` entry
  * (after showing what it would do and asking; `--dry-run` writes nothing).
  */
-import { appendCompaction, type BoundaryLoad, type CompactionResult, planPiCompaction, type TranscriptFormat } from "@compaction/core";
+import { appendCompaction, type BoundaryLoad, planPiCompaction, type TranscriptFormat } from "@compaction/transcript";
+import { type CompactionResult } from "@compaction/core";
 import type { Command } from "commander";
 import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
 import { confirm } from "../confirm.js";

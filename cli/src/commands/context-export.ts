@@ -6,7 +6,8 @@
  */
 import { type Stats, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { detectTranscriptFormat, extractSessionState, type SessionState } from "@compaction/core";
+import { detectTranscriptFormat } from "@compaction/transcript";
+import { extractSessionState, type SessionState } from "@compaction/core";
 import type { Command } from "commander";
 import writeFileAtomic from "write-file-atomic";
 import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";

@@ -1,5 +1,5 @@
 /** `compaction context history`: the compactions on the session's branch, newest first. */
-import { buildContext } from "@compaction/core";
+import { buildContext } from "@compaction/transcript";
 import type { Command } from "commander";
 import { commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
 import { compactionEntries, compactionRecord, type CompactionRecord } from "../compaction-history.js";

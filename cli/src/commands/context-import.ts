@@ -11,12 +11,12 @@ import {
   createSessionId,
   detectTranscriptFormat,
   parseSessionState,
-  type SessionState,
   renderSessionSeed,
   sessionDirForCwd,
   sessionFileName,
   sessionSeedEntries,
-} from "@compaction/core";
+} from "@compaction/transcript";
+import { type SessionState } from "@compaction/core";
 import type { Command } from "commander";
 import { commandContext, type CommandContext } from "../command-context.js";
 import { CliError } from "../errors.js";

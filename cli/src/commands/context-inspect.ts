@@ -7,7 +7,7 @@ import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sess
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { configOf, loadCompactor } from "../load-compactor.js";
-import type { TranscriptFormat } from "@compaction/core";
+import type { TranscriptFormat } from "@compaction/transcript";
 import { formatTokens, sessionLabel } from "../output.js";
 import { loadTranscriptContext, resolveTarget } from "../session-target.js";
 

@@ -1,5 +1,11 @@
 /** `compaction context status`: how full the context is, auto-compaction, and the compaction history. */
-import { type AdapterName, buildContext, detectTranscriptFormat, sessionAutoCompact, type TranscriptFormat } from "@compaction/core";
+import { type AdapterName } from "@compaction/core";
+import {
+  buildContext,
+  detectTranscriptFormat,
+  sessionAutoCompact,
+  type TranscriptFormat,
+} from "@compaction/transcript";
 import type { Command } from "commander";
 import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
 import { compactionHistory, degradationRisk, riskAdvice, type DegradationRisk } from "../compaction-history.js";

@@ -3,7 +3,8 @@
  * root to one entry (core's branchSession). Without --at, on a terminal, the user picks one of the
  * branch's user messages.
  */
-import { branchSession, buildContext, createPiAdapter, type MessageEntry } from "@compaction/core";
+import { branchSession, buildContext, type MessageEntry } from "@compaction/transcript";
+import { createPiAdapter } from "@compaction/core";
 import type { Command } from "commander";
 import { commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
 import { askLine } from "../confirm.js";

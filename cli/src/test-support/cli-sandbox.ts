@@ -7,7 +7,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { sessionDirForCwd, upgradeSession } from "@compaction/core";
+import { sessionDirForCwd, upgradeSession } from "@compaction/transcript";
 import { FIXTURES_DIR } from "@compaction/fixtures";
 
 const BIN = fileURLToPath(new URL("../../bin/compaction.js", import.meta.url));

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ErrorCodes } from "../errors.js";
 import { createPiAdapter, type PiMessage } from "../messages/pi-adapter.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
-import { assistant, toolResult, user } from "../test-support/pi-builders.js";
+import { assistant, toolResult, user } from "../testing/pi-messages.js";
 import { createEstimateCounter } from "../tokens/estimate-counter.js";
 import { Compactor } from "./compactor.js";
 import type { CompactionPlugin } from "./plugin.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { createPiAdapter, type PiMessage } from "../messages/pi-adapter.js";
 import type { SummarizeRequest, Summarizer } from "../summarizer/summarizer.js";
-import { assistant, summaryMessage, user, words } from "../test-support/pi-builders.js";
+import { assistant, summaryMessage, user, words } from "../testing/pi-messages.js";
 import { createEstimateCounter } from "../tokens/estimate-counter.js";
 import { Compactor } from "./compactor.js";
 import type { CompactionPlugin } from "./plugin.js";

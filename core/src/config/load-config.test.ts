@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCodes } from "../errors.js";
 import { ConfigError } from "./config-error.js";
 import { loadConfig, type LoadConfigOptions } from "./load-config.js";
-import { makeProject, removeProjects, writeFiles } from "./__fixtures__/tmp-project.js";
+import { makeProject, removeProjects, writeFiles } from "../testing/tmp-project.js";
 
 afterEach(removeProjects);
 

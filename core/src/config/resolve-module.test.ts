@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ErrorCodes } from "../errors.js";
-import { makeProject, recordingPluginSource, removeProjects } from "./__fixtures__/tmp-project.js";
+import { makeProject, recordingPluginSource, removeProjects } from "../testing/tmp-project.js";
 import { candidateIds, isPathName, resolvePlugin, resolvePreset, shortName } from "./resolve-module.js";
-import { rejection } from "../test-support/errors.js";
+import { rejection } from "../testing/rejection.js";
 
 afterEach(removeProjects);
 

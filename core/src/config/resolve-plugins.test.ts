@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CompactionPlugin } from "../compactor/plugin.js";
 import { CompactionError, ErrorCodes } from "../errors.js";
-import { makeProject, recordingPluginSource, removeProjects } from "./__fixtures__/tmp-project.js";
+import { makeProject, recordingPluginSource, removeProjects } from "../testing/tmp-project.js";
 import { loadConfigDetailed } from "./load-config.js";
 import { resolvePlugins } from "./resolve-plugins.js";
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { ErrorCodes } from "../errors.js";
 import { FactsCache } from "../messages/adapter.js";
 import { createExtractiveSummarizer } from "../summarizer/extractive.js";
-import { rejection } from "../test-support/errors.js";
+import { rejection } from "../testing/rejection.js";
 import { builders, FORMATS } from "../testing/builders.js";
 import { createEstimateCounter } from "../tokens/estimate-counter.js";
 import { messageTokenText } from "../tokens/message-tokens.js";

@@ -1,4 +1,5 @@
-import { appendEntries, autoCompactEntry, type CompactionEvent } from "@compaction/core";
+import { appendEntries, autoCompactEntry } from "@compaction/transcript";
+import { type CompactionEvent } from "@compaction/core";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BeforeCompactDeps, beforeCompact } from "./before-compact.js";

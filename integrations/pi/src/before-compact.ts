@@ -4,7 +4,8 @@
  * can write, the fallback decides: cancel (default) or let pi summarise with the model.
  */
 import { existsSync } from "node:fs";
-import { type Compactor, describeError, type PiMessage, readSession, type ResolvedConfig, type SessionEntry, sessionAutoCompact } from "@compaction/core";
+import { type Compactor, describeError, type PiMessage, type ResolvedConfig } from "@compaction/core";
+import { readSession, type SessionEntry, sessionAutoCompact } from "@compaction/transcript";
 import { recallSettings } from "@compaction/plugin-recall";
 import type { CompactionResult as PiCompactionResult, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { type BranchCompactEvent, compactBranch, inferTrigger } from "./compact-branch.js";

@@ -4,16 +4,8 @@
  * AbortSignal. pi records a compaction only as a summary and the first entry kept, so the run is
  * `suffixOnly`: presets do not prune in place (the extension prunes in what it sends instead).
  */
-import {
-  buildContext,
-  type CompactionResult,
-  type CompactionTrigger,
-  type Compactor,
-  type PiCompactionPlan,
-  type PiMessage,
-  planPiCompaction,
-  type SessionEntry,
-} from "@compaction/core";
+import { buildContext, type PiCompactionPlan, planPiCompaction, type SessionEntry } from "@compaction/transcript";
+import { type CompactionResult, type CompactionTrigger, type Compactor, type PiMessage } from "@compaction/core";
 import type { SessionBeforeCompactEvent } from "@mariozechner/pi-coding-agent";
 
 /** The part of pi's event the compaction reads. */

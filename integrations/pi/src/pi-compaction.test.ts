@@ -1,5 +1,6 @@
 /** core's planPiCompaction on results of real compactions of a real pi branch. */
-import { createCompactor, type PiMessage, planPiCompaction } from "@compaction/core";
+import { createCompactor, type PiMessage } from "@compaction/core";
+import { planPiCompaction } from "@compaction/transcript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { copyFixture, fixtureBranch, type SessionDir } from "./test-support/pi-session.js";
 

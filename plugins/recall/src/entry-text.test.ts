@@ -1,4 +1,4 @@
-import type { SessionEntry } from "@compaction/core";
+import type { SessionEntry } from "@compaction/transcript";
 import { describe, expect, it } from "vitest";
 import { argumentsText, entryText, entryTimestamp } from "./entry-text.js";
 

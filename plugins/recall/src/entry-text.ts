@@ -4,7 +4,8 @@
  * compactions and branch summaries their summary, custom messages their text. Settings
  * changes, labels and extension state are not indexed.
  */
-import { createPiAdapter, entryMessage, type MessageFacts, type PiMessage, type SessionEntry } from "@compaction/core";
+import { createPiAdapter, type MessageFacts, type PiMessage } from "@compaction/core";
+import { entryMessage, type SessionEntry } from "@compaction/transcript";
 
 const adapter = createPiAdapter();
 

@@ -5,7 +5,7 @@
  */
 import { appendFileSync, copyFileSync, chmodSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { readSession, upgradeSession } from "@compaction/core";
+import { readSession, upgradeSession } from "@compaction/transcript";
 import { FIXTURES_DIR } from "@compaction/fixtures";
 import { describe, expect, it } from "vitest";
 import { openRecallIndex } from "./recall-index.js";

@@ -1,6 +1,7 @@
 import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { appendEntries, ErrorCodes } from "@compaction/core";
+import { appendEntries } from "@compaction/transcript";
+import { ErrorCodes } from "@compaction/core";
 import { describe, expect, it } from "vitest";
 import { bm25Scorer } from "./bm25-scorer.js";
 import { INDEX_SUFFIX } from "./index-file.js";

@@ -5,16 +5,14 @@
  * only what was appended since; a missing, corrupt or outdated index is rebuilt.
  */
 import { open, stat, type FileHandle } from "node:fs/promises";
+import { CompactionError, describeError, ErrorCodes } from "@compaction/core";
 import {
-  CompactionError,
-  describeError,
-  ErrorCodes,
   migrateEntries,
   parseEntryLine,
   type RawSessionEntry,
   type SessionEntry,
   type SessionHeader,
-} from "@compaction/core";
+} from "@compaction/transcript";
 import { branchIds } from "./branch.js";
 import { bm25Scorer } from "./bm25-scorer.js";
 import { entryText, entryTimestamp } from "./entry-text.js";

@@ -1,5 +1,5 @@
 /** The Anthropic Messages protocol: headers, the request body, and reading the answer and errors. */
-import { ModelCallError, type SummaryPrompt } from "@compaction/core";
+import { ModelCallError, type SummaryPrompt } from "@compaction/model-summarizer";
 
 /** The API version every request names. */
 export const ANTHROPIC_VERSION = "2023-06-01";

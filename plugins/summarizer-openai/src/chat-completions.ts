@@ -1,5 +1,5 @@
 /** The OpenAI chat completions protocol: the request body, and reading the answer and errors. */
-import { ModelCallError, type SummaryPrompt, isRetryableStatus } from "@compaction/core";
+import { ModelCallError, type SummaryPrompt, isRetryableStatus } from "@compaction/model-summarizer";
 
 export interface ChatCompletionsSettings {
   readonly model: string;

@@ -1,21 +1,11 @@
 /**
  * summarizer-openai: the compactor's summaries written by a model behind an OpenAI-compatible
  * chat completions API (OpenAI, OpenRouter, llama.cpp, vLLM, Ollama, LM Studio). Prompting,
- * chunking, retries, the time limit and error reports are the core's model-summarizer machinery;
- * this plugin speaks the protocol.
+ * chunking, retries, the time limit and error reports are @compaction/model-summarizer's; this
+ * plugin speaks the protocol.
  */
-import {
-  type CompactionPlugin,
-  CompactionError,
-  type Compactor,
-  ErrorCodes,
-  type Summarizer,
-  type SummarizerWarn,
-  createModelSummarizer,
-  createOptionsValidator,
-  installModelSummarizer,
-  postJson,
-} from "@compaction/core";
+import type { CompactionPlugin, Summarizer } from "@compaction/core";
+import { defineModelSummarizer, joinUrl, type SummarizerWarn } from "@compaction/model-summarizer";
 import { chatCompletionsBody, chatCompletionsErrorMessage, readChatCompletion } from "./chat-completions.js";
 import { SUMMARIZER_OPENAI_OPTIONS_SCHEMA, type SummarizerOpenAIOptions, type SummarizerOpenAIOptionsInput } from "./options.js";
 
@@ -24,7 +14,23 @@ export const PLUGIN_NAME = "summarizer-openai";
 /** The key variable used for api.openai.com when `apiKeyEnv` is not set. */
 export const OPENAI_API_KEY_ENV = "OPENAI_API_KEY";
 
-const validate = createOptionsValidator<SummarizerOpenAIOptions>(PLUGIN_NAME, SUMMARIZER_OPENAI_OPTIONS_SCHEMA);
+const kit = defineModelSummarizer<SummarizerOpenAIOptions, SummarizerOpenAIOptionsInput>({
+  plugin: PLUGIN_NAME,
+  schema: SUMMARIZER_OPENAI_OPTIONS_SCHEMA,
+  modelExample: `"gpt-4o-mini", or the name your local server gives its model`,
+  defaultKey: { host: "api.openai.com", env: OPENAI_API_KEY_ENV },
+  endpoint: (options) => joinUrl(options.baseUrl, "/chat/completions"),
+  request: (prompt, apiKey, options) => ({
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json",
+      ...(apiKey !== undefined ? { authorization: `Bearer ${apiKey}` } : {}),
+    },
+    body: chatCompletionsBody(prompt, options),
+    errorMessage: chatCompletionsErrorMessage,
+  }),
+  read: readChatCompletion,
+});
 
 /**
  * Creates the plugin. In `apply` it makes its summarizer the compactor's (wrapped with the
@@ -33,17 +39,7 @@ const validate = createOptionsValidator<SummarizerOpenAIOptions>(PLUGIN_NAME, SU
  * missing `model`.
  */
 export function summarizerOpenAI(options?: SummarizerOpenAIOptionsInput): CompactionPlugin {
-  const settings = resolveOptions(options);
-  return {
-    name: PLUGIN_NAME,
-    apply(compactor: Compactor<unknown>) {
-      installModelSummarizer(compactor, {
-        plugin: PLUGIN_NAME,
-        fallback: settings.fallback,
-        create: (warn) => createOpenAISummarizer(settings, warn),
-      });
-    },
-  };
+  return kit.plugin(options);
 }
 
 /**
@@ -51,59 +47,8 @@ export function summarizerOpenAI(options?: SummarizerOpenAIOptionsInput): Compac
  * fallback: a failure rejects. `onWarning` hears when a summary was trimmed to its length.
  */
 export function createOpenAISummarizer(options: SummarizerOpenAIOptionsInput, onWarning?: SummarizerWarn): Summarizer {
-  const settings = resolveOptions(options);
-  const url = `${settings.baseUrl.replace(/\/+$/, "")}/chat/completions`;
-  return createModelSummarizer({
-    provider: settings.provider,
-    model: settings.model,
-    url,
-    plugin: PLUGIN_NAME,
-    apiKeyEnv: keyVariable(settings),
-    maxInputTokens: settings.maxInputTokens,
-    maxRetries: settings.maxRetries,
-    retryDelayMs: settings.retryDelayMs,
-    timeoutMs: settings.timeoutMs,
-    ...(onWarning !== undefined ? { onWarning } : {}),
-    async complete({ system, user, signal, apiKey }) {
-      const body = await postJson({
-        url,
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json",
-          ...(apiKey !== undefined ? { authorization: `Bearer ${apiKey}` } : {}),
-        },
-        body: chatCompletionsBody({ system, user }, settings),
-        errorMessage: chatCompletionsErrorMessage,
-        ...(signal !== undefined ? { signal } : {}),
-      });
-      return readChatCompletion(body);
-    },
-  });
+  return kit.createSummarizer(options, onWarning);
 }
 
 /** The environment variable to read the key from: the option, else OPENAI_API_KEY for api.openai.com only. */
-export function keyVariable(settings: Pick<SummarizerOpenAIOptions, "apiKeyEnv" | "baseUrl">): string | null {
-  if (settings.apiKeyEnv !== null) return settings.apiKeyEnv;
-  return hostOf(settings.baseUrl) === "api.openai.com" ? OPENAI_API_KEY_ENV : null;
-}
-
-function hostOf(url: string): string | undefined {
-  try {
-    return new URL(url).hostname.toLowerCase();
-  } catch {
-    return undefined;
-  }
-}
-
-/** Validated options with defaults; `model` must be set. */
-function resolveOptions(options: unknown): SummarizerOpenAIOptions {
-  const settings = validate(options);
-  if (typeof settings.model !== "string") {
-    throw new CompactionError(
-      ErrorCodes.PLUGIN_OPTIONS_INVALID,
-      `Invalid options for plugin '${PLUGIN_NAME}': /model: expected the name of the model to ask, found none. Set model, e.g. "gpt-4o-mini", or the name your local server gives its model.`,
-      { plugin: PLUGIN_NAME, path: "/model", hint: `See the '${PLUGIN_NAME}' options in @compaction/core/schema.json.` },
-    );
-  }
-  return settings;
-}
+export const keyVariable: (settings: Pick<SummarizerOpenAIOptions, "apiKeyEnv" | "baseUrl">) => string | null = kit.keyVariable;

@@ -10,15 +10,11 @@
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { appendCompaction, appendEntries, createSession, loadBoundary, type NewEntry } from "@compaction/transcript";
 import {
-  appendCompaction,
-  appendEntries,
   type CompactionResult,
   createCompactor,
-  createSession,
-  loadBoundary,
   type MessageTokenCounter,
-  type NewEntry,
   type PiMessage,
   type Preset,
 } from "@compaction/core";

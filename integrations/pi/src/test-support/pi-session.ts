@@ -6,7 +6,8 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildContext, type PiMessage, type SessionEntry } from "@compaction/core";
+import { buildContext, type SessionEntry } from "@compaction/transcript";
+import { type PiMessage } from "@compaction/core";
 import { FIXTURES_DIR } from "@compaction/fixtures";
 import { type FauxProviderRegistration, type FauxResponseStep, fauxAssistantMessage, registerFauxProvider } from "@mariozechner/pi-ai";
 import {

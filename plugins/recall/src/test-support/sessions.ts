@@ -2,7 +2,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { appendEntries, createSession, type NewEntry, type PiMessage } from "@compaction/core";
+import { appendEntries, createSession, type NewEntry } from "@compaction/transcript";
+import { type PiMessage } from "@compaction/core";
 import { builders } from "@compaction/core/testing";
 import { afterEach } from "vitest";
 

@@ -1,0 +1,446 @@
+/**
+ * Auto-compaction for any agent loop. The manager holds the context (in memory or in a pi
+ * session file), keeps its token count up to date as messages are appended, and compacts when
+ * the count passes the threshold, when the provider rejects a request as too long, or when asked.
+ *
+ * Every change goes through one queue: while a compaction runs, appended messages wait and are
+ * added after it, in order, whatever came of the compaction.
+ */
+import {
+  CompactionError,
+  type CompactionResult,
+  type CompactionTrigger,
+  type Compactor,
+  describeError,
+  type ErrorCode,
+  ErrorCodes,
+  isCompactionError,
+} from "@compaction/core";
+import { ContextSize } from "./context-size.js";
+import type { ContextStore } from "./context-store.js";
+import { DEGRADATION_HARD_AT, DEGRADATION_SOFT_AT, type DegradationRisk, degradationRisk, riskAdvice } from "./degradation.js";
+import { TypedEmitter } from "./emitter.js";
+import type { CompactionReason, ContextManagerEvents, ContextWarningKind } from "./events.js";
+import { isContextOverflowError } from "./overflow.js";
+import { failedResult, untouchedResult } from "./results.js";
+import { USAGE_LINE_MIN_RATIO, type UsageLineOptions, formatUsageLine } from "./usage-line.js";
+
+/**
+ * A compaction needs something to summarise beyond what it keeps (a system prompt, the
+ * summary, the last user message), so a context of fewer messages is never compacted.
+ */
+export const MIN_MESSAGES_TO_COMPACT = 4;
+
+/** The context size against the window, and the display line (null at or below half the window). */
+export interface ContextUsage {
+  readonly tokens: number;
+  readonly contextWindow: number;
+  /** `tokens / contextWindow`; can pass 1. */
+  readonly ratio: number;
+  /** `[████████░░] 78% context (6,240 / 8,000 tokens)`, or null when `ratio` is at most 0.5. */
+  readonly line: string | null;
+}
+
+/** The compaction count and what it means for the context's quality. */
+export interface ContextDegradation {
+  readonly compactions: number;
+  readonly risk: DegradationRisk;
+  readonly advice: string | null;
+}
+
+export interface ContextCompactOptions {
+  /** What the summary should focus on (`/compact <focus>`). */
+  readonly focus?: string;
+  readonly signal?: AbortSignal;
+}
+
+export interface ContextSendOptions {
+  /** Whether a thrown value means "the request was too long". Default: `isContextOverflowError`. */
+  readonly isOverflow?: (error: unknown) => boolean;
+}
+
+/** What the manager is built from; see `createContextManager`. */
+export interface ContextManagerInit<T> {
+  readonly compactor: Compactor<T>;
+  /** Whether `dispose()` disposes the compactor (true when the manager created it). */
+  readonly ownsCompactor: boolean;
+  readonly store: ContextStore<T>;
+  readonly contextWindow: number;
+  /** The host's choice (`autoCompact` option), or undefined to leave it to the config. */
+  readonly autoCompact: boolean | undefined;
+  readonly maxAutoCompactions: number | undefined;
+  readonly agent: string | undefined;
+}
+
+export class ContextManager<T> {
+  readonly compactor: Compactor<T>;
+  readonly contextWindow: number;
+  /** Compactions after which auto-compaction stops, or undefined for no limit. */
+  readonly maxAutoCompactions: number | undefined;
+  readonly #ownsCompactor: boolean;
+  readonly #store: ContextStore<T>;
+  readonly #size: ContextSize<T>;
+  readonly #autoOption: boolean | undefined;
+  readonly #agent: string | undefined;
+  readonly #emitter: TypedEmitter<ContextManagerEvents<T>>;
+  /** Operations queued or running, and the promise the next one waits for. */
+  #pending = 0;
+  #tail: Promise<unknown> = Promise.resolve();
+  #compacting = false;
+  #disposed = false;
+  /** An auto-compaction freed too little: wait for new messages before trying again. */
+  #waitForNewMessages = false;
+  readonly #warned = new Set<ContextWarningKind>();
+
+  constructor(init: ContextManagerInit<T>) {
+    this.compactor = init.compactor;
+    this.contextWindow = init.contextWindow;
+    this.maxAutoCompactions = init.maxAutoCompactions;
+    this.#ownsCompactor = init.ownsCompactor;
+    this.#store = init.store;
+    this.#autoOption = init.autoCompact;
+    this.#agent = init.agent;
+    this.#size = new ContextSize(init.compactor.tokens, init.store.messages);
+    this.#emitter = new TypedEmitter((error, event) => {
+      if (event === "error") return;
+      this.#emitter.emit("error", { error: error instanceof Error ? error : new Error(describeError(error)), during: "listener" });
+    });
+  }
+
+  /**
+   * The current context, oldest first (the compacted one after a compaction). A live view that
+   * grows as messages are appended; copy it to keep a snapshot.
+   */
+  get messages(): readonly T[] {
+    return this.#store.messages;
+  }
+
+  /** The session file the context lives in, or null when it is held in memory. */
+  get session(): string | null {
+    return this.#store.path;
+  }
+
+  /** The context size now: the newest trusted provider usage plus counts of what came after it. */
+  get tokens(): number {
+    return this.#size.tokens;
+  }
+
+  /** The auto-compaction threshold in tokens: the configured share of the context window. */
+  get threshold(): number {
+    return this.compactor.autoCompact.threshold * this.contextWindow;
+  }
+
+  /** True while a compaction runs (appended messages are queued until it ends). */
+  get compacting(): boolean {
+    return this.#compacting;
+  }
+
+  /**
+   * Whether auto-compaction is on: the session's own setting (`compaction autocompact on|off`)
+   * wins, then the `autoCompact` option, then the config.
+   */
+  get autoCompact(): boolean {
+    return this.#store.autoCompactSetting() ?? this.#autoOption ?? this.compactor.autoCompact.enabled;
+  }
+
+  /** Compactions so far: on the session's branch (whoever made them), or made by this manager. */
+  get compactions(): number {
+    return this.#store.compactions;
+  }
+
+  degradation(): ContextDegradation {
+    const compactions = this.#store.compactions;
+    const risk = degradationRisk(compactions);
+    return { compactions, risk, advice: riskAdvice(risk) };
+  }
+
+  /** The context size against the window, with the usage line to show above 50 %. */
+  usage(options: UsageLineOptions = {}): ContextUsage {
+    const tokens = this.#size.tokens;
+    const ratio = tokens / this.contextWindow;
+    return { tokens, contextWindow: this.contextWindow, ratio, line: ratio > USAGE_LINE_MIN_RATIO ? formatUsageLine(tokens, this.contextWindow, options) : null };
+  }
+
+  /** Adds a listener; returns the function that removes it. */
+  on<E extends keyof ContextManagerEvents<T>>(event: E, listener: (payload: ContextManagerEvents<T>[E]) => void): () => void {
+    return this.#emitter.on(event, listener);
+  }
+
+  /**
+   * Adds messages at the end of the context (and, with a session, to the file). During a
+   * compaction they wait and are added after it, in order. Resolves once they are in.
+   */
+  append(input: T | readonly T[]): Promise<void> {
+    this.#assertOpen("append");
+    const messages: readonly T[] = Array.isArray(input) ? [...(input as readonly T[])] : [input as T];
+    if (this.#pending === 0 && this.#store.synchronous) {
+      this.#store.append(messages);
+      this.#added(messages);
+      return Promise.resolve();
+    }
+    return this.#serial(async () => {
+      try {
+        await this.#store.append(messages);
+      } catch (error) {
+        this.#emitter.emit("error", { error: asError(error), during: "append" });
+        throw error;
+      }
+      this.#added(messages);
+    });
+  }
+
+  /** Resolves when everything queued so far (appends, compactions) is done. */
+  async idle(): Promise<void> {
+    await this.#tail;
+  }
+
+  /**
+   * Compacts automatically when the context is over the threshold and auto-compaction is on.
+   * Returns the compaction's result, or null when none was needed (or allowed). When the context
+   * is still over the threshold afterwards, it is not tried again until a message is appended,
+   * and a `cannot-free` warning is sent, except for a `noop` that leaves the context within the
+   * window (the preset declined on purpose; `compaction-end` carries its reason).
+   */
+  check(): Promise<CompactionResult<T> | null> {
+    this.#assertOpen("check");
+    if (this.#pending === 0 && this.#size.tokens <= this.threshold) return Promise.resolve(null);
+    return this.#serial(() => this.#checkNow());
+  }
+
+  /** `check()`, after the model's response was appended. */
+  afterResponse(): Promise<CompactionResult<T> | null> {
+    return this.check();
+  }
+
+  /** `check()`, before the next request is sent. */
+  beforeRequest(): Promise<CompactionResult<T> | null> {
+    return this.check();
+  }
+
+  /** Compacts now (trigger `manual`), whatever the threshold and auto-compaction settings say. */
+  compact(options: ContextCompactOptions = {}): Promise<CompactionResult<T>> {
+    this.#assertOpen("compact");
+    return this.#serial(() => this.#compactNow("manual", "manual", options));
+  }
+
+  /**
+   * Sends a request with overflow recovery: checks the threshold, calls `request` with the
+   * current messages and, when it fails because the context is too long, compacts once and
+   * retries once. Throws `COMPACTION_CONTEXT_OVERFLOW` when the compaction cannot free enough
+   * room or the retry is rejected as too long again; any other error passes through untouched.
+   */
+  async send<R>(request: (messages: readonly T[]) => Promise<R>, options: ContextSendOptions = {}): Promise<R> {
+    const isOverflow = options.isOverflow ?? isContextOverflowError;
+    await this.check();
+    await this.idle();
+    try {
+      return await request(this.messages);
+    } catch (error) {
+      if (!isOverflow(error)) throw error;
+      await this.#serial(() => this.#recoverFromOverflow(error));
+      await this.idle();
+    }
+    try {
+      return await request(this.messages);
+    } catch (error) {
+      if (!isOverflow(error)) throw error;
+      throw overflowError(
+        `The provider rejected the request as too long again after one compaction and retry (the context is now ${this.#size.tokens} tokens by our count, window ${this.contextWindow}); not retrying further.`,
+        "Start a fresh session (compaction context export, then context import), switch to a model with a larger context window, or lower autoCompact.threshold.",
+        error,
+      );
+    }
+  }
+
+  /** Waits for queued work, then frees the compactor if the manager created it. */
+  async dispose(): Promise<void> {
+    if (this.#disposed) return;
+    this.#disposed = true;
+    await this.#tail;
+    this.#emitter.clear();
+    if (this.#ownsCompactor) this.compactor.dispose();
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  #serial<R>(task: () => Promise<R>): Promise<R> {
+    this.#pending += 1;
+    const run = this.#tail.then(task).finally(() => {
+      this.#pending -= 1;
+    });
+    this.#tail = run.catch(() => undefined);
+    return run;
+  }
+
+  #added(messages: readonly T[]): void {
+    for (const message of messages) this.#size.push(message);
+    if (messages.length > 0) this.#waitForNewMessages = false;
+  }
+
+  async #checkNow(): Promise<CompactionResult<T> | null> {
+    if (this.#size.tokens <= this.threshold || !this.autoCompact || this.#waitForNewMessages) return null;
+    if (this.#maxReached()) {
+      this.#warnOnce(
+        "max-auto-compactions",
+        `Auto-compaction stopped: ${this.#compactionsText()}, the most maxAutoCompactions (${this.maxAutoCompactions}) allows. The context is ${this.#size.tokens} tokens, over the threshold of ${Math.round(this.threshold)}. Compact by hand (compact()), or start fresh (compaction context export, then context import).`,
+      );
+      return null;
+    }
+    const result = await this.#compactNow("threshold", "auto", {});
+    if (this.#size.tokens > this.threshold) {
+      this.#waitForNewMessages = true;
+      // A preset may decline on purpose between the threshold and its own first layer (layered
+      // between pruneThreshold and summarizeThreshold, with a session file): while the context
+      // still fits the window that is news (compaction-end says why), not a failure to free room.
+      if (result.status === "noop" && this.#size.tokens <= this.contextWindow) return result;
+      const why =
+        result.status === "compacted"
+          ? `after compacting, the context is still ${this.#size.tokens} tokens, over the threshold of ${Math.round(this.threshold)}`
+          : `nothing was compacted (${result.status}): ${(result.reason ?? "no reason given").replace(/\.$/, "")}`;
+      this.#warn("cannot-free", `Auto-compaction could not free enough room: ${why}. It tries again after the next message.`);
+    }
+    return result;
+  }
+
+  async #recoverFromOverflow(cause: unknown): Promise<void> {
+    const rejected = `The provider rejected the request as too long for the context window (${describeError(cause)})`;
+    if (!this.autoCompact) {
+      throw overflowError(`${rejected}, and auto-compaction is off for this ${this.#store.path === null ? "context" : "session"}, so nothing was compacted.`, "Compact by hand (compact()), or turn auto-compaction on.", cause);
+    }
+    if (this.#maxReached()) {
+      throw overflowError(
+        `${rejected}, and auto-compaction stopped: ${this.#compactionsText()}, the most maxAutoCompactions (${this.maxAutoCompactions}) allows.`,
+        "Compact by hand (compact()), or start fresh (compaction context export, then context import).",
+        cause,
+      );
+    }
+    // The provider has the last word on the size: compact as asked for (trigger "manual"), not
+    // by the strategy's thresholds, which our count may place below them (layered, rolling).
+    const result = await this.#compactNow("overflow", "manual", {});
+    if (result.status !== "compacted") {
+      throw overflowError(
+        `${rejected}; compacting could not free any room (${result.status}): ${(result.reason ?? "no reason given").replace(/\.$/, "")}. Not retrying.`,
+        result.error?.hint ?? "Start a fresh session (compaction context export, then context import), or use a model with a larger context window.",
+        cause,
+      );
+    }
+    const budget = this.contextWindow - this.compactor.reserveTokens;
+    if (this.#size.tokens > budget) {
+      throw overflowError(
+        `${rejected}; after compacting, the context is still ${this.#size.tokens} tokens, over the budget of ${budget} (window ${this.contextWindow} minus ${this.compactor.reserveTokens} reserved). Not retrying.`,
+        "Start a fresh session (compaction context export, then context import), or use a model with a larger context window.",
+        cause,
+      );
+    }
+  }
+
+  /** One compaction, start to end: notification, compactor, store, warnings. Never throws. */
+  async #compactNow(reason: CompactionReason, trigger: CompactionTrigger, options: ContextCompactOptions): Promise<CompactionResult<T>> {
+    const input = [...this.#store.messages]; // results must not change when queued messages land
+    const tokens = this.#size.tokens;
+    if (input.length < MIN_MESSAGES_TO_COMPACT) {
+      return untouchedResult(
+        input,
+        tokens,
+        "noop",
+        `The context has ${input.length} message(s); a compaction needs at least ${MIN_MESSAGES_TO_COMPACT} (something to summarise beyond the system prompt, the summary and the last user message).`,
+      );
+    }
+    this.#compacting = true;
+    this.#emitter.emit("compaction-start", {
+      reason,
+      trigger,
+      tokens,
+      contextWindow: this.contextWindow,
+      threshold: this.threshold,
+      messages: input.length,
+      focus: options.focus ?? null,
+    });
+    let result: CompactionResult<T>;
+    let entryId: string | null = null;
+    try {
+      result = await this.compactor.compact({
+        messages: input,
+        trigger,
+        contextWindow: this.contextWindow,
+        ...(options.focus === undefined ? {} : { focus: options.focus }),
+        ...(options.signal === undefined ? {} : { signal: options.signal }),
+        ...(this.#agent === undefined ? {} : { agent: this.#agent }),
+        ...(this.#store.suffixOnly ? { suffixOnly: true } : {}),
+      });
+      if (result.status === "compacted") {
+        try {
+          entryId = await this.#store.commit(result);
+          this.#size.reset(this.#store.messages);
+        } catch (error) {
+          const failure = asCompactionError(error, ErrorCodes.TRANSCRIPT_INVALID, `Could not put the compacted context in place${this.#store.path === null ? "" : ` in ${this.#store.path}`}`);
+          if (failure.code !== ErrorCodes.CUT_REFUSED) this.#emitter.emit("error", { error: failure, during: "compaction" });
+          result = failedResult(result, input, failure);
+        }
+      }
+    } catch (error) {
+      const failure = asCompactionError(error, ErrorCodes.INPUT_INVALID, "The compaction failed");
+      this.#emitter.emit("error", { error: failure, during: "compaction" });
+      result = untouchedResult(input, tokens, "failed", failure.message, failure);
+    } finally {
+      this.#compacting = false;
+    }
+    const compactions = this.#store.compactions;
+    this.#emitter.emit("compaction-end", { reason, trigger, result, tokens: this.#size.tokens, compactions, entryId });
+    if (result.status === "compacted") this.#warnDegradation(compactions);
+    return result;
+  }
+
+  #warnDegradation(compactions: number): void {
+    if (compactions >= DEGRADATION_HARD_AT) {
+      this.#warned.add("degradation-soft");
+      this.#warnOnce("degradation-hard", `${capitalise(this.#compactionsText())}. ${riskAdvice("high")}`);
+    } else if (compactions >= DEGRADATION_SOFT_AT) {
+      this.#warnOnce("degradation-soft", `${capitalise(this.#compactionsText())}. ${riskAdvice("medium")}`);
+    }
+  }
+
+  #maxReached(): boolean {
+    return this.maxAutoCompactions !== undefined && this.#store.compactions >= this.maxAutoCompactions;
+  }
+
+  #compactionsText(): string {
+    const n = this.#store.compactions;
+    const where = this.#store.path === null ? "this context has been compacted" : "this session's branch holds";
+    return this.#store.path === null ? `${where} ${n} time${n === 1 ? "" : "s"}` : `${where} ${n} compaction${n === 1 ? "" : "s"}`;
+  }
+
+  #warnOnce(kind: ContextWarningKind, message: string): void {
+    if (this.#warned.has(kind)) return;
+    this.#warned.add(kind);
+    this.#warn(kind, message);
+  }
+
+  #warn(kind: ContextWarningKind, message: string): void {
+    this.#emitter.emit("warning", { kind, message, compactions: this.#store.compactions });
+  }
+
+  #assertOpen(what: string): void {
+    if (!this.#disposed) return;
+    throw new CompactionError(ErrorCodes.INPUT_INVALID, `Cannot ${what}: the context manager was disposed.`, {
+      hint: "Create a new one with createContextManager().",
+    });
+  }
+}
+
+function overflowError(message: string, hint: string, cause: unknown): CompactionError {
+  return new CompactionError(ErrorCodes.CONTEXT_OVERFLOW, message, { hint, cause });
+}
+
+function asCompactionError(error: unknown, code: ErrorCode, prefix: string): CompactionError {
+  if (isCompactionError(error)) return error;
+  return new CompactionError(code, `${prefix}: ${describeError(error)}`, { cause: error });
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(describeError(error));
+}
+
+function capitalise(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

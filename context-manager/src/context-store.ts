@@ -1,0 +1,65 @@
+/**
+ * Where a context manager keeps its messages: in memory, or in a pi session file (see
+ * `SessionStore`). The manager serialises every call; a store never sees two at once.
+ */
+import type { CompactionResult } from "@compaction/core";
+
+export interface ContextStore<T> {
+  /** The current context, oldest first. */
+  readonly messages: readonly T[];
+  /** Compactions so far: on the session's branch, or committed to this store. */
+  readonly compactions: number;
+  /** The session file, or null for an in-memory store. */
+  readonly path: string | null;
+  /** True when `append` completes before it returns (no I/O), so callers may skip awaiting it. */
+  readonly synchronous: boolean;
+  /**
+   * True when the store records a compaction only as a summary followed by an unchanged suffix of
+   * the messages (a pi session file's `compaction` entry); compactions then run with `suffixOnly`.
+   */
+  readonly suffixOnly: boolean;
+  /** Adds messages at the end, in order. */
+  append(messages: readonly T[]): Promise<void> | void;
+  /**
+   * Puts a compacted context in place (and, for a session, records it in the file). Returns the
+   * id of the entry written, or null. Throws a CompactionError when the result cannot be recorded.
+   */
+  commit(result: CompactionResult<T>): Promise<string | null> | string | null;
+  /** The session's own auto-compaction setting (`compaction autocompact on|off`), or undefined. */
+  autoCompactSetting(): boolean | undefined;
+}
+
+/** A context held in memory only. */
+export class MemoryStore<T> implements ContextStore<T> {
+  readonly path = null;
+  readonly synchronous = true;
+  readonly suffixOnly = false;
+  #messages: T[];
+  #compactions = 0;
+
+  constructor(messages: readonly T[]) {
+    this.#messages = [...messages];
+  }
+
+  get messages(): readonly T[] {
+    return this.#messages;
+  }
+
+  get compactions(): number {
+    return this.#compactions;
+  }
+
+  append(messages: readonly T[]): void {
+    for (const message of messages) this.#messages.push(message);
+  }
+
+  commit(result: CompactionResult<T>): null {
+    this.#messages = [...result.messages];
+    this.#compactions += 1;
+    return null;
+  }
+
+  autoCompactSetting(): undefined {
+    return undefined;
+  }
+}

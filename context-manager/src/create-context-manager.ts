@@ -1,0 +1,131 @@
+/** `createContextManager`: a ContextManager from the config (or a given compactor) and a context. */
+import {
+  type AdapterName,
+  CompactionError,
+  type Compactor,
+  createCompactor,
+  describeValue,
+  ErrorCodes,
+  type ResolvedConfig,
+} from "@compaction/core";
+import { type ContextStore, MemoryStore } from "./context-store.js";
+import { ContextManager } from "./context-manager.js";
+import { SessionStore } from "./session-store.js";
+
+export interface ContextManagerOptions<T> {
+  /** The agent whose section of the config applies (and that plugins are told about). */
+  readonly agent?: string;
+  /** Where the config search starts. Default `process.cwd()`. */
+  readonly cwd?: string;
+  /** Load this config file (relative to `cwd`) instead of searching. */
+  readonly configPath?: string;
+  /** Run this preset instead of the configured one. */
+  readonly preset?: string;
+  /** The model's context window in tokens. Default: the compactor's (the config's `contextWindow`). */
+  readonly contextWindow?: number;
+  /**
+   * The message format, when it is not the config's `adapter`. With `session` it must be `pi`
+   * (the default then). For a custom MessageAdapter, build a Compactor and pass `compactor`.
+   */
+  readonly adapter?: AdapterName;
+  /**
+   * A pi session file (version 3) that holds the context: messages are read from it by the
+   * boundary rule, and appended messages and compactions are written to it.
+   */
+  readonly session?: string;
+  /** The context to start from, when there is no session. Default: empty. */
+  readonly messages?: readonly T[];
+  /**
+   * Turns auto-compaction on or off over the config's `autoCompact.enabled`. A session's own
+   * setting (`compaction autocompact on|off`) wins over both.
+   */
+  readonly autoCompact?: boolean;
+  /** Auto-compaction stops after this many compactions. Default: the config's `autoCompact.maxAutoCompactions` (none). */
+  readonly maxAutoCompactions?: number;
+  /**
+   * Use this compactor instead of building one from the config (`cwd`, `configPath`, `preset`
+   * and `adapter` are then not read). The caller keeps ownership: `dispose()` leaves it alone.
+   */
+  readonly compactor?: Compactor<T>;
+}
+
+/**
+ * A context manager for one conversation: it counts tokens as messages are appended, compacts
+ * automatically above the configured threshold, recovers from "request too long" errors, and
+ * warns when repeated compactions degrade the context. See `ContextManager`.
+ */
+export async function createContextManager<T = unknown>(options: ContextManagerOptions<T> = {}): Promise<ContextManager<T>> {
+  checkOptions(options);
+  const session = options.session;
+  const ownsCompactor = options.compactor === undefined;
+  const compactor =
+    options.compactor ??
+    (await createCompactor<T>({
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      ...(options.agent === undefined ? {} : { agent: options.agent }),
+      ...(options.configPath === undefined ? {} : { configPath: options.configPath }),
+      ...(options.preset === undefined ? {} : { preset: options.preset }),
+      ...(options.adapter !== undefined ? { adapter: options.adapter } : session !== undefined ? { adapter: "pi" as const } : {}),
+    }));
+  try {
+    if (options.adapter !== undefined && compactor.adapter.name !== options.adapter) {
+      throw invalid(
+        `the adapter option is '${options.adapter}', but the compactor given reads '${compactor.adapter.name}' messages.`,
+        "Leave out adapter when passing a compactor, or build the compactor with that adapter.",
+      );
+    }
+    if (session !== undefined && compactor.adapter.name !== "pi") {
+      throw invalid(
+        `a session file holds pi messages, but the messages would be read as '${compactor.adapter.name}'.`,
+        "Leave out adapter (or pass adapter: 'pi') with session; for other formats pass messages instead of session.",
+      );
+    }
+    const contextWindow = options.contextWindow ?? compactor.contextWindow;
+    if (contextWindow === undefined || !Number.isFinite(contextWindow) || contextWindow <= 0) {
+      throw invalid(
+        `it needs a positive contextWindow; found ${describeValue(contextWindow)}.`,
+        "Pass contextWindow (the model's context window in tokens), or set contextWindow in .compactionrc.",
+      );
+    }
+    const store: ContextStore<T> = session === undefined ? new MemoryStore<T>(options.messages ?? []) : SessionStore.open<T>(session);
+    const config = compactor.config as Partial<ResolvedConfig> | undefined;
+    return new ContextManager<T>({
+      compactor,
+      ownsCompactor,
+      store,
+      contextWindow,
+      autoCompact: options.autoCompact,
+      maxAutoCompactions: options.maxAutoCompactions ?? config?.autoCompact?.maxAutoCompactions,
+      agent: options.agent,
+    });
+  } catch (error) {
+    if (ownsCompactor) compactor.dispose();
+    throw error;
+  }
+}
+
+function checkOptions<T>(options: ContextManagerOptions<T>): void {
+  if (typeof options !== "object" || options === null) {
+    throw invalid(`expected an options object, found ${describeValue(options)}.`, "Call createContextManager({ contextWindow, session | messages, ... }).");
+  }
+  if (options.session !== undefined && options.messages !== undefined) {
+    throw invalid(
+      "both session and messages were given; the context comes from one of them.",
+      "Pass session to read (and write) a pi session file, or messages to start from messages held in memory.",
+    );
+  }
+  if (options.messages !== undefined && !Array.isArray(options.messages)) {
+    throw invalid(`messages must be an array; found ${describeValue(options.messages)}.`, "Pass the conversation so far, oldest first.");
+  }
+  const max = options.maxAutoCompactions;
+  if (max !== undefined && !(Number.isInteger(max) && max >= 1)) {
+    throw invalid(
+      `maxAutoCompactions must be a whole number of at least 1; found ${describeValue(max)}.`,
+      "Leave it out for no limit, or pass autoCompact: false to turn auto-compaction off.",
+    );
+  }
+}
+
+function invalid(problem: string, hint: string): CompactionError {
+  return new CompactionError(ErrorCodes.INPUT_INVALID, `createContextManager: ${problem}`, { hint });
+}

@@ -1,0 +1,74 @@
+/** What a context manager tells its host, by event name. */
+import type { CompactionError, CompactionResult, CompactionTrigger } from "@compaction/core";
+
+/**
+ * Why a compaction runs: the context passed the auto-compaction threshold, the provider rejected
+ * a request as too long, or the host asked (`compact()`).
+ */
+export type CompactionReason = "threshold" | "overflow" | "manual";
+
+/** Sent before a compaction starts; until `compaction-end`, appended messages wait in a queue. */
+export interface CompactionStartEvent {
+  readonly reason: CompactionReason;
+  /** What the compaction records: `auto` for threshold and overflow, `manual` for `compact()`. */
+  readonly trigger: CompactionTrigger;
+  /** The context size now. */
+  readonly tokens: number;
+  readonly contextWindow: number;
+  /** The auto-compaction threshold in tokens. */
+  readonly threshold: number;
+  /** Messages in the context now. */
+  readonly messages: number;
+  readonly focus: string | null;
+}
+
+/** Sent after every compaction that started, whatever came of it. */
+export interface CompactionEndEvent<T> {
+  readonly reason: CompactionReason;
+  readonly trigger: CompactionTrigger;
+  /**
+   * The compactor's result; `status` is `compacted` only when the new context is in place (and,
+   * with a session, written to the file).
+   */
+  readonly result: CompactionResult<T>;
+  /** The context size after (before, when nothing was compacted). */
+  readonly tokens: number;
+  /** Compactions so far: on the session's branch, or made by this manager. */
+  readonly compactions: number;
+  /** Id of the compaction entry written to the session, or null. */
+  readonly entryId: string | null;
+}
+
+export type ContextWarningKind =
+  /** The branch holds 3 compactions: suggest a fresh start (export, then import). */
+  | "degradation-soft"
+  /** The branch holds 5 compactions: summaries of summaries have lost detail. */
+  | "degradation-hard"
+  /** `maxAutoCompactions` reached: auto-compaction is off from now on. */
+  | "max-auto-compactions"
+  /**
+   * An automatic compaction left the context over the threshold: it compacted too little, failed
+   * or was cancelled, or compacted nothing with the context over the window. (A `noop` within the
+   * window is no warning: `compaction-end` carries its reason.)
+   */
+  | "cannot-free";
+
+export interface ContextWarningEvent {
+  readonly kind: ContextWarningKind;
+  readonly message: string;
+  /** Compactions so far. */
+  readonly compactions: number;
+}
+
+/** Something went wrong outside a compaction's own result: a session write, or a listener that threw. */
+export interface ContextErrorEvent {
+  readonly error: CompactionError | Error;
+  readonly during: "compaction" | "append" | "listener";
+}
+
+export interface ContextManagerEvents<T> {
+  "compaction-start": CompactionStartEvent;
+  "compaction-end": CompactionEndEvent<T>;
+  warning: ContextWarningEvent;
+  error: ContextErrorEvent;
+}

@@ -1,0 +1,150 @@
+/**
+ * The direction of imports between the packages (README, "Layout"): the engine imports none of
+ * the others; the transcript store and the model-summarizer machinery import only the engine;
+ * the context manager imports the engine and the transcript store; a plugin imports the engine
+ * (recall may import the transcript store, a model summarizer its machinery) and never another
+ * plugin; a preset imports the plugins it lists. Checked on every source file's imports and on
+ * every package.json's dependencies, so a forbidden import fails here before it ships.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+interface Workspace {
+  readonly dir: string;
+  readonly name: string;
+  readonly manifest: { dependencies?: Record<string, string>; peerDependencies?: Record<string, string> };
+}
+
+function workspaces(): Workspace[] {
+  const root = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { workspaces: string[] };
+  const dirs = root.workspaces.flatMap((pattern) =>
+    pattern.endsWith("/*")
+      ? readdirSync(join(ROOT, pattern.slice(0, -2)))
+          .map((entry) => join(pattern.slice(0, -2), entry))
+          .filter((dir) => statSync(join(ROOT, dir, "package.json"), { throwIfNoEntry: false }) !== undefined)
+      : [pattern],
+  );
+  return dirs.map((dir) => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, dir, "package.json"), "utf8")) as Workspace["manifest"] & { name: string };
+    return { dir, name: manifest.name, manifest };
+  });
+}
+
+const ENGINE = "@compaction/core";
+const STORE = "@compaction/transcript";
+const LOOP = "@compaction/context-manager";
+const MODEL = "@compaction/model-summarizer";
+
+/**
+ * The @compaction packages `from` may import, or undefined where any is allowed (the CLI,
+ * integrations, examples and the cross-package tests sit on top of everything).
+ */
+function allowedImports(from: Workspace): ReadonlySet<string> | undefined {
+  const { name, dir } = from;
+  if (name === ENGINE) return new Set();
+  if (name === STORE || name === MODEL) return new Set([ENGINE]);
+  if (name === LOOP) return new Set([ENGINE, STORE]);
+  if (name === "@compaction/fixtures") return new Set([ENGINE]);
+  if (dir.startsWith("plugins/")) {
+    const allowed = new Set([ENGINE]);
+    if (name === "@compaction/plugin-recall") allowed.add(STORE);
+    if (name.startsWith("@compaction/plugin-summarizer-")) allowed.add(MODEL);
+    return allowed;
+  }
+  if (dir.startsWith("presets/")) {
+    // A preset is data plus the plugins it lists, and those are its dependencies.
+    const listed = Object.keys(from.manifest.dependencies ?? {}).filter((dep) => dep.startsWith("@compaction/plugin-"));
+    return new Set([ENGINE, ...listed]);
+  }
+  return undefined;
+}
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (path: string) => {
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      if (entry.name === "node_modules" || entry.name === "dist" || entry.name.startsWith(".")) continue;
+      const full = join(path, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (/\.(ts|mts|js|mjs)$/.test(entry.name) && !entry.name.endsWith(".d.ts")) out.push(full);
+    }
+  };
+  walk(join(ROOT, dir, "src"));
+  return out;
+}
+
+/** Package names a file imports: static imports and re-exports, `import()` and `require()`. */
+export function importedPackages(source: string): string[] {
+  const names = new Set<string>();
+  const pattern = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)["'](@compaction\/[^/"']+)/gm;
+  for (const match of source.matchAll(pattern)) names.add(match[1] as string);
+  return [...names];
+}
+
+function isTestFile(file: string): boolean {
+  return /\.test\.ts$|[\\/](test-support|__fixtures__|testing)[\\/]/.test(file);
+}
+
+describe("package boundaries", () => {
+  const all = workspaces();
+
+  it("finds the engine, the transcript store, the context manager and the model-summarizer packages", () => {
+    const names = all.map((workspace) => workspace.name);
+    expect(names).toEqual(expect.arrayContaining([ENGINE, STORE, LOOP, MODEL]));
+  });
+
+  it("reads imports of every form", () => {
+    const source = [
+      'import { a } from "@compaction/core";',
+      'export { b } from "@compaction/transcript/sub";',
+      'const c = await import("@compaction/context-manager");',
+      'const d = require("@compaction/model-summarizer");',
+      'import "@compaction/plugin-recall";',
+      'import type { e } from "@compaction/core/testing";',
+    ].join("\n");
+    expect(importedPackages(source).sort()).toEqual([
+      "@compaction/context-manager",
+      "@compaction/core",
+      "@compaction/model-summarizer",
+      "@compaction/plugin-recall",
+      "@compaction/transcript",
+    ]);
+  });
+
+  it("the engine's sources write no files and take no locks (that is the transcript store's job)", () => {
+    const writes =
+      /\b(writeFile|writeFileSync|appendFile|appendFileSync|createWriteStream|rename|renameSync|unlink|unlinkSync|rm|rmSync|mkdir|mkdirSync|open|openSync)\s*\(|["'](proper-lockfile|write-file-atomic)["']/;
+    const offenders = sourceFiles("core")
+      .filter((file) => !isTestFile(file))
+      .filter((file) => writes.test(readFileSync(file, "utf8")))
+      .map((file) => relative(ROOT, file));
+    expect(offenders).toEqual([]);
+  });
+
+  for (const workspace of all) {
+    const allowed = allowedImports(workspace);
+    if (allowed === undefined) continue;
+
+    it(`${workspace.name} imports ${allowed.size === 0 ? "no other @compaction package" : `only ${[...allowed].join(", ")}`} in its sources`, () => {
+      const violations: string[] = [];
+      for (const file of sourceFiles(workspace.dir)) {
+        // Tests may use the others' test helpers and real stores (core's tests never do).
+        if (isTestFile(file) && workspace.name !== ENGINE) continue;
+        for (const name of importedPackages(readFileSync(file, "utf8"))) {
+          if (name !== workspace.name && !allowed.has(name)) violations.push(`${relative(ROOT, file)} imports ${name}`);
+        }
+      }
+      expect(violations).toEqual([]);
+    });
+
+    it(`${workspace.name} depends only on the packages it may import`, () => {
+      const declared = [...Object.keys(workspace.manifest.dependencies ?? {}), ...Object.keys(workspace.manifest.peerDependencies ?? {})];
+      const forbidden = declared.filter((dep) => dep.startsWith("@compaction/") && !allowed.has(dep));
+      expect(forbidden).toEqual([]);
+    });
+  }
+});

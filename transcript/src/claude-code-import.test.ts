@@ -1,0 +1,174 @@
+/**
+ * The Claude Code importer on the four real transcripts in ../shared/fixtures/real (see
+ * PROVENANCE.md there), checked against counts taken straight from the raw lines, and on
+ * variants of them made in a temporary folder.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, describe, expect, it } from "vitest";
+import { type AnthropicContentBlock, createAnthropicAdapter, ErrorCodes } from "@compaction/core";
+import { importClaudeCode } from "./claude-code-import.js";
+import { TranscriptError } from "./transcript-error.js";
+
+const REAL = fileURLToPath(new URL("../../../shared/fixtures/real/", import.meta.url));
+const CLAUDE_FIXTURES = [
+  "claude-code-log-37f83ec9.jsonl",
+  "claude-code-deep-manifest-a7da6a22.jsonl",
+  "claude-code-worktrees-ef958aa1.jsonl",
+  "claude-code-viewer-fe5e1c67.jsonl",
+];
+const dir = mkdtempSync(join(tmpdir(), "compaction-claude-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const adapter = createAnthropicAdapter();
+
+type Raw = Record<string, any>;
+const rawLines = (file: string): Raw[] =>
+  readFileSync(join(REAL, file), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line) as Raw);
+const mainLines = (lines: readonly Raw[]) => lines.filter((l) => (l.type === "user" || l.type === "assistant") && l.isSidechain !== true);
+const blocks = (content: unknown): AnthropicContentBlock[] => (Array.isArray(content) ? (content as AnthropicContentBlock[]) : []);
+
+function variant(lines: readonly unknown[], name: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, `${lines.map((line) => (typeof line === "string" ? line : JSON.stringify(line))).join("\n")}\n`);
+  return path;
+}
+
+describe.each(CLAUDE_FIXTURES)("importClaudeCode on %s", (file) => {
+  const raw = rawLines(file);
+  const main = mainLines(raw);
+  const imported = importClaudeCode(join(REAL, file));
+
+  it("has one message per main-chain user line and per response id, none from sidechain lines", () => {
+    const responseIds = new Set(main.filter((l) => l.type === "assistant").map((l) => l.message.id));
+    expect(imported.messages).toHaveLength(main.filter((l) => l.type === "user").length + responseIds.size);
+    const sidechainUuids = new Set(raw.filter((l) => l.isSidechain === true).map((l) => l.uuid));
+    expect(imported.entryIds.filter((id) => sidechainUuids.has(id))).toEqual([]);
+    expect(imported.sidechainLines).toBe(sidechainUuids.size);
+  });
+
+  it("joins the lines of one response: each response id once, holding every block of its lines in order", () => {
+    const ids = imported.messages.filter((m) => m.role === "assistant").map((m) => m.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const message of imported.messages.filter((m) => m.role === "assistant")) {
+      const lines = main.filter((l) => l.type === "assistant" && l.message.id === message.id);
+      expect(message.content).toEqual(lines.flatMap((l) => blocks(l.message.content)));
+      expect(message.usage).toEqual(lines.at(-1)?.message.usage);
+    }
+  });
+
+  it("keeps every tool call and leaves no tool result without an earlier call", () => {
+    const facts = imported.messages.map((m) => adapter.readFacts(m));
+    const issued = new Set<string>();
+    const orphans: string[] = [];
+    for (const f of facts) {
+      f.toolResultIds.forEach((id) => issued.has(id) || orphans.push(id));
+      f.toolCalls.forEach((call) => issued.add(call.id));
+    }
+    expect(orphans).toEqual([]);
+    const rawCalls = main.flatMap((l) => blocks(l.message.content)).filter((b) => b.type === "tool_use");
+    expect(issued.size).toBe(new Set(rawCalls.map((b) => (b as { id: string }).id)).size);
+  });
+
+  it("puts each message's first line's timestamp on it in ms, with the session's id, cwd and version", () => {
+    const byUuid = new Map(main.map((l) => [l.uuid, l]));
+    imported.messages.forEach((message, i) => {
+      expect(message.timestamp).toBe(Date.parse(byUuid.get(imported.entryIds[i] as string)?.timestamp));
+    });
+    expect(imported).toMatchObject({ sessionId: main[0]?.sessionId, cwd: main[0]?.cwd, version: main[0]?.version, compactions: 0 });
+    expect(imported.skipped).toEqual([]);
+  });
+});
+
+describe("importClaudeCode compactions", () => {
+  const lines = rawLines("claude-code-log-37f83ec9.jsonl");
+  const main = mainLines(lines);
+  const cutAt = lines.indexOf(main[120] as Raw);
+  const summaryLine = (uuid: string) => ({
+    type: "user",
+    uuid,
+    parentUuid: "boundary",
+    isSidechain: false,
+    isCompactSummary: true,
+    timestamp: "2025-07-01T10:00:00.000Z",
+    message: { role: "user", content: "This session is being continued from a previous conversation. Summary: ..." },
+  });
+  const boundary = (metadata: Record<string, unknown> = {}) => ({
+    type: "system",
+    subtype: "compact_boundary",
+    uuid: "boundary",
+    parentUuid: null,
+    content: "Conversation compacted",
+    timestamp: "2025-07-01T10:00:00.000Z",
+    compactMetadata: { trigger: "manual", preTokens: 90000, ...metadata },
+  });
+
+  it("starts the context at the summary after a compact_boundary line", () => {
+    const path = variant([...lines.slice(0, cutAt), boundary(), summaryLine("s1"), ...lines.slice(cutAt)], "boundary.jsonl");
+    const imported = importClaudeCode(path);
+    expect(imported.compactions).toBe(1);
+    expect(imported.entryIds[0]).toBe("s1");
+    expect(imported.messages[0]?.isCompactSummary).toBe(true);
+    expect(adapter.readFacts(imported.messages[0]!).kind).toBe("summary");
+    expect(imported.entryIds.slice(1, 3)).toEqual([main[120]?.uuid, main[121]?.uuid]);
+  });
+
+  it("treats a summary line without a boundary line (older versions) as the boundary", () => {
+    const imported = importClaudeCode(variant([...lines.slice(0, cutAt), summaryLine("s1"), ...lines.slice(cutAt)], "summary-only.jsonl"));
+    expect(imported.compactions).toBe(1);
+    expect(imported.entryIds.slice(0, 2)).toEqual(["s1", main[120]?.uuid]);
+  });
+
+  it("keeps only what follows the latest of several compactions", () => {
+    const second = lines.indexOf(main[200] as Raw);
+    const path = variant(
+      [...lines.slice(0, cutAt), boundary(), summaryLine("s1"), ...lines.slice(cutAt, second), boundary(), summaryLine("s2"), ...lines.slice(second)],
+      "two.jsonl",
+    );
+    const imported = importClaudeCode(path);
+    expect(imported.compactions).toBe(2);
+    expect(imported.entryIds.slice(0, 2)).toEqual(["s2", main[200]?.uuid]);
+  });
+
+  it("keeps the messages a boundary preserves, after the summary", () => {
+    const kept = [main[118]?.uuid, main[119]?.uuid];
+    const path = variant([...lines.slice(0, cutAt), boundary({ preservedMessages: { uuids: kept } }), summaryLine("s1"), ...lines.slice(cutAt)], "kept.jsonl");
+    expect(importClaudeCode(path).entryIds.slice(0, 4)).toEqual(["s1", ...kept, main[120]?.uuid]);
+  });
+});
+
+describe("importClaudeCode on damaged files", () => {
+  const lines = readFileSync(join(REAL, "claude-code-viewer-fe5e1c67.jsonl"), "utf8").split("\n").filter((l) => l !== "");
+
+  it("fails on a corrupt line, naming the file and line", () => {
+    const path = variant([...lines.slice(0, 5), "{not json", ...lines.slice(5)], "corrupt.jsonl");
+    let error: unknown;
+    try {
+      importClaudeCode(path);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(TranscriptError);
+    expect((error as TranscriptError).code).toBe(ErrorCodes.TRANSCRIPT_CORRUPT);
+    expect((error as TranscriptError).message).toMatch(new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}:6: `));
+  });
+
+  it("skips and reports corrupt lines with skipCorrupt, reading the rest as before", () => {
+    const path = variant([...lines.slice(0, 5), "{not json", ...lines.slice(5)], "corrupt-skip.jsonl");
+    const imported = importClaudeCode(path, { skipCorrupt: true });
+    expect(imported.skipped.map((s) => s.line)).toEqual([6]);
+    expect(imported.messages).toEqual(importClaudeCode(join(REAL, "claude-code-viewer-fe5e1c67.jsonl")).messages);
+  });
+
+  it("reports an unterminated last line that is not JSON as an incomplete tail", () => {
+    const path = join(dir, "tail.jsonl");
+    writeFileSync(path, `${lines.join("\n")}\n{"type":"user","mess`);
+    const imported = importClaudeCode(path);
+    expect(imported.incompleteTail).toBe(true);
+    expect(imported.skipped.map((s) => s.line)).toEqual([lines.length + 1]);
+  });
+});

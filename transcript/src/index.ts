@@ -1,0 +1,67 @@
+/**
+ * @compaction/transcript — the transcript store: pi-coding-agent session JSONL (read, migrate,
+ * tree, boundary load, locked appends, branching), read-only imports of Claude Code and Codex
+ * CLI transcripts, format detection, pi's compaction entry, and the session-state document
+ * (schema, export, import).
+ */
+export {
+  type BranchSummaryEntry,
+  type CompactionEntry,
+  CURRENT_SESSION_VERSION,
+  type CustomMessageEntry,
+  type LoadProgress,
+  type MessageEntry,
+  type OtherEntry,
+  type RawSessionEntry,
+  type SessionEntry,
+  type SessionHeader,
+  type SkippedLine,
+} from "./types.js";
+export { type LineVerdict, parseEntryLine, type ParsedSession, type ParseSessionOptions, parseSession, type ReadSessionOptions, readSession } from "./parse.js";
+export { migrateEntries, v1EntryId } from "./migrate.js";
+export { SessionTree, type SessionTreeOptions } from "./tree.js";
+export {
+  type BuildContextOptions,
+  buildContext,
+  compactionSummaryMessage,
+  entryMessage,
+  type SessionContext,
+  type SessionModel,
+} from "./context.js";
+export { type BoundaryLoad, type LoadBoundaryOptions, loadBoundary } from "./boundary-load.js";
+export { isTranscriptError, TranscriptError, type TranscriptErrorDetails } from "./transcript-error.js";
+export {
+  type AppendCompactionOptions,
+  appendCompaction,
+  appendEntries,
+  type AppendOptions,
+  type NewEntry,
+  type SessionLockOptions,
+  type UpgradedSession,
+  upgradeSession,
+  withSessionLock,
+} from "./append.js";
+export {
+  type CreatedSession,
+  type CreateSessionOptions,
+  createSession,
+  createSessionId,
+  findMostRecentSession,
+  PI_AGENT_DIR_ENV,
+  resolveSession,
+  type ResolveSessionOptions,
+  SESSIONS_DIR_ENV,
+  sessionDirForCwd,
+  sessionFileName,
+  sessionsBaseDir,
+  type SessionsDirOptions,
+} from "./session-file.js";
+export { type BranchedSession, type BranchSessionOptions, branchSession } from "./branch.js";
+export { detectTranscriptFormat, TRANSCRIPT_ADAPTERS, type TranscriptFormat } from "./detect-format.js";
+export { AUTO_COMPACT_CUSTOM_TYPE, type AutoCompactSetting, autoCompactEntry, sessionAutoCompact } from "./session-settings.js";
+export { type ClaudeCodeImport, type ImportOptions, importClaudeCode } from "./claude-code-import.js";
+export { type CodexRolloutImport, importCodexRollout } from "./codex-import.js";
+export { type PiCompaction, type PiCompactionPlan, planPiCompaction } from "./pi-compaction-plan.js";
+export { parseSessionState } from "./state/parse-session-state.js";
+export { renderSessionSeed, SESSION_SEED_TITLE, sessionSeedEntries, type SessionSeedOptions } from "./state/seed.js";
+export { sessionStateSchema, sessionStateSchemaPath } from "./state/session-state-schema.js";
