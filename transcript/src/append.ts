@@ -17,6 +17,7 @@ import lockfile from "proper-lockfile";
 import writeFileAtomic from "write-file-atomic";
 import { CompactionError, type CompactionResult, describeError, ErrorCodes } from "@compaction/core";
 import { parseSession } from "./parse.js";
+import { readLeadingLines } from "./leading-lines.js";
 import { ReverseLineReader } from "./reverse-line-reader.js";
 import { notASessionError, unknownEntryError } from "./transcript-error.js";
 import { CURRENT_SESSION_VERSION, type CompactionEntry, type SessionEntry, type SessionHeader } from "./types.js";
@@ -63,8 +64,6 @@ export interface AppendCompactionOptions {
 
 const DEFAULT_STALE_MS = 10_000;
 const CHUNK_BYTES = 64 * 1024;
-/** First read of the header line, in bytes; doubled until its line break is found. */
-const HEADER_FIRST_READ = 4096;
 const NEWLINE = 0x0a;
 
 /**
@@ -306,38 +305,20 @@ async function writeAll(handle: FileHandle, buffer: Buffer): Promise<void> {
 
 /** Reads the first line of the file and parses it as a session header. */
 export async function readHeaderLine(handle: FileHandle, path: string, size: number): Promise<SessionHeader> {
-  if (size === 0) throw notASessionError(path, undefined, undefined, "the file is empty");
-  const text = await readFirstLine(handle, size);
+  // A few KiB under the caller's lock: the shared synchronous reader on the handle's descriptor.
+  const [first] = readLeadingLines(handle.fd, size).lines;
+  if (first === undefined) throw notASessionError(path, undefined, undefined, "the file is empty");
   let header: unknown;
   try {
-    header = JSON.parse(text);
+    header = JSON.parse(first.text);
   } catch (error) {
-    throw notASessionError(path, 1, text, `the first line is not JSON: ${describeError(error)}`);
+    throw notASessionError(path, first.line, first.text, `the first line is not JSON: ${describeError(error)}`);
   }
   const fields = header as Record<string, unknown> | null;
   if (typeof fields !== "object" || fields === null || fields["type"] !== "session" || typeof fields["id"] !== "string") {
-    throw notASessionError(path, 1, text, 'the first line is not {"type":"session","id":...}');
+    throw notASessionError(path, first.line, first.text, 'the first line is not {"type":"session","id":...}');
   }
   return fields as unknown as SessionHeader;
-}
-
-/** The file's first line (without its line break), read in small steps: 4 KiB, then doubling. */
-async function readFirstLine(handle: FileHandle, size: number): Promise<string> {
-  let buffer = Buffer.allocUnsafe(Math.min(HEADER_FIRST_READ, size));
-  let filled = 0;
-  while (filled < size) {
-    if (filled === buffer.length) {
-      const bigger = Buffer.allocUnsafe(Math.min(2 * buffer.length, size));
-      buffer.copy(bigger, 0, 0, filled);
-      buffer = bigger;
-    }
-    const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
-    if (bytesRead === 0) break;
-    const newline = buffer.subarray(filled, filled + bytesRead).indexOf(NEWLINE);
-    if (newline !== -1) return buffer.toString("utf8", 0, filled + newline);
-    filled += bytesRead;
-  }
-  return buffer.toString("utf8", 0, filled);
 }
 
 async function requireAppendableHeader(handle: FileHandle, path: string, size: number): Promise<void> {

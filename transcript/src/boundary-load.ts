@@ -19,7 +19,7 @@
  * which can only change `model`/`thinkingLevel`, never the messages. Files older than version 3
  * are read whole and migrated.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync } from "node:fs";
 import { SettingsScan, type SessionContext, assembleMessages, buildContext } from "./context.js";
 import {
   cleanLine,
@@ -32,6 +32,7 @@ import {
   unreadableFileError,
 } from "./parse.js";
 import { type ProgressReporter, progressReporter } from "./load-progress.js";
+import { readLeadingLines } from "./leading-lines.js";
 import { QuickIds } from "./quick-ids.js";
 import { DEFAULT_CHUNK_SIZE, ReverseLineReader, lineNumbersAt } from "./reverse-line-reader.js";
 import { corruptLineError, foundText, notASessionError, unknownEntryError } from "./transcript-error.js";
@@ -88,21 +89,22 @@ export function loadBoundary(path: string, options: LoadBoundaryOptions = {}): B
   try {
     const size = fstatSync(fd).size;
     const progress = progressReporter(size, options.onProgress);
-    const head = readHeaderLine(fd, size);
-    if (head.text === undefined) throw notASessionError(path, undefined, undefined, "the file is empty");
+    const { lines, bytesRead: headBytes } = readLeadingLines(fd, size);
+    const head = lines[0];
+    if (head === undefined) throw notASessionError(path, undefined, undefined, "the file is empty");
     const header = parseHeaderLine(head.text, path, head.line, head.terminated);
     const version = headerVersion(header);
     let loaded: BoundaryLoad;
     if (version < CURRENT_SESSION_VERSION) {
-      loaded = loadWhole(path, options, head.bytesRead + size, progress);
+      loaded = loadWhole(path, options, headBytes + size, progress);
     } else {
       progress?.update(head.end);
       const onRead = progress === undefined ? undefined : (bytesRead: number) => progress.update(head.end + bytesRead);
       const walked = walkBranch(fd, path, head.end, size, options, chunkSize, onRead);
       loaded =
         "forwardLink" in walked
-          ? loadWhole(path, options, head.bytesRead + walked.bytesRead + size, progress)
-          : { ...walked, file: path, header, version, bytesRead: head.bytesRead + walked.bytesRead, fullRead: false };
+          ? loadWhole(path, options, headBytes + walked.bytesRead + size, progress)
+          : { ...walked, file: path, header, version, bytesRead: headBytes + walked.bytesRead, fullRead: false };
     }
     progress?.done();
     return loaded;
@@ -130,55 +132,6 @@ function loadWhole(path: string, options: LoadBoundaryOptions, bytesSoFar: numbe
   };
 }
 
-interface HeaderLine {
-  text: string | undefined;
-  line: number;
-  /** Byte offset just past the header's line break. */
-  end: number;
-  terminated: boolean;
-  bytesRead: number;
-}
-
-/** First read of the header, in bytes; doubled until the line break is found. */
-const HEADER_FIRST_READ = 4096;
-
-/** The first non-blank line, read forward in small steps (4 KiB, doubling), not a whole block. */
-function readHeaderLine(fd: number, size: number): HeaderLine {
-  let buffer = Buffer.allocUnsafe(Math.min(HEADER_FIRST_READ, size));
-  /** File offset of buffer[0]: the start of the line being looked at. */
-  let base = 0;
-  let filled = 0;
-  let searched = 0;
-  let line = 1;
-  let bytesRead = 0;
-  for (;;) {
-    const newline = buffer.subarray(0, filled).indexOf(0x0a, searched);
-    if (newline >= 0) {
-      const text = cleanLine(buffer.toString("utf8", 0, newline), true);
-      if (!isBlankLine(text)) return { text, line, end: base + newline + 1, terminated: true, bytesRead };
-      // A blank line before the header: drop it and look at the next one.
-      buffer.copy(buffer, 0, newline + 1, filled);
-      base += newline + 1;
-      filled -= newline + 1;
-      searched = 0;
-      line++;
-      continue;
-    }
-    searched = filled;
-    if (base + filled >= size) break;
-    if (filled === buffer.length) {
-      const bigger = Buffer.allocUnsafe(Math.min(Math.max(2 * buffer.length, HEADER_FIRST_READ), size - base));
-      buffer.copy(bigger, 0, 0, filled);
-      buffer = bigger;
-    }
-    const n = readSync(fd, buffer, filled, buffer.length - filled, base + filled);
-    if (n === 0) break;
-    filled += n;
-    bytesRead += n;
-  }
-  const text = cleanLine(buffer.toString("utf8", 0, filled), true);
-  return { text: isBlankLine(text) ? undefined : text, line, end: base + filled, terminated: false, bytesRead };
-}
 
 /** Returned when parent links point forward in the file: the fast path cannot follow them. */
 interface ForwardLink {

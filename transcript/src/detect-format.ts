@@ -3,8 +3,9 @@
  * line `{"type":"session"}`), a Codex CLI rollout (`session_meta`, `response_item`, ... lines)
  * or a Claude Code transcript (lines with `sessionId` or Claude Code's line types).
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync } from "node:fs";
 import { ErrorCodes } from "@compaction/core";
+import { readLeadingLines } from "./leading-lines.js";
 import { unreadableFileError } from "./parse.js";
 import { TranscriptError } from "./transcript-error.js";
 
@@ -20,10 +21,9 @@ export const TRANSCRIPT_ADAPTERS: Readonly<Record<TranscriptFormat, "pi" | "anth
 const PI_HEADER_START = /^\s*\{\s*"type"\s*:\s*"session"/;
 const CODEX_TYPES = new Set(["session_meta", "response_item", "turn_context", "event_msg", "compacted"]);
 const CLAUDE_CODE_TYPES = new Set(["user", "assistant", "summary", "system", "file-history-snapshot", "attachment"]);
-/** Lines looked at before giving up; Claude Code files can start with a few title lines. */
+/** Non-blank lines looked at before giving up; Claude Code files can start with a few title lines. */
 const MAX_LINES = 20;
-/** First read; doubled while the first lines are not complete (a line can hold a large tool output). */
-const FIRST_READ_BYTES = 64 * 1024;
+/** Most bytes read looking for them (a line can hold a large tool output). */
 const MAX_READ_BYTES = 64 * 1024 * 1024;
 
 /**
@@ -37,27 +37,17 @@ export function detectTranscriptFormat(path: string): TranscriptFormat {
   } catch (error) {
     throw unreadableFileError(path, error);
   }
-  let lines: string[] = [];
+  let lines: string[];
   try {
     const stats = fstatSync(fd);
     if (stats.isDirectory()) throw unreadableFileError(path, new Error("it is a directory, not a file"));
-    const size = stats.size;
-    for (let length = Math.min(size, FIRST_READ_BYTES); ; length = Math.min(size, length * 2)) {
-      const buffer = Buffer.alloc(length);
-      let read: number;
-      try {
-        read = readSync(fd, buffer, 0, length, 0);
-      } catch (error) {
-        throw unreadableFileError(path, error);
-      }
-      const text = buffer.subarray(0, read).toString("utf8").replace(/^\uFEFF/, "");
-      const whole = read >= size;
-      // Only complete lines: a line cut by the read would not parse.
-      lines = (whole ? text : text.slice(0, text.lastIndexOf("\n") + 1)).split("\n").slice(0, MAX_LINES);
-      const format = formatOf(lines);
-      if (format !== undefined) return format;
-      if (whole || lines.length >= MAX_LINES || length >= MAX_READ_BYTES) break;
+    try {
+      lines = readLeadingLines(fd, stats.size, { count: MAX_LINES, maxBytes: MAX_READ_BYTES }).lines.map((line) => line.text);
+    } catch (error) {
+      throw unreadableFileError(path, error);
     }
+    const format = formatOf(lines);
+    if (format !== undefined) return format;
   } finally {
     closeSync(fd);
   }
