@@ -359,14 +359,13 @@ export class ContextManager<T> {
     let result: CompactionResult<T>;
     let entryId: string | null = null;
     try {
-      result = await this.compactor.compact({
+      result = await this.#store.compact(this.compactor, {
         messages: input,
         trigger,
         contextWindow: this.contextWindow,
         ...(options.focus === undefined ? {} : { focus: options.focus }),
         ...(options.signal === undefined ? {} : { signal: options.signal }),
         ...(this.#agent === undefined ? {} : { agent: this.#agent }),
-        ...(this.#store.suffixOnly ? { suffixOnly: true } : {}),
       });
       if (result.status === "compacted") {
         try {

@@ -2,7 +2,7 @@
  * Where a context manager keeps its messages: in memory, or in a pi session file (see
  * `SessionStore`). The manager serialises every call; a store never sees two at once.
  */
-import type { CompactionResult } from "@compaction/core";
+import type { CompactInput, CompactionResult, Compactor } from "@compaction/core";
 
 export interface ContextStore<T> {
   /** The current context, oldest first. */
@@ -14,10 +14,11 @@ export interface ContextStore<T> {
   /** True when `append` completes before it returns (no I/O), so callers may skip awaiting it. */
   readonly synchronous: boolean;
   /**
-   * True when the store records a compaction only as a summary followed by an unchanged suffix of
-   * the messages (a pi session file's `compaction` entry); compactions then run with `suffixOnly`.
+   * Runs one compaction of `input.messages` (a snapshot of `messages`) the way this store can
+   * record it: a pi session file records only a summary followed by an unchanged suffix, so its
+   * store compacts with `suffixOnly` and plans pi's entry for `commit`.
    */
-  readonly suffixOnly: boolean;
+  compact(compactor: Compactor<T>, input: CompactInput<T>): Promise<CompactionResult<T>>;
   /** Adds messages at the end, in order. */
   append(messages: readonly T[]): Promise<void> | void;
   /**
@@ -33,7 +34,6 @@ export interface ContextStore<T> {
 export class MemoryStore<T> implements ContextStore<T> {
   readonly path = null;
   readonly synchronous = true;
-  readonly suffixOnly = false;
   #messages: T[];
   #compactions = 0;
 
@@ -51,6 +51,10 @@ export class MemoryStore<T> implements ContextStore<T> {
 
   append(messages: readonly T[]): void {
     for (const message of messages) this.#messages.push(message);
+  }
+
+  compact(compactor: Compactor<T>, input: CompactInput<T>): Promise<CompactionResult<T>> {
+    return compactor.compact(input);
   }
 
   commit(result: CompactionResult<T>): null {

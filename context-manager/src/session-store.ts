@@ -10,15 +10,17 @@
  * process wrote (e.g. `compaction autocompact off`) and the branch facts are read again.
  */
 import { statSync } from "node:fs";
-import { CompactionError, type CompactionResult, ErrorCodes, type PiMessage } from "@compaction/core";
+import { type CompactInput, CompactionError, type CompactionResult, type Compactor, ErrorCodes, type PiMessage } from "@compaction/core";
 import {
-  appendCompaction,
   appendEntries,
+  appendPiCompaction,
   buildContext,
+  compactPiBranch,
   CURRENT_SESSION_VERSION,
   loadBoundary,
   type NewEntry,
-  planPiCompaction,
+  type PiCompaction,
+  type PiCompactionPlan,
   readSession,
   sessionAutoCompact,
   type SessionEntry,
@@ -33,9 +35,9 @@ interface BranchFacts {
 export class SessionStore<T> implements ContextStore<T> {
   readonly path: string;
   readonly synchronous = false;
-  /** pi's compaction entry records a summary and the first entry kept, nothing else. */
-  readonly suffixOnly = true;
   #messages: T[];
+  /** The latest compaction's result and pi's entry for it, planned by `compact` for `commit`. */
+  #planned: { readonly result: CompactionResult<T>; readonly plan: PiCompactionPlan } | undefined;
   #entryIds: string[];
   #facts: BranchFacts;
   #knownSize: number;
@@ -88,10 +90,17 @@ export class SessionStore<T> implements ContextStore<T> {
     }
   }
 
+  /** pi's compaction entry records a summary and the first entry kept, nothing else: the one path for pi sessions. */
+  async compact(compactor: Compactor<T>, input: CompactInput<T>): Promise<CompactionResult<T>> {
+    const branch = { messages: input.messages, entryIds: this.#entryIds.slice(0, input.messages.length) };
+    this.#planned = await compactPiBranch(compactor, branch, input);
+    return this.#planned.result;
+  }
+
   async commit(result: CompactionResult<T>): Promise<string> {
-    const firstKeptEntryId = this.#firstKeptEntryId(result);
+    const compaction = this.#plannedCompaction(result);
     this.#refresh();
-    const entry = await appendCompaction(this.path, result, { firstKeptEntryId, tokensBefore: result.tokensBefore });
+    const entry = await appendPiCompaction(this.path, compaction);
     this.#facts = { ...this.#facts, compactions: this.#facts.compactions + 1 };
     const reloaded = loadBoundary(this.path);
     this.#knownSize = fileSize(this.path);
@@ -105,16 +114,18 @@ export class SessionStore<T> implements ContextStore<T> {
     return this.#facts.autoCompact;
   }
 
-  /** Which entry pi's compaction entry keeps from; refuses results pi's entry cannot record (planPiCompaction). */
-  #firstKeptEntryId(result: CompactionResult<T>): string {
-    const plan = planPiCompaction(result, this.#entryIds);
-    if (plan.ok) return plan.compaction.firstKeptEntryId;
-    throw new CompactionError(ErrorCodes.CUT_REFUSED, `The compaction cannot be written to ${this.path}: ${plan.reason} Nothing was written.`, {
-      file: this.path,
-      hint: plan.hint,
-    });
+  /** The entry `compact` planned for `result`; refuses results pi's entry cannot record (planPiCompaction). */
+  #plannedCompaction(result: CompactionResult<T>): PiCompaction {
+    const planned = this.#planned;
+    this.#planned = undefined;
+    const plan = planned?.result === result ? planned.plan : undefined;
+    if (plan?.ok) return plan.compaction;
+    throw new CompactionError(
+      ErrorCodes.CUT_REFUSED,
+      `The compaction cannot be written to ${this.path}: ${plan?.reason ?? "the result was not compacted by this store's compact()."} Nothing was written.`,
+      { file: this.path, hint: plan?.hint ?? "Commit the result the store's compact() returned." },
+    );
   }
-
 
   /** Reads the branch facts again when another process wrote to the file since our last write. */
   #refresh(): void {

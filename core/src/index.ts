@@ -26,7 +26,17 @@ export {
   STAGE_REPORT,
   STAGE_STRATEGY,
 } from "./compactor/stages.js";
-export { SPLIT_TURN_HEADING, summarizeCut, summarizeInChunks, summaryRoom, type SummarizeCutOptions } from "./compactor/summarize-cut.js";
+export {
+  SPLIT_TURN_HEADING,
+  summarizeCut,
+  type SummarizeCutOptions,
+  summarizeInChunks,
+  summaryLengths,
+  type SummaryLengths,
+  type SummaryLengthsInput,
+  summaryRoom,
+  summaryRoomLeft,
+} from "./compactor/summarize-cut.js";
 
 // Errors and the compaction event.
 export {
@@ -113,6 +123,7 @@ export { checkCut, type CheckCutOptions } from "./cut/check-cut.js";
 export { findCutPoint, type FindCutPointOptions } from "./cut/find-cut-point.js";
 export { type MessageView, sumTokens, toolCallOwners, type ToolPairs, toolPairs } from "./cut/message-view.js";
 export { findTurnStartIndex, isCutPoint, lastUserIndex, turnStartIndices } from "./cut/turns.js";
+export { alwaysKept, type AlwaysKept, keptRoom, preservedBefore, safeCuts } from "./cut/structure.js";
 export { type MessageSelection, selectMessages, type SelectionOverflow } from "./select-messages.js";
 
 // Summarizers: the contract, the extractive summarizer and the summary layout.

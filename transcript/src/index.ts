@@ -62,6 +62,7 @@ export { AUTO_COMPACT_CUSTOM_TYPE, type AutoCompactSetting, autoCompactEntry, se
 export { type ClaudeCodeImport, type ImportOptions, importClaudeCode } from "./claude-code-import.js";
 export { type CodexRolloutImport, importCodexRollout } from "./codex-import.js";
 export { type PiCompaction, type PiCompactionPlan, planPiCompaction } from "./pi-compaction-plan.js";
+export { appendPiCompaction, compactPiBranch, type PiBranchCompaction, type PiBranchMessages } from "./compact-pi-session.js";
 export { parseSessionState } from "./state/parse-session-state.js";
 export { renderSessionSeed, SESSION_SEED_TITLE, sessionSeedEntries, type SessionSeedOptions } from "./state/seed.js";
 export { sessionStateSchema, sessionStateSchemaPath } from "./state/session-state-schema.js";

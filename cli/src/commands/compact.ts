@@ -2,7 +2,15 @@
  * `compaction compact`: compacts the session's context now and writes pi's `compaction` entry
  * (after showing what it would do and asking; `--dry-run` writes nothing).
  */
-import { appendCompaction, type BoundaryLoad, planPiCompaction, type TranscriptFormat } from "@compaction/transcript";
+import {
+  appendPiCompaction,
+  type BoundaryLoad,
+  compactPiBranch,
+  type PiBranchCompaction,
+  type PiCompaction,
+  type PiCompactionPlan,
+  type TranscriptFormat,
+} from "@compaction/transcript";
 import { type CompactionResult } from "@compaction/core";
 import type { Command } from "commander";
 import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
@@ -75,23 +83,22 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   if (writing) requireAppendable(path, requirePiSession(transcript, "write a compaction"));
 
   const compactor = await loadCompactor(io.cwd, { agent: options.agent, preset: options.preset, adapter: transcript.adapter });
-  let result: CompactionResult<unknown>;
+  let compaction: PiBranchCompaction<unknown>;
   try {
     // pi's compaction entry records a summary and an unchanged suffix: plugins must not count on
     // more. The dry run asks the same, so it shows what would be written.
-    result = await compactor.compact({
-      messages: transcript.messages,
+    compaction = await compactPiBranch(compactor, transcript, {
       trigger: "manual",
-      suffixOnly: true,
       ...(options.focus === undefined ? {} : { focus: options.focus }),
       ...(options.agent === undefined ? {} : { agent: options.agent }),
     });
   } finally {
     compactor.dispose();
   }
+  const { result } = compaction;
   for (const warning of result.warnings) io.stderr.write(`${context.err.yellow("warning:")} ${warning}\n`);
 
-  const plan = planOf(transcript, result);
+  const plan = planOf(compaction.plan);
   const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options), ...fields });
   const refuse = (error: CliError): never => {
     if (options.json === true) io.stdout.write(`${JSON.stringify(report({ reason: error.message }), null, 2)}\n`);
@@ -124,7 +131,7 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
     }
   }
   assertWholeBranch(path, selection);
-  const entry = await appendCompaction(path, result, { firstKeptEntryId: plan.firstKeptEntryId as string, tokensBefore: result.tokensBefore });
+  const entry = await appendPiCompaction(path, plan.compaction as PiCompaction);
   if (options.json === true) io.stdout.write(`${JSON.stringify(report({ written: true, entryId: entry.id }), null, 2)}\n`);
   else io.stdout.write(`${context.out.green("Compacted:")} wrote compaction entry ${entry.id}.\n`);
   return ExitCode.OK;
@@ -133,14 +140,15 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
 interface Plan {
   /** Why this result cannot be written (or was not compacted at all); null when it can. */
   readonly refusal: CliError | null;
+  /** pi's entry to write, when it can be. */
+  readonly compaction: PiCompaction | null;
   readonly firstKeptEntryId: string | null;
 }
 
-/** Whether the result can become pi's compaction entry (core's planPiCompaction), and the entry it keeps from. */
-function planOf(transcript: TranscriptContext, result: CompactionResult<unknown>): Plan {
-  const plan = planPiCompaction(result, transcript.entryIds);
-  if (plan.ok) return { refusal: null, firstKeptEntryId: plan.compaction.firstKeptEntryId };
-  return { firstKeptEntryId: null, refusal: new CliError(ExitCode.FAILED, `${plan.reason} Nothing was written.`, plan.hint) };
+/** Whether the result can become pi's compaction entry (planPiCompaction), and the entry it keeps from. */
+function planOf(plan: PiCompactionPlan): Plan {
+  if (plan.ok) return { refusal: null, compaction: plan.compaction, firstKeptEntryId: plan.compaction.firstKeptEntryId };
+  return { compaction: null, firstKeptEntryId: null, refusal: new CliError(ExitCode.FAILED, `${plan.reason} Nothing was written.`, plan.hint) };
 }
 
 function reportOf(transcript: TranscriptContext, result: CompactionResult<unknown>, plan: Plan, options: CompactOptions): CompactReport {

@@ -236,7 +236,7 @@ describe("Compactor hooks", () => {
       name: "pruner",
       apply: (c) =>
         c.hooks.beforeCompact.tap({ name: "pruner", stage: STAGE_PRUNE }, (run) => {
-          run.layer = "prune";
+          run.setLayer("prune");
           run.replaceMessages(run.messages.map((m) => (run.factsOf(m).kind === "toolResult" ? c.adapter.replaceToolOutput(m, "[pruned]") : m)));
         }),
     };

@@ -13,6 +13,7 @@ import type { TokenCounter } from "../tokens/token-counter.js";
 import type { CompactionPlugin } from "./plugin.js";
 import type { CompactionResult } from "./result.js";
 import { type CompactInput, CompactionRun, type SummaryDraft } from "./run.js";
+import { RunState } from "./run-state.js";
 
 export interface CompactorOptions<T> {
   readonly adapter: MessageAdapter<T>;
@@ -97,7 +98,8 @@ export class Compactor<T> {
     this.summaryMaxTokens = options.summaryMaxTokens ?? 4000;
     this.autoCompact = options.autoCompact ?? { enabled: true, threshold: DEFAULT_AUTO_COMPACT_THRESHOLD };
     this.config = options.config;
-    for (const hook of Object.values(this.hooks)) hook.intercept({ register: trackActivePlugin });
+    for (const hook of Object.values(this.hooks)) hook.intercept({ register: bindPluginView });
+    this.hooks.selectCut.intercept({ register: recordCutChooser });
     this.hooks.summarize.intercept({ register: checkDraftReturned });
     for (const plugin of options.plugins ?? []) this.use(plugin);
   }
@@ -133,17 +135,19 @@ export class Compactor<T> {
    */
   async compact(input: CompactInput<T>): Promise<CompactionResult<T>> {
     const run = this.#createRun(input);
+    // What the hooks are called with; each tap receives its own plugin's view (bindPluginView).
+    const coreView = viewFor(run, "core");
     const untouched = (status: "noop" | "cancelled" | "failed", reason: string, error: CompactionError | null) =>
       this.#untouched(run, status, reason, error);
     try {
-      await this.hooks.beforeCompact.promise(run);
+      await this.hooks.beforeCompact.promise(coreView);
       const stopped = this.#stopped(run);
       if (stopped) return untouched("cancelled", stopped.message, stopped);
 
-      run.activePlugin = "core";
-      const proposed = await this.hooks.selectCut.promise(run);
-      const selectedBy = run.activePlugin;
-      run.activePlugin = "core";
+      run.running = "core";
+      const proposed = await this.hooks.selectCut.promise(coreView);
+      const selectedBy = run.cutChosenBy ?? "core";
+      run.running = "core";
       const stoppedAtCut = this.#stopped(run);
       if (stoppedAtCut) return untouched("cancelled", stoppedAtCut.message, stoppedAtCut);
       if (proposed === undefined || proposed === null) return await this.#withoutCut(run, noCutReason(run));
@@ -162,8 +166,8 @@ export class Compactor<T> {
       const unrecordable = keptMessagesChanged(run);
       if (unrecordable) return untouched("failed", unrecordable.message, unrecordable);
 
-      const draft = await this.hooks.summarize.promise({ text: "", kind: "summary" }, run);
-      run.activePlugin = "core";
+      const draft = await this.hooks.summarize.promise({ text: "", kind: "summary" }, coreView);
+      run.running = "core";
       const stoppedAtSummary = this.#stopped(run);
       if (stoppedAtSummary) return untouched("cancelled", stoppedAtSummary.message, stoppedAtSummary);
       if (draft.kind !== "none" && draft.text.trim() === "") {
@@ -187,7 +191,7 @@ export class Compactor<T> {
     if (this.#ownsCounter) this.tokens.counter.dispose();
   }
 
-  #createRun(input: CompactInput<T>): CompactionRun<T> {
+  #createRun(input: CompactInput<T>): RunState<T> {
     if (!input || !Array.isArray(input.messages)) {
       throw new CompactionError(ErrorCodes.INPUT_INVALID, `compact() needs { messages: [...] }; found ${describeValue(input?.messages)}.`);
     }
@@ -206,7 +210,7 @@ export class Compactor<T> {
         `reserveTokens must be at least 0 and below the context window (${contextWindow}); found ${String(reserve)}.`,
       );
     }
-    return new CompactionRun({
+    return new RunState({
       input,
       facts: this.facts,
       tokens: this.tokens,
@@ -224,7 +228,7 @@ export class Compactor<T> {
    * noop saying `reason`. A host that records only a summary and an unchanged suffix
    * (`suffixOnly`) cannot record an in-place change, so that run is a noop too.
    */
-  async #withoutCut(run: CompactionRun<T>, reason: string): Promise<CompactionResult<T>> {
+  async #withoutCut(run: RunState<T>, reason: string): Promise<CompactionResult<T>> {
     if (run.messages === run.input.messages) return this.#untouched(run, "noop", reason, null);
     if (!run.suffixOnly) return await this.#finish(run, null, { text: "", kind: "none" });
     const layer = run.layer === null ? "" : ` (layer ${run.layer})`;
@@ -242,12 +246,12 @@ export class Compactor<T> {
     return this.#overhead;
   }
 
-  async #finish(run: CompactionRun<T>, selectedBy: string | null, draft: SummaryDraft): Promise<CompactionResult<T>> {
+  async #finish(run: RunState<T>, selectedBy: string | null, draft: SummaryDraft): Promise<CompactionResult<T>> {
     const cut = run.cut;
     const messages: T[] = [];
     let summary: string | null = null;
     if (cut) {
-      messages.push(...run.preservedMessages());
+      messages.push(...run.preservedMessages("core"));
       if (draft.kind !== "none") {
         summary = draft.text;
         messages.push(
@@ -256,7 +260,7 @@ export class Compactor<T> {
             : this.adapter.createSummary(draft.text, { tokensBefore: run.tokensBefore }),
         );
       }
-      messages.push(...run.keptMessages());
+      messages.push(...run.keptMessages("core"));
     } else {
       messages.push(...run.messages);
     }
@@ -291,16 +295,16 @@ export class Compactor<T> {
       error: null,
     };
     try {
-      await this.hooks.afterCompact.promise(result, run);
+      await this.hooks.afterCompact.promise(result, viewFor(run, "core"));
     } catch (error) {
       run.warnings.push(
-        `[${run.activePlugin}] afterCompact failed: ${describeError(error)}. The compaction itself is complete.`,
+        `[${run.running}] afterCompact failed: ${describeError(error)}. The compaction itself is complete.`,
       );
     }
     return result;
   }
 
-  #stopped(run: CompactionRun<T>): CompactionError | null {
+  #stopped(run: RunState<T>): CompactionError | null {
     if (run.cancelled) {
       return new CompactionError(ErrorCodes.CANCELLED, `Cancelled by plugin '${run.cancelled.plugin}': ${run.cancelled.reason}`, {
         plugin: run.cancelled.plugin,
@@ -311,7 +315,7 @@ export class Compactor<T> {
   }
 
   #untouched(
-    run: CompactionRun<T>,
+    run: RunState<T>,
     status: "noop" | "cancelled" | "failed",
     reason: string,
     error: CompactionError | null,
@@ -335,36 +339,78 @@ export class Compactor<T> {
 /** A registered tap, as tapable hands it to a `register` interceptor. */
 type RegisteredTap = { name: string; type: "sync" | "async" | "promise"; fn: Function };
 
-/** Wraps every tap so the run knows which plugin is running (for errors, warnings and cut checks). */
-function trackActivePlugin<TapT extends RegisteredTap>(tap: TapT): TapT {
+/** Each run's views, one per plugin, so a plugin sees the same view in every tap of one run. */
+const VIEWS = new WeakMap<RunState<any>, Map<string, CompactionRun<any>>>();
+/** The run behind each view, for the compactor only (a plugin cannot get from its view to another's). */
+const RUNS = new WeakMap<CompactionRun<any>, RunState<any>>();
+
+function viewFor<T>(run: RunState<T>, plugin: string): CompactionRun<T> {
+  let views = VIEWS.get(run);
+  if (views === undefined) VIEWS.set(run, (views = new Map()));
+  let view = views.get(plugin) as CompactionRun<T> | undefined;
+  if (view === undefined) {
+    view = new CompactionRun(run, plugin);
+    views.set(plugin, view);
+    RUNS.set(view, run);
+  }
+  return view;
+}
+
+/**
+ * Wraps every tap so it receives the run as its own plugin's view (its warnings, cancellation
+ * and changes carry its name), and so the run knows which plugin to blame for an error.
+ */
+function bindPluginView<TapT extends RegisteredTap>(tap: TapT): TapT {
   const fn = tap.fn as (...args: unknown[]) => unknown;
   const name = tap.name;
   return {
     ...tap,
-    fn: (...args: unknown[]) => {
-      for (const arg of args) if (arg instanceof CompactionRun) arg.activePlugin = name;
-      return fn(...args);
-    },
+    fn: (...args: unknown[]) =>
+      fn(
+        ...args.map((arg) => {
+          const run = arg instanceof CompactionRun ? RUNS.get(arg) : undefined;
+          if (run === undefined) return arg;
+          run.running = name;
+          return viewFor(run, name);
+        }),
+      ),
   };
+}
+
+/** Wraps each `selectCut` tap so the core records which plugin returned the cut. */
+function recordCutChooser<TapT extends RegisteredTap>(tap: TapT): TapT {
+  return mapTapResult(tap, (value, args) => {
+    if (value !== undefined && value !== null) {
+      const run = args.find((arg): arg is CompactionRun<unknown> => arg instanceof CompactionRun);
+      const state = run === undefined ? undefined : RUNS.get(run);
+      if (state !== undefined) state.cutChosenBy ??= tap.name;
+    }
+    return value;
+  });
 }
 
 /** Wraps each `summarize` tap so a malformed draft is blamed on the plugin that returned it. */
 function checkDraftReturned<TapT extends RegisteredTap>(tap: TapT): TapT {
-  const fn = tap.fn as (...args: unknown[]) => unknown;
-  const check = (value: unknown) => {
+  return mapTapResult(tap, (value) => {
     if (value !== undefined) assertDraft(value, tap.name);
     return value;
-  };
+  });
+}
+
+/** A tap whose result passes through `map` (with the tap's arguments), whatever the tap's type. */
+function mapTapResult<TapT extends RegisteredTap>(tap: TapT, map: (value: unknown, args: readonly unknown[]) => unknown): TapT {
+  const fn = tap.fn as (...args: unknown[]) => unknown;
   let wrapped: (...args: unknown[]) => unknown;
-  if (tap.type === "promise") wrapped = (...args) => (fn(...args) as Promise<unknown>).then(check);
-  else if (tap.type === "sync") wrapped = (...args) => check(fn(...args));
+  if (tap.type === "promise") wrapped = (...args) => (fn(...args) as Promise<unknown>).then((value) => map(value, args));
+  else if (tap.type === "sync") wrapped = (...args) => map(fn(...args), args);
   else {
     wrapped = (...args) => {
       const callback = args.at(-1) as (error: unknown, value?: unknown) => void;
-      return fn(...args.slice(0, -1), (error: unknown, value?: unknown) => {
+      const inputs = args.slice(0, -1);
+      return fn(...inputs, (error: unknown, value?: unknown) => {
         if (error) return callback(error);
         try {
-          callback(null, check(value));
+          callback(null, map(value, inputs));
         } catch (invalid) {
           callback(invalid);
         }
@@ -392,7 +438,7 @@ function assertDraft(value: unknown, plugin: string): asserts value is SummaryDr
 }
 
 /** The noop reason when no plugin selected a cut, with what the plugins said about it. */
-function noCutReason<T>(run: CompactionRun<T>): string {
+function noCutReason<T>(run: RunState<T>): string {
   const why = run.noCutReasons;
   return why.length === 0 ? "No plugin selected a cut." : `No plugin selected a cut (${why.join("; ")}).`;
 }
@@ -402,7 +448,7 @@ function noCutReason<T>(run: CompactionRun<T>): string {
  * their index in the input: a working set replaced in `beforeCompact` must keep the input's
  * length and leave every kept message as it was. The error to fail with, or null.
  */
-function keptMessagesChanged<T>(run: CompactionRun<T>): CompactionError | null {
+function keptMessagesChanged<T>(run: RunState<T>): CompactionError | null {
   const cut = run.cut;
   const input = run.input.messages;
   const working = run.messages;
@@ -427,7 +473,7 @@ function keptMessagesChanged<T>(run: CompactionRun<T>): CompactionError | null {
   );
 }
 
-function latestSummary<T>(run: CompactionRun<T>): string | undefined {
+function latestSummary<T>(run: RunState<T>): string | undefined {
   const cut = run.cut;
   if (!cut) return undefined;
   const facts = run.view.facts;
@@ -438,9 +484,9 @@ function latestSummary<T>(run: CompactionRun<T>): string | undefined {
   return undefined;
 }
 
-function asRunError<T>(error: unknown, run: CompactionRun<T>): CompactionError {
+function asRunError<T>(error: unknown, run: RunState<T>): CompactionError {
   if (error instanceof CompactionError) return error;
   if (run.signal?.aborted) return new CompactionError(ErrorCodes.CANCELLED, "Cancelled: the AbortSignal was aborted.", { cause: error });
-  const plugin = run.activePlugin;
+  const plugin = run.running;
   return new CompactionError(ErrorCodes.PLUGIN_FAILED, `Plugin '${plugin}' failed: ${describeError(error)}`, { plugin, cause: error });
 }

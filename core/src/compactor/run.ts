@@ -1,10 +1,10 @@
-import { CompactionError, describeError, ErrorCodes } from "../errors.js";
 import type { CompactionTrigger } from "../event.js";
 import type { FactsCache, MessageFacts } from "../messages/adapter.js";
 import type { CheckedCut } from "../cut/cut.js";
 import type { MessageView } from "../cut/message-view.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
 import type { MessageTokenCounter } from "../tokens/message-tokens.js";
+import type { RunState } from "./run-state.js";
 
 export interface CompactInput<T> {
   /** The conversation, oldest first. Never mutated. */
@@ -71,63 +71,51 @@ export interface SummarizeOptions {
 }
 
 /**
- * The state of one compaction, passed to every hook. Plugins read the working set through it,
- * may replace the working set (`replaceMessages`, in `beforeCompact`), cancel, warn, and ask
- * the configured summarizer for a summary.
+ * One compaction as a plugin sees it: the working set and the run's settings, read-only, and
+ * what a plugin may do, each action recorded under the plugin's own name (the compactor hands
+ * every tap a view with its plugin's name bound, as Rollup gives each plugin its own context).
+ * What only the core writes (the checked cut, warnings, who changed what) is not writable here.
  */
 export class CompactionRun<T> {
-  readonly input: CompactInput<T>;
-  readonly contextWindow: number;
-  /** Most tokens the compacted context may hold (context window minus reserve). */
-  readonly budget: number;
-  /** Context size before the run, using the provider's usage where the transcript has it. */
-  readonly tokensBefore: number;
-  /** Tokens the summary message's own wrapping costs in this format (beyond the summary text). */
-  readonly summaryOverheadTokens: number;
-  readonly warnings: string[] = [];
-  /** Scratch space for plugins, keyed by plugin name. */
-  readonly state = new Map<string, unknown>();
-  /** The checked cut, set after `selectCut`. */
-  cut: CheckedCut | null = null;
-  /** Text of the latest summary among the compacted messages, to be updated rather than re-summarised. */
-  previousSummary: string | undefined;
-  /** Which layer ran (plugins set it; defaults to the cut's layer). */
-  layer: string | null = null;
-  /** The plugin whose hook is running now (set by the compactor). */
-  activePlugin = "core";
-  /** Plugin that last replaced the working set. */
-  modifiedBy: string | null = null;
+  /** The plugin this view belongs to: its warnings, cancellation and changes carry this name. */
+  readonly plugin: string;
+  readonly #run: RunState<T>;
 
-  readonly #facts: FactsCache<T>;
-  readonly #tokens: MessageTokenCounter<T>;
-  readonly #summarizer: Summarizer;
-  readonly #summaryMaxTokens: number;
-  #messages: readonly T[];
-  #view: MessageView | null = null;
-  #cancelled: { reason: string; plugin: string } | null = null;
-  readonly #noCutReasons: string[] = [];
-
-  constructor(init: RunInit<T>) {
-    this.input = init.input;
-    this.contextWindow = init.contextWindow;
-    this.budget = init.budget;
-    this.tokensBefore = init.tokensBefore;
-    this.summaryOverheadTokens = init.summaryOverheadTokens;
-    this.#facts = init.facts;
-    this.#tokens = init.tokens;
-    this.#summarizer = init.summarizer;
-    this.#summaryMaxTokens = init.summaryMaxTokens;
-    this.#messages = init.input.messages;
+  /** Made by the compactor; plugins receive it in their taps. */
+  constructor(run: RunState<T>, plugin: string) {
+    this.#run = run;
+    this.plugin = plugin;
   }
 
+  // --- The run's settings -------------------------------------------------------------------
+
+  /** What `compact()` was called with (its messages are the working set before any change). */
+  get input(): CompactInput<T> {
+    return this.#run.input;
+  }
+  get contextWindow(): number {
+    return this.#run.contextWindow;
+  }
+  /** Most tokens the compacted context may hold (context window minus reserve). */
+  get budget(): number {
+    return this.#run.budget;
+  }
+  /** Context size before the run, using the provider's usage where the transcript has it. */
+  get tokensBefore(): number {
+    return this.#run.tokensBefore;
+  }
+  /** Tokens the summary message's own wrapping costs in this format (beyond the summary text). */
+  get summaryOverheadTokens(): number {
+    return this.#run.summaryOverheadTokens;
+  }
   get trigger(): CompactionTrigger {
-    return this.input.trigger ?? "manual";
+    return this.#run.trigger;
   }
   get focus(): string | undefined {
-    return this.input.focus;
+    return this.#run.focus;
   }
   get signal(): AbortSignal | undefined {
-    return this.input.signal;
+    return this.#run.signal;
   }
   /**
    * True when the host records a compaction only as a summary followed by an unchanged suffix of
@@ -135,179 +123,127 @@ export class CompactionRun<T> {
    * (`beforeCompact`'s `replaceMessages`) or on preserving messages from before the cut.
    */
   get suffixOnly(): boolean {
-    return this.input.suffixOnly === true;
+    return this.#run.suffixOnly;
   }
   get summarizer(): Summarizer {
-    return this.#summarizer;
+    return this.#run.summarizer;
   }
   /** The summary length `summarize()` uses when a plugin does not say. */
   get summaryMaxTokens(): number {
-    return this.#summaryMaxTokens;
+    return this.#run.summaryMaxTokens;
   }
+
+  // --- The working set and the cut ------------------------------------------------------------
 
   /** The working set: the input, or what a `beforeCompact` plugin replaced it with. */
   get messages(): readonly T[] {
-    return this.#messages;
+    return this.#run.messages;
+  }
+  /** Facts and token counts of the working set, computed once per working set. */
+  get view(): MessageView {
+    return this.#run.view;
+  }
+  /** The checked cut, from `summarize` on; null before it is selected. */
+  get cut(): CheckedCut | null {
+    return this.#run.cut;
+  }
+  /** Text of the latest summary among the compacted messages, to be updated rather than re-summarised. */
+  get previousSummary(): string | undefined {
+    return this.#run.previousSummary;
+  }
+  /** The layer that ran, as a plugin set it (`setLayer`); the event falls back to the cut's layer. */
+  get layer(): string | null {
+    return this.#run.layer;
+  }
+  /** Scratch space shared by the run's plugins, keyed by plugin name. */
+  get state(): Map<string, unknown> {
+    return this.#run.state;
+  }
+  factsOf(message: T): MessageFacts {
+    return this.#run.factsOf(message);
+  }
+  tokensOf(message: T): number {
+    return this.#run.tokensOf(message);
+  }
+  /** Compacted messages before the split turn (or before the cut), without the previous summary. */
+  historyMessages(): T[] {
+    return this.#run.historyMessages(this.plugin);
+  }
+  /** Compacted messages of a split turn's early part (empty when the turn is not split). */
+  turnPrefixMessages(): T[] {
+    return this.#run.turnPrefixMessages(this.plugin);
+  }
+  /** Every compacted message, oldest first. */
+  compactedMessages(): T[] {
+    return this.#run.compactedMessages(this.plugin);
+  }
+  /** Messages kept verbatim after the summary. */
+  keptMessages(): T[] {
+    return this.#run.keptMessages(this.plugin);
   }
 
+  // --- One measure: the context as the provider counts it -------------------------------------
+
+  /**
+   * The provider's count of the input over ours, at least 1 (1 when the input carries no usage).
+   * `tokensBefore` is the provider's usage figure plus counts of what followed it; it exceeds our
+   * count by what no message shows (system prompt, tools) and, mostly, by another tokenizer
+   * (Claude counts about 1.25x o200k on real sessions), so the difference scales with the text.
+   */
+  get providerRatio(): number {
+    return this.#run.providerRatio;
+  }
+  /** Our count of some messages, as the provider would count them: the one measure for anything compared with the window. */
+  providerTokens(countedTokens: number): number {
+    return this.#run.providerTokens(countedTokens);
+  }
+  /** The inverse of `providerTokens`: how many of our tokens fit in `providerTokens` of the provider's. */
+  countedTokens(providerTokens: number): number {
+    return this.#run.countedTokens(providerTokens);
+  }
+  /** The working set as the provider counts it (see `providerTokens`). */
+  get contextTokens(): number {
+    return this.#run.contextTokens;
+  }
+
+  // --- What a plugin may do, under its own name ----------------------------------------------
+
+  /** Adds a warning to the result, prefixed with this plugin's name. */
+  warn(message: string): void {
+    this.#run.warn(this.plugin, message);
+  }
+  /** Stops the run; the input messages are returned untouched with this reason. */
+  cancel(reason: string): void {
+    this.#run.cancel(this.plugin, reason);
+  }
+  /**
+   * Says why this plugin selected no cut (in `selectCut`); when no plugin selects one, the noop
+   * result's reason quotes it after the plugin's name.
+   */
+  explainNoCut(reason: string): void {
+    this.#run.explainNoCut(this.plugin, reason);
+  }
   /**
    * Replaces the working set (e.g. with pruned tool outputs). Only before a cut is selected. With
    * `suffixOnly`, a run that ends with only this change is a noop, and a cut must keep messages
    * this change left as they were.
    */
   replaceMessages(messages: readonly T[]): void {
-    if (this.cut) {
-      throw new CompactionError(
-        ErrorCodes.PLUGIN_FAILED,
-        `Plugin '${this.activePlugin}' replaced the messages after the cut was selected; replace them in beforeCompact.`,
-        { plugin: this.activePlugin },
-      );
-    }
-    this.#messages = messages;
-    this.#view = null;
-    this.modifiedBy = this.activePlugin;
+    this.#run.replaceMessages(this.plugin, messages);
   }
-
-  /** Facts and token counts of the working set, computed once per working set. */
-  get view(): MessageView {
-    if (!this.#view) {
-      const facts = this.#messages.map((m) => this.#facts.of(m));
-      const tokens = this.#messages.map((m) => this.#tokens.count(m));
-      this.#view = { facts, tokens };
-    }
-    return this.#view;
+  /** Names the layer that ran (e.g. layered's `prune`), for the event. */
+  setLayer(layer: string): void {
+    this.#run.layer = layer;
   }
-
   /**
-   * The part of `tokensBefore` no message accounts for: what the provider's usage figure holds
-   * beyond our count of the input (system prompt, tool definitions, tokenizer differences). 0
-   * when the input carries no usage. Add it to a count of messages to compare with the window.
+   * Replaces the previous summary the next summary updates (e.g. without a prefix this plugin
+   * added to it), from `summarize` on.
    */
-  get unseenTokens(): number {
-    return Math.max(0, this.tokensBefore - this.#tokens.total(this.input.messages));
+  setPreviousSummary(text: string): void {
+    this.#run.previousSummary = text;
   }
-
-  factsOf(message: T): MessageFacts {
-    return this.#facts.of(message);
-  }
-
-  tokensOf(message: T): number {
-    return this.#tokens.count(message);
-  }
-
-  /** Adds a warning to the result, prefixed with the running plugin's name. */
-  warn(message: string): void {
-    this.warnings.push(`[${this.activePlugin}] ${message}`);
-  }
-
-  /** Stops the run; the input messages are returned untouched with this reason. */
-  cancel(reason: string): void {
-    this.#cancelled ??= { reason, plugin: this.activePlugin };
-  }
-
-  get cancelled(): { readonly reason: string; readonly plugin: string } | null {
-    return this.#cancelled;
-  }
-
-  /**
-   * Says why this plugin selected no cut (in `selectCut`); when no plugin selects one, the noop
-   * result's reason quotes it after the plugin's name.
-   */
-  explainNoCut(reason: string): void {
-    this.#noCutReasons.push(`${this.activePlugin}: ${reason.trim().replace(/\.$/, "")}`);
-  }
-
-  /** What plugins said about selecting no cut, oldest first, each as `plugin: reason`. */
-  get noCutReasons(): readonly string[] {
-    return this.#noCutReasons;
-  }
-
-  /** Compacted messages before the split turn (or before the cut), without the previous summary. */
-  historyMessages(): T[] {
-    const cut = this.#requireCut();
-    const end = cut.isSplitTurn ? cut.turnStartIndex : cut.firstKeptIndex;
-    return this.#compacted((i) => i < end, true);
-  }
-
-  /** Compacted messages of a split turn's early part (empty when the turn is not split). */
-  turnPrefixMessages(): T[] {
-    const cut = this.#requireCut();
-    if (!cut.isSplitTurn) return [];
-    return this.#compacted((i) => i >= cut.turnStartIndex, false);
-  }
-
-  /** Every compacted message, oldest first. */
-  compactedMessages(): T[] {
-    return this.#compacted(() => true, false);
-  }
-
-  /** Messages kept verbatim after the summary. */
-  keptMessages(): T[] {
-    return this.#messages.slice(this.#requireCut().firstKeptIndex);
-  }
-
-  /** Messages kept before the summary (system prompt, pinned ones and their tool partners). */
-  preservedMessages(): T[] {
-    return this.#requireCut().preservedIndices.map((i) => this.#messages[i] as T);
-  }
-
   /** Asks the configured summarizer to summarise `messages` within `maxTokens`. */
   summarize(messages: readonly T[], options: SummarizeOptions = {}): Promise<string> {
-    const kind = options.kind ?? "history";
-    const previousSummary = options.previousSummary ?? (kind === "history" ? this.previousSummary : undefined);
-    const summarizer = this.#summarizer;
-    const plugin = this.activePlugin;
-    return summarizer.summarize({
-      messages: messages.map((m) => this.#facts.of(m)),
-      maxTokens: options.maxTokens ?? this.#summaryMaxTokens,
-      counter: this.#tokens.counter,
-      kind,
-      ...(previousSummary !== undefined ? { previousSummary } : {}),
-      ...(this.focus !== undefined ? { focus: this.focus } : {}),
-      ...(signalOf(this.signal, options.signal) ?? {}),
-    }).catch((error: unknown) => {
-      if (error instanceof CompactionError) throw error;
-      throw new CompactionError(
-        ErrorCodes.SUMMARIZER_FAILED,
-        `Summarizer '${summarizer.name}' failed (asked by plugin '${plugin}'): ${describeError(error)}`,
-        { plugin, cause: error, hint: "The history was left as it was; check the summarizer's configuration or try again." },
-      );
-    });
+    return this.#run.summarize(this.plugin, messages, options);
   }
-
-  #requireCut(): CheckedCut {
-    if (!this.cut) {
-      throw new CompactionError(
-        ErrorCodes.PLUGIN_FAILED,
-        `Plugin '${this.activePlugin}' asked for the cut's messages before a cut was selected; use them in summarize or afterCompact.`,
-        { plugin: this.activePlugin },
-      );
-    }
-    return this.cut;
-  }
-
-  #compacted(keep: (index: number) => boolean, withoutPreviousSummary: boolean): T[] {
-    const cut = this.#requireCut();
-    const skip = withoutPreviousSummary ? this.#previousSummaryIndex(cut) : -1;
-    const out: T[] = [];
-    for (const i of cut.compactedIndices) if (i !== skip && keep(i)) out.push(this.#messages[i] as T);
-    return out;
-  }
-
-  #previousSummaryIndex(cut: CheckedCut): number {
-    if (this.previousSummary === undefined) return -1;
-    const facts = this.view.facts;
-    for (let k = cut.compactedIndices.length - 1; k >= 0; k--) {
-      const i = cut.compactedIndices[k] as number;
-      if (facts[i]?.kind === "summary") return i;
-    }
-    return -1;
-  }
-}
-
-/** `{ signal }` aborting when either signal does, or undefined when there is none. */
-function signalOf(a: AbortSignal | undefined, b: AbortSignal | undefined): { signal: AbortSignal } | undefined {
-  if (a && b) return { signal: AbortSignal.any([a, b]) };
-  const one = a ?? b;
-  return one ? { signal: one } : undefined;
 }

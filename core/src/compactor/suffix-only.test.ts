@@ -50,7 +50,7 @@ function pruner(indices: readonly number[]): CompactionPlugin {
     name: "pruner",
     apply: (c) =>
       c.hooks.beforeCompact.tap({ name: "pruner", stage: STAGE_PRUNE }, (run) => {
-        run.layer = "prune";
+        run.setLayer("prune");
         run.replaceMessages(run.messages.map((m, i) => (indices.includes(i) ? c.adapter.replaceToolOutput(m, "[pruned]") : m)));
       }),
   };

@@ -33,13 +33,16 @@ export async function summarizeCut<T>(run: CompactionRun<T>, options: SummarizeC
   const room = Math.max(1, summaryRoom(run) - (options.reserveTokens ?? 0));
   const requested = options.maxTokens ?? run.summaryMaxTokens;
   const requestedPrefix = options.turnPrefixMaxTokens ?? Math.max(1, Math.floor(requested / 2));
-  let historyMax = Math.min(requested, room);
-  let prefixMax = Math.min(requestedPrefix, room);
-  if (prefix.length > 0 && requested + requestedPrefix > room) {
-    // A split turn's two summaries share the room in proportion to what was asked for each.
-    historyMax = Math.max(1, Math.floor((room * requested) / (requested + requestedPrefix)));
-    prefixMax = Math.max(1, room - historyMax);
-  }
+  const lengths = summaryLengths({
+    maxTokens: requested,
+    turnPrefixMaxTokens: requestedPrefix,
+    isSplitTurn: prefix.length > 0,
+    separatorTokens: 0,
+    available: room,
+  });
+  // Not even one token per part: each part gets one, and the summarizer fits what it can.
+  const historyMax = lengths?.history ?? 1;
+  const prefixMax = lengths?.turnPrefix ?? 1;
   if (historyMax < requested) {
     run.warn(`The summary was limited to ${room} tokens: that is what the kept messages leave of the budget of ${run.budget}.`);
   }
@@ -57,12 +60,58 @@ export async function summarizeCut<T>(run: CompactionRun<T>, options: SummarizeC
 }
 
 /**
- * Tokens a summary may take: the budget less what the cut keeps verbatim, less what the summary
- * message's own wrapping costs in this message format. At least 1.
+ * Tokens the budget leaves for the summary's text: the budget less what the cut keeps verbatim,
+ * less what the summary message's own wrapping costs in this message format. 0 or less when the
+ * kept messages leave nothing.
  */
-export function summaryRoom<T>(run: CompactionRun<T>): number {
+export function summaryRoomLeft<T>(run: CompactionRun<T>): number {
   const kept = run.cut?.keptTokens ?? 0;
-  return Math.max(1, run.budget - kept - run.summaryOverheadTokens);
+  return run.budget - kept - run.summaryOverheadTokens;
+}
+
+/** `summaryRoomLeft`, at least 1: what a summary may take. */
+export function summaryRoom<T>(run: CompactionRun<T>): number {
+  return Math.max(1, summaryRoomLeft(run));
+}
+
+export interface SummaryLengthsInput {
+  /** The wanted length of the history summary. */
+  readonly maxTokens: number;
+  /** The wanted length of a split turn's summary. */
+  readonly turnPrefixMaxTokens: number;
+  readonly isSplitTurn: boolean;
+  /** Tokens of the separator between the two parts (counted once). */
+  readonly separatorTokens: number;
+  /** Tokens the budget leaves for the summary's text (`summaryRoomLeft`). */
+  readonly available: number;
+}
+
+export interface SummaryLengths {
+  readonly history: number;
+  readonly turnPrefix: number;
+  /** The most the whole summary may take: both parts and the separator of a split turn. */
+  readonly total: number;
+  /** True when the wanted lengths were cut to fit `available`. */
+  readonly shortened: boolean;
+}
+
+/**
+ * How long each part of a summary may be: the wanted lengths when they fit `available`; else a
+ * split turn's two parts share it in proportion to what was wanted for each. `undefined` when not
+ * even one token per part fits.
+ */
+export function summaryLengths(input: SummaryLengthsInput): SummaryLengths | undefined {
+  const { maxTokens, turnPrefixMaxTokens, isSplitTurn, separatorTokens, available } = input;
+  const wanted = maxTokens + (isSplitTurn ? turnPrefixMaxTokens + separatorTokens : 0);
+  if (wanted <= available) return { history: maxTokens, turnPrefix: turnPrefixMaxTokens, total: wanted, shortened: false };
+  if (!isSplitTurn) {
+    return available >= 1 ? { history: available, turnPrefix: turnPrefixMaxTokens, total: available, shortened: true } : undefined;
+  }
+  const room = available - separatorTokens;
+  if (room < 2) return undefined;
+  const turnPrefix = Math.max(1, Math.floor((turnPrefixMaxTokens * room) / (maxTokens + turnPrefixMaxTokens)));
+  const history = room - turnPrefix;
+  return { history, turnPrefix, total: available, shortened: true };
 }
 
 /** A summarizer that answers with nothing for messages that exist has failed: never drop them for a blank summary. */
@@ -71,7 +120,7 @@ function requireText<T>(run: CompactionRun<T>, text: string, part: string): void
   throw new CompactionError(
     ErrorCodes.SUMMARIZER_FAILED,
     `Summarizer '${run.summarizer.name}' returned an empty ${part} summary; nothing was changed.`,
-    { plugin: run.activePlugin, hint: "Check the summarizer (a model may have answered with no text), or try again." },
+    { plugin: run.plugin, hint: "Check the summarizer (a model may have answered with no text), or try again." },
   );
 }
 

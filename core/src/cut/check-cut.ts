@@ -2,6 +2,7 @@ import { CompactionError, ErrorCodes } from "../errors.js";
 import { describeValue } from "../messages/message-fields.js";
 import type { CheckedCut, Cut } from "./cut.js";
 import { type MessageView, sumTokens, type ToolPairs, toolPairs } from "./message-view.js";
+import { preservedBefore } from "./structure.js";
 import { findTurnStartIndex } from "./turns.js";
 
 export interface CheckCutOptions {
@@ -93,31 +94,6 @@ function pullBackToToolCalls(first: number, n: number, pairs: ToolPairs): number
     cut = next;
   }
   return cut;
-}
-
-/**
- * Messages before the cut that must be kept: system and pinned messages, closed over tool
- * pairing (a preserved call keeps its results, a preserved result keeps its call).
- */
-function preservedBefore(view: MessageView, firstKeptIndex: number, pairs: ToolPairs): Set<number> {
-  const preserved = new Set<number>();
-  const queue: number[] = [];
-  const add = (i: number) => {
-    if (i < firstKeptIndex && !preserved.has(i)) {
-      preserved.add(i);
-      queue.push(i);
-    }
-  };
-  for (let i = 0; i < firstKeptIndex; i++) {
-    const f = view.facts[i];
-    if (f && (f.kind === "system" || f.pinned)) add(i);
-  }
-  while (queue.length > 0) {
-    const i = queue.pop() as number;
-    for (const j of pairs.resultsOf[i] ?? []) add(j);
-    for (const j of pairs.callsOf[i] ?? []) add(j);
-  }
-  return preserved;
 }
 
 function* range(from: number, to: number): Generator<number> {

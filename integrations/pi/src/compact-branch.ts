@@ -4,7 +4,7 @@
  * AbortSignal. pi records a compaction only as a summary and the first entry kept, so the run is
  * `suffixOnly`: presets do not prune in place (the extension prunes in what it sends instead).
  */
-import { buildContext, type PiCompactionPlan, planPiCompaction, type SessionEntry } from "@compaction/transcript";
+import { buildContext, compactPiBranch, type PiCompactionPlan, type SessionEntry } from "@compaction/transcript";
 import { type CompactionResult, type CompactionTrigger, type Compactor, type PiMessage } from "@compaction/core";
 import type { SessionBeforeCompactEvent } from "@mariozechner/pi-coding-agent";
 
@@ -38,16 +38,14 @@ export async function compactBranch(
   const context = buildContext(event.branchEntries as unknown as SessionEntry[]);
   const trigger = inferTrigger(event, input.contextWindow);
   const focus = event.customInstructions?.trim();
-  const result = await compactor.compact({
-    messages: context.messages,
+  const { result, plan } = await compactPiBranch(compactor, context, {
     contextWindow: input.contextWindow,
     trigger,
     signal: event.signal,
-    suffixOnly: true,
     ...(focus ? { focus } : {}),
     ...(input.agent === undefined ? {} : { agent: input.agent }),
   });
-  return { result, plan: planPiCompaction(result, context.entryIds), trigger, messages: context.messages };
+  return { result, plan, trigger, messages: context.messages };
 }
 
 /**

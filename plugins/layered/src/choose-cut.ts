@@ -1,4 +1,4 @@
-import { checkCut, type CheckedCut, findCutPoint, lastUserIndex, type MessageView } from "@compaction/core";
+import { checkCut, type CheckedCut, findCutPoint, keptRoom, lastUserIndex, type MessageView } from "@compaction/core";
 
 /** Room the cut must leave: the kept part plus a summary of `summaryTokens` must fit `budget`. */
 export interface CutRoom {
@@ -26,7 +26,7 @@ export function summarizeLayerCut(view: MessageView, protectTokens: number, room
   let first = findCutPoint(view, { keepRecentTokens: protectTokens }).firstKeptIndex;
   let cut = check(view, first, room);
   if (!fits(cut, room)) {
-    first = findCutPoint(view, { keepRecentTokens: roomForKept(view, room) }).firstKeptIndex;
+    first = findCutPoint(view, { keepRecentTokens: keptRoom(view, { budget: room.budget, summaryTokens: room.summaryTokens }) }).firstKeptIndex;
     cut = check(view, first, room);
   }
   return cut.compactedIndices.length > 0 ? first : undefined;
@@ -45,7 +45,7 @@ export function fullLayerCut(view: MessageView, protectTokens: number, room: Cut
   const turnStart = lastUser >= 0 ? lastUser : findCutPoint(view, { keepRecentTokens: 0 }).firstKeptIndex;
   const whole = check(view, turnStart, room);
   if (whole.compactedIndices.length > 0 && fits(whole, room)) return { firstKeptIndex: turnStart, splitLastTurn: false };
-  const keep = Math.min(protectTokens, roomForKept(view, room));
+  const keep = Math.min(protectTokens, keptRoom(view, { budget: room.budget, summaryTokens: room.summaryTokens }));
   const inside = findCutPoint(view, { keepRecentTokens: keep, startIndex: Math.min(turnStart + 1, view.facts.length) });
   if (check(view, inside.firstKeptIndex, room).compactedIndices.length === 0) return undefined;
   return { firstKeptIndex: inside.firstKeptIndex, splitLastTurn: true };
@@ -57,14 +57,4 @@ function check(view: MessageView, firstKeptIndex: number, room: CutRoom): Checke
 
 function fits(cut: CheckedCut, room: CutRoom): boolean {
   return cut.keptTokens + room.summaryTokens <= room.budget;
-}
-
-/**
- * Tokens the kept suffix may hold: the budget minus the summary and minus everything that is
- * preserved when the whole working set is compacted (system, pinned, their tool partners), an
- * upper bound of what any cut preserves.
- */
-function roomForKept(view: MessageView, room: CutRoom): number {
-  const preserved = check(view, view.facts.length, room).keptTokens;
-  return Math.max(0, room.budget - room.summaryTokens - preserved);
 }

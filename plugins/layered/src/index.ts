@@ -23,5 +23,4 @@ export {
   type PrunedCall,
   type PrunedOutput,
 } from "./marker.js";
-export { usageRatio, workingSetTokens } from "./context-tokens.js";
 export { type CutRoom, type FullCut, fullLayerCut, summarizeLayerCut } from "./choose-cut.js";

@@ -19,7 +19,10 @@ function compactorFor(adapter: MessageAdapter<any>, options: Partial<LayeredOpti
   return new Compactor<any>({ adapter, tokenCounter: createEstimateCounter(), plugins: [layered(options)] });
 }
 
-/** Tokens pruning would save with the given protection, and the context size after it. */
+/**
+ * Tokens pruning would save with the given protection, and the context size after it as the
+ * run measures it: our count of what is left, scaled by the provider's usage over our count.
+ */
 function afterPruning(c: Compactor<any>, messages: readonly unknown[], protectTokens = 40000) {
   const { tokensSaved } = pruneToolOutputs(messages, {
     adapter: c.adapter,
@@ -27,7 +30,9 @@ function afterPruning(c: Compactor<any>, messages: readonly unknown[], protectTo
     tokensOf: (m) => c.tokens.count(m),
     protectTokens,
   });
-  return { tokensSaved, tokens: c.tokens.contextTokens(messages).tokens - tokensSaved };
+  const counted = c.tokens.total(messages);
+  const ratio = Math.max(1, c.tokens.contextTokens(messages).tokens / counted);
+  return { tokensSaved, tokens: Math.round((counted - tokensSaved) * ratio) };
 }
 
 function expectNoOrphanedToolResult(c: Compactor<any>, result: CompactionResult<any>): void {

@@ -11,7 +11,6 @@ import {
   isEmptyDraft,
 } from "@compaction/core";
 import { type CutRoom, fullLayerCut, summarizeLayerCut } from "./choose-cut.js";
-import { usageRatio } from "./context-tokens.js";
 import { chooseSummaryLayer, shouldPrune } from "./layers.js";
 import { checkThresholdOrder, LAYERED_OPTIONS_SCHEMA, type LayeredOptions } from "./options.js";
 import { pruneToolOutputs, toolOutputTokens } from "./prune.js";
@@ -84,7 +83,7 @@ export default layered;
 function pruneLayer<T>(run: CompactionRun<T>, adapter: MessageAdapter<T>, options: LayeredOptions): void {
   setState(run, { prunedCount: 0, prunedTokens: 0, splitLastTurn: false });
   if (run.suffixOnly) return;
-  if (!shouldPrune(usageRatio(run), toolOutputTokens(run.view), options)) return;
+  if (!shouldPrune(run.contextTokens / run.contextWindow, toolOutputTokens(run.view), options)) return;
   const pruned = pruneToolOutputs(run.messages, {
     adapter,
     factsOf: (m) => run.factsOf(m),
@@ -93,7 +92,7 @@ function pruneLayer<T>(run: CompactionRun<T>, adapter: MessageAdapter<T>, option
   });
   if (pruned.prunedIndices.length === 0 || pruned.tokensSaved < options.pruneMinSavings) return;
   run.replaceMessages(pruned.messages);
-  run.layer = "prune";
+  run.setLayer("prune");
   setState(run, { prunedCount: pruned.prunedIndices.length, prunedTokens: pruned.tokensSaved, splitLastTurn: false });
 }
 
@@ -103,7 +102,7 @@ function pruneLayer<T>(run: CompactionRun<T>, adapter: MessageAdapter<T>, option
  * compact nothing is not offered, so it never discards what layer 1 pruned.
  */
 function selectLayer<T>(run: CompactionRun<T>, options: LayeredOptions): Cut | undefined {
-  const ratio = usageRatio(run);
+  const ratio = run.contextTokens / run.contextWindow;
   const layer = chooseSummaryLayer(ratio, run.trigger, options);
   const at = `the context is at ${percent(ratio)} of the window`;
   if (layer === undefined) {
@@ -122,7 +121,7 @@ function selectLayer<T>(run: CompactionRun<T>, options: LayeredOptions): Cut | u
       return undefined;
     }
     setState(run, { ...stateOf(run), splitLastTurn: cut.splitLastTurn });
-    run.layer = "full";
+    run.setLayer("full");
     return { firstKeptIndex: cut.firstKeptIndex, layer, reason: `${at}, above fullThreshold ${percent(options.fullThreshold)}` };
   }
   const firstKeptIndex = summarizeLayerCut(run.view, options.summarizeProtectTokens, room);
@@ -130,7 +129,7 @@ function selectLayer<T>(run: CompactionRun<T>, options: LayeredOptions): Cut | u
     run.explainNoCut(`${at}, but layer 2 found nothing to summarise besides the newest messages it keeps`);
     return undefined;
   }
-  run.layer = "summarize";
+  run.setLayer("summarize");
   const reason =
     ratio > options.summarizeThreshold
       ? `${at}, above summarizeThreshold ${percent(options.summarizeThreshold)}`

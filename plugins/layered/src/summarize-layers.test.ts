@@ -228,9 +228,12 @@ describe("layers and the provider's usage figure (pi)", () => {
     return { messages, counted, tokensSaved };
   }
 
-  it("decides layer 2 on the usage figure minus what pruning removed, not on counts alone", async () => {
+  /** The context after pruning as the run measures it: what is left, scaled by the usage figure over our count. */
+  const afterPruning = (counted: number, tokensSaved: number) => Math.round(((counted - tokensSaved) * (counted + OVERHEAD)) / counted);
+
+  it("decides layer 2 on the provider's measure of what pruning left (the usage figure's scale), not on counts alone", async () => {
     const { messages, counted, tokensSaved } = sceneWithUsage();
-    const window = windowFor(counted + OVERHEAD - tokensSaved, 0.9);
+    const window = windowFor(afterPruning(counted, tokensSaved), 0.9);
     expect((counted - tokensSaved) / window).toBeLessThan(0.88); // counts alone would stop after pruning
     const c = compactorFor("pi", [layered()]);
     const result = await c.compact({ messages, contextWindow: window, trigger: "auto" });
@@ -238,10 +241,10 @@ describe("layers and the provider's usage figure (pi)", () => {
     expect(result.event?.layer).toBe("summarize");
   });
 
-  it("stops after pruning when the usage figure minus what pruning removed is under summarizeThreshold", async () => {
+  it("stops after pruning when the provider's measure of what pruning left is under summarizeThreshold", async () => {
     const { messages, counted, tokensSaved } = sceneWithUsage();
     const c = compactorFor("pi", [layered()]);
-    const result = await c.compact({ messages, contextWindow: windowFor(counted + OVERHEAD - tokensSaved, 0.87), trigger: "auto" });
+    const result = await c.compact({ messages, contextWindow: windowFor(afterPruning(counted, tokensSaved), 0.87), trigger: "auto" });
     expect(result.event?.layer).toBe("prune");
   });
 });

@@ -1,4 +1,4 @@
-import type { MessageFacts, MessageView } from "@compaction/core";
+import { alwaysKept, type MessageView, safeCuts, toolPairs } from "@compaction/core";
 
 export interface EvictionPlanOptions {
   /** Most tokens the kept messages (plus `noteTokens` when something is evicted) may hold. */
@@ -30,11 +30,11 @@ export interface EvictionPlan {
  * - the cut is the smallest index that meets the target (evicting as little as possible);
  *   when no cut meets it, the one that frees the most tokens (`targetMet: false`);
  * - at least `minKeepMessages` of the newest messages stay;
- * - the system prompt and pinned messages stay, with every message tool-linked to them;
- * - no cut falls between messages that share a tool-call id, so a call is never separated
- *   from any of its results (this matches the core's cut check, which then repairs nothing).
+ * - the system prompt and pinned messages stay, with their tool partners (the core's `alwaysKept`);
+ * - no cut separates a tool call from a result answering it (the core's `safeCuts`, pairing by
+ *   position as the core's cut check does, so ids reused every turn block only their own turn).
  *
- * Linear in the number of messages and tool-call ids.
+ * Linear in the number of messages and tool calls.
  */
 export function planEviction(view: MessageView, options: EvictionPlanOptions): EvictionPlan {
   const { facts } = view;
@@ -42,8 +42,10 @@ export function planEviction(view: MessageView, options: EvictionPlanOptions): E
   const tokens = (i: number) => view.tokens[i] ?? 0;
   const noteTokens = options.noteTokens ?? 0;
   const target = options.targetTokens;
-  const links = linkToolMessages(facts);
-  const keep = anchoredToPinned(facts, links.root);
+  const pairs = toolPairs(facts);
+  const safe = safeCuts(view, pairs);
+  const keep = new Array<boolean>(n).fill(false);
+  for (const i of alwaysKept(view, pairs).indices) keep[i] = true;
   const lastCut = n - Math.min(Math.max(0, options.minKeepMessages), n);
 
   let total = 0;
@@ -55,7 +57,6 @@ export function planEviction(view: MessageView, options: EvictionPlanOptions): E
   let chosen = 0; // a cut is chosen only when it evicts something
   let bestGain = 0;
   let met = total <= target;
-  let blocked = 0;
   for (let c = 0; c <= lastCut && !met; c++) {
     if (c > 0) {
       const i = c - 1;
@@ -64,8 +65,7 @@ export function planEviction(view: MessageView, options: EvictionPlanOptions): E
         count++;
       }
     }
-    blocked += links.blockDelta[c] ?? 0;
-    if (blocked > 0 || count === 0) continue;
+    if (!safe[c] || count === 0) continue;
     if (total - freed + noteTokens <= target) {
       chosen = c;
       met = true;
@@ -95,60 +95,4 @@ export function planEviction(view: MessageView, options: EvictionPlanOptions): E
     targetTokens: target,
     targetMet: keptTokens + (evictedIndices.length > 0 ? noteTokens : 0) <= target,
   };
-}
-
-interface ToolLinks {
-  /** Union-find root of each message: messages sharing a tool-call id share a root. */
-  readonly root: (i: number) => number;
-  /** `+1` where a tool-linked group starts being split by a cut, `-1` where it stops. */
-  readonly blockDelta: readonly number[];
-}
-
-/**
- * Groups messages that share a tool-call id (a call and all its results), and marks the cuts
- * that would split a group: a cut at `c` splits the group spanning `min..max` when `min < c <= max`.
- */
-function linkToolMessages(facts: readonly MessageFacts[]): ToolLinks {
-  const parent = facts.map((_, i) => i);
-  const root = (i: number): number => {
-    let r = i;
-    while (parent[r] !== r) r = parent[r] as number;
-    let j = i;
-    while (parent[j] !== r) {
-      const next = parent[j] as number;
-      parent[j] = r;
-      j = next;
-    }
-    return r;
-  };
-  const span = new Map<string, { first: number; last: number }>();
-  facts.forEach((f, i) => {
-    for (const id of [...f.toolCalls.map((c) => c.id), ...f.toolResultIds]) {
-      const seen = span.get(id);
-      if (seen === undefined) {
-        span.set(id, { first: i, last: i });
-        continue;
-      }
-      seen.last = i;
-      const a = root(seen.first);
-      const b = root(i);
-      if (a !== b) parent[b] = a;
-    }
-  });
-  const blockDelta = new Array<number>(facts.length + 2).fill(0);
-  for (const { first, last } of span.values()) {
-    if (last === first) continue;
-    blockDelta[first + 1] = (blockDelta[first + 1] ?? 0) + 1;
-    blockDelta[last + 1] = (blockDelta[last + 1] ?? 0) - 1;
-  }
-  return { root, blockDelta };
-}
-
-/** True for messages that must stay: system and pinned ones, and every message tool-linked to one. */
-function anchoredToPinned(facts: readonly MessageFacts[], root: (i: number) => number): boolean[] {
-  const anchoredRoots = new Set<number>();
-  facts.forEach((f, i) => {
-    if (f.kind === "system" || f.pinned) anchoredRoots.add(root(i));
-  });
-  return facts.map((_, i) => anchoredRoots.has(root(i)));
 }

@@ -62,16 +62,13 @@ function selectCut<T>(run: CompactionRun<T>, compactor: Compactor<T>, settings: 
   if (!hasRecall(compactor, settings)) return fallbackCut(run, settings, target);
 
   const noteTokens = settings.evictionNote ? noteReserve(run, compactor, settings) : 0;
-  // The provider's usage figure can be larger than our count of the messages (a system prompt
-  // and tools no message shows, another tokenizer): the target is for the context as the
-  // provider counts it, so scale it to our count of the messages.
-  const scale = providerScale(run);
-  const unseen = run.unseenTokens;
-  const plan = planEviction(run.view, { targetTokens: Math.floor(target / scale), minKeepMessages: settings.minKeepMessages, noteTokens });
+  // The target is for the context as the provider counts it (a system prompt and tools no
+  // message shows, another tokenizer): plan in our count of the messages.
+  const plan = planEviction(run.view, { targetTokens: run.countedTokens(target), minKeepMessages: settings.minKeepMessages, noteTokens });
   const limits = `minKeepMessages (${settings.minKeepMessages}), the system prompt, pinned messages and their tool partners are never evicted`;
   if (plan.evictedIndices.length === 0) {
     if (!plan.targetMet) {
-      run.warn(`The context holds ${Math.round(plan.keptTokens * scale)} tokens, over the target of ${target}, but nothing can be evicted: ${limits}.`);
+      run.warn(`The context holds ${run.providerTokens(plan.keptTokens)} tokens, over the target of ${target}, but nothing can be evicted: ${limits}.`);
     }
     return undefined;
   }
@@ -83,7 +80,7 @@ function selectCut<T>(run: CompactionRun<T>, compactor: Compactor<T>, settings: 
   }
   if (!plan.targetMet) {
     run.warn(
-      `Evicted as much as allowed, but about ${Math.round((plan.keptTokens + noteTokens) * scale)} tokens remain (note included${unseen > 0 ? ", as the provider counts them" : ""}), over the target of ${target}: ${limits}.`,
+      `Evicted as much as allowed, but about ${run.providerTokens(plan.keptTokens + noteTokens)} tokens remain (note included${run.providerRatio > 1 ? ", as the provider counts them" : ""}), over the target of ${target}: ${limits}.`,
     );
   }
   run.state.set(PLUGIN_NAME, "evict" satisfies Mode);
@@ -92,15 +89,6 @@ function selectCut<T>(run: CompactionRun<T>, compactor: Compactor<T>, settings: 
     layer: "evict",
     reason: `evict the ${plan.evictedIndices.length} oldest messages (${plan.evictedTokens} tokens) to reach ${target} tokens (${Math.round(settings.targetUtilization * 100)}% of the ${run.contextWindow}-token window)`,
   };
-}
-
-/**
- * The provider's count of the context over ours (at least 1): `tokensBefore` is the provider's
- * usage figure plus counts of what followed it, `unseenTokens` what it holds beyond our count.
- */
-function providerScale<T>(run: CompactionRun<T>): number {
-  const counted = run.tokensBefore - run.unseenTokens;
-  return counted > 0 ? Math.max(1, run.tokensBefore / counted) : 1;
 }
 
 /** Tokens of the longest note this run could need, so the kept part plus the note meets the target. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SAFEGUARD_LAYER, chooseCut, keepAllowance } from "./choose-cut.js";
+import { SAFEGUARD_LAYER, chooseCut } from "./choose-cut.js";
 import { view } from "./test-support/facts.js";
 
 describe("chooseCut", () => {
@@ -67,20 +67,5 @@ describe("chooseCut", () => {
   it("keeps the newest valid message when even it exceeds the allowance", () => {
     const cut = chooseCut(view(["user", 50], ["assistant", 50], ["user", 80]), { keepRecentTokens: 10, maxTurnBoundaryLoss: 0.5 });
     expect(cut?.firstKeptIndex).toBe(2);
-  });
-});
-
-describe("keepAllowance", () => {
-  it("is keepRecentTokens when the budget has room", () => {
-    expect(keepAllowance(view(["user", 10]), { keepRecentTokens: 100, budget: 1000, summaryTokens: 200 })).toBe(100);
-  });
-
-  it("leaves room for the summary and the system and pinned messages", () => {
-    const v = view(["system", 30], ["pinned", 20], ["user", 10]);
-    expect(keepAllowance(v, { keepRecentTokens: 1000, budget: 500, summaryTokens: 200 })).toBe(250);
-  });
-
-  it("is never negative", () => {
-    expect(keepAllowance(view(["system", 900]), { keepRecentTokens: 1000, budget: 500, summaryTokens: 200 })).toBe(0);
   });
 });

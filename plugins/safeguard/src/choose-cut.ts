@@ -48,25 +48,3 @@ export function chooseCut(view: MessageView, options: ChooseCutOptions): Cut | u
 function wholeTurns(firstKeptIndex: number): Cut {
   return { firstKeptIndex, layer: SAFEGUARD_LAYER, reason: "kept the newest whole turns" };
 }
-
-export interface KeepAllowanceOptions {
-  /** The configured `keepRecentTokens`. */
-  readonly keepRecentTokens: number;
-  /** The run's budget (context window minus reserve). */
-  readonly budget: number;
-  /** Tokens set aside for the summary. */
-  readonly summaryTokens: number;
-}
-
-/**
- * Tokens the kept suffix may hold: `keepRecentTokens`, but never more than the budget leaves
- * after the summary and the messages the core always preserves (system prompt, pinned ones).
- */
-export function keepAllowance(view: MessageView, options: KeepAllowanceOptions): number {
-  let preserved = 0;
-  view.facts.forEach((f, i) => {
-    if (f.kind === "system" || f.pinned) preserved += view.tokens[i] ?? 0;
-  });
-  const room = options.budget - options.summaryTokens - preserved;
-  return Math.max(0, Math.min(options.keepRecentTokens, room));
-}

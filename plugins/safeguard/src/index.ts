@@ -7,7 +7,7 @@ import { safeguard } from "./safeguard.js";
 
 export { PLUGIN_NAME, safeguard } from "./safeguard.js";
 export { SAFEGUARD_OPTIONS_SCHEMA, type SafeguardOptions, type SafeguardOptionsInput } from "./options.js";
-export { SAFEGUARD_LAYER, chooseCut, keepAllowance, type ChooseCutOptions, type KeepAllowanceOptions } from "./choose-cut.js";
+export { SAFEGUARD_LAYER, chooseCut, type ChooseCutOptions } from "./choose-cut.js";
 export { collectFileLists, fileListsOfSummary, fileOperationOf, type FileLists, type FileOperation } from "./file-lists.js";
 export { collectFailedCalls, failedCallLine } from "./failed-calls.js";
 export {
@@ -18,5 +18,4 @@ export {
   type RequiredLists,
 } from "./complete-summary.js";
 export { guardSummary, type SummaryGuardOptions } from "./guard-summary.js";
-export { summaryLengths, type SummaryLengths, type SummaryLengthsInput } from "./summary-lengths.js";
 export default safeguard;

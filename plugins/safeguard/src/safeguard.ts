@@ -57,6 +57,5 @@ function summarySizes(run: CompactionRun<unknown>, settings: SafeguardOptions, c
     maxTokens,
     turnPrefixMaxTokens: settings.turnPrefixMaxTokens ?? Math.max(1, Math.floor(maxTokens / 2)),
     separatorTokens: compactor.tokens.counter.count(`\n\n---\n\n${SPLIT_TURN_HEADING}\n\n`),
-    messageOverhead: compactor.tokens.count(compactor.adapter.createSummary("", { timestamp: 0 })),
   };
 }

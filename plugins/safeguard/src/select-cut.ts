@@ -1,6 +1,6 @@
 /** safeguard's `selectCut` tap: the cut within keepRecentTokens and what the budget leaves. */
-import { type CompactionRun, type Cut, type MessageFacts, findTurnStartIndex } from "@compaction/core";
-import { chooseCut, keepAllowance } from "./choose-cut.js";
+import { type CompactionRun, type Cut, findTurnStartIndex, keptRoom, type MessageFacts } from "@compaction/core";
+import { chooseCut } from "./choose-cut.js";
 import type { SummarySizes } from "./write-summary.js";
 
 /**
@@ -14,12 +14,15 @@ export function selectCut(
   sizes: SummarySizes,
 ): Cut | undefined {
   const { keepRecentTokens, maxTurnBoundaryLoss } = options;
-  let summaryTokens = sizes.maxTokens + sizes.messageOverhead;
-  let keep = keepAllowance(run.view, { keepRecentTokens, budget: run.budget, summaryTokens });
+  let summaryTokens = sizes.maxTokens + run.summaryOverheadTokens;
+  // keepRecentTokens, but never more than the budget leaves after the summary and what the core
+  // always keeps (system prompt, pinned messages and their tool partners).
+  const allowance = () => Math.min(keepRecentTokens, keptRoom(run.view, { budget: run.budget, summaryTokens }));
+  let keep = allowance();
   let cut = chooseCut(run.view, { keepRecentTokens: keep, maxTurnBoundaryLoss });
   if (cut !== undefined && keep < keepRecentTokens && splitsTurn(run.view.facts, cut.firstKeptIndex)) {
     summaryTokens += sizes.turnPrefixMaxTokens + sizes.separatorTokens;
-    keep = keepAllowance(run.view, { keepRecentTokens, budget: run.budget, summaryTokens });
+    keep = allowance();
     cut = chooseCut(run.view, { keepRecentTokens: keep, maxTurnBoundaryLoss });
   }
   if (keep < keepRecentTokens) {

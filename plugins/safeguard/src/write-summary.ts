@@ -3,12 +3,11 @@
  * lists and failed calls it lacks, within what the budget leaves. Every failure rejects, so the
  * compaction fails with the history untouched.
  */
-import { CompactionError, type CompactionRun, ErrorCodes, type TokenCounter, summarizeCut } from "@compaction/core";
+import { CompactionError, type CompactionRun, ErrorCodes, summarizeCut, summaryLengths, summaryRoomLeft, type TokenCounter } from "@compaction/core";
 import { completeSummary, listsTokens } from "./complete-summary.js";
 import { collectFailedCalls } from "./failed-calls.js";
 import { collectFileLists } from "./file-lists.js";
 import { guardSummary } from "./guard-summary.js";
-import { summaryLengths } from "./summary-lengths.js";
 
 /** The configured summary lengths of one run, and the token costs around them. */
 export interface SummarySizes {
@@ -18,8 +17,6 @@ export interface SummarySizes {
   readonly turnPrefixMaxTokens: number;
   /** Tokens of the separator before a split turn's summary. */
   readonly separatorTokens: number;
-  /** Tokens a summary message adds to its text. */
-  readonly messageOverhead: number;
 }
 
 export interface WriteSummaryOptions {
@@ -42,8 +39,7 @@ export async function writeSummary(run: CompactionRun<unknown>, options: WriteSu
   if (cut === null) {
     throw new CompactionError(ErrorCodes.PLUGIN_FAILED, `${plugin} was asked for a summary before a cut was selected.`, { plugin });
   }
-  const available = run.budget - cut.keptTokens - sizes.messageOverhead;
-  const lengths = summaryLengths({ ...sizes, isSplitTurn: cut.isSplitTurn, available });
+  const lengths = summaryLengths({ ...sizes, isSplitTurn: cut.isSplitTurn, available: summaryRoomLeft(run) });
   if (lengths === undefined) {
     throw new CompactionError(
       ErrorCodes.CUT_REFUSED,

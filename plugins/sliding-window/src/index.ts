@@ -5,5 +5,5 @@
  */
 export { PLUGIN_NAME, resolveSlidingWindowOptions, slidingWindow, slidingWindow as default } from "./sliding-window.js";
 export { SLIDING_WINDOW_OPTIONS_SCHEMA, type SlidingWindowInput, type SlidingWindowOptions } from "./options.js";
-export { compactsSomething, keepTokensFor, preservedTokens, selectWindowCut, type WindowCut } from "./select-cut.js";
+export { compactsSomething, keepTokensFor, selectWindowCut, type WindowCut } from "./select-cut.js";
 export { withSummaryPrefix, withoutSummaryPrefix } from "./summary-prefix.js";

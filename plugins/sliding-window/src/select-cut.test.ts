@@ -1,7 +1,7 @@
 import type { MessageView } from "@compaction/core";
 import { FORMATS, builders } from "@compaction/core/testing";
 import { describe, expect, it } from "vitest";
-import { compactsSomething, keepTokensFor, preservedTokens, selectWindowCut } from "./select-cut.js";
+import { compactsSomething, keepTokensFor, selectWindowCut } from "./select-cut.js";
 
 /**
  * Ten messages with the same indices in every format (one tool result per step):
@@ -164,18 +164,5 @@ describe("keepTokensFor", () => {
     [1000, 1000, 1, 1000],
   ])("window %i, room %i, ratio %d keeps %i tokens", (window, budget, ratio, expected) => {
     expect(keepTokensFor(window, budget, ratio)).toBe(expected);
-  });
-});
-
-describe("preservedTokens", () => {
-  it("counts the system prompt and pinned messages, wherever they are", () => {
-    const b = builders("openai");
-    const messages = [b.system("sys"), b.user("a"), b.pin(b.assistant("b")), b.user("c"), b.pin(b.user("d"))];
-    expect(preservedTokens(viewOf("openai", messages, [100, 1, 20, 1, 3]))).toBe(123);
-  });
-
-  it("is 0 when nothing is system or pinned", () => {
-    const b = builders("pi");
-    expect(preservedTokens(viewOf("pi", [b.user("a"), b.assistant("b")], [5, 5]))).toBe(0);
   });
 });

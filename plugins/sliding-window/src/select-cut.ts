@@ -18,20 +18,11 @@ export interface WindowCut extends Cut {
 
 /**
  * Tokens the newest messages may hold: `keepRatio` of the context window, rounded down, and
- * never more than `room` (the run's budget less what the core preserves anyway, see
- * `preservedTokens`), so a small budget shrinks the window instead of failing the run.
+ * never more than `room` (the run's budget less what the core always keeps, the core's
+ * `alwaysKept`), so a small budget shrinks the window instead of failing the run.
  */
 export function keepTokensFor(contextWindow: number, room: number, keepRatio: number): number {
   return Math.max(0, Math.floor(Math.min(contextWindow * keepRatio, room)));
-}
-
-/**
- * Tokens of the messages the core keeps wherever the cut falls: system and pinned messages.
- * Counted whole even when some of them end up in the kept suffix, so the estimate errs on the
- * safe side.
- */
-export function preservedTokens(view: MessageView): number {
-  return tokensWhere(view, isPreserved);
 }
 
 /** Tokens of the earlier summaries in the working set (the next summary takes them in). */

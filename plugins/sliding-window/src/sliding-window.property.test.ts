@@ -1,8 +1,8 @@
-import { ErrorCodes, type MessageFacts, lastUserIndex } from "@compaction/core";
+import { alwaysKept, ErrorCodes, type MessageFacts, lastUserIndex } from "@compaction/core";
 import { FORMATS, type Format, builders } from "@compaction/core/testing";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { keepTokensFor, preservedTokens } from "./select-cut.js";
+import { keepTokensFor } from "./select-cut.js";
 import { compactorFor } from "./test-support/compactor.js";
 import { type TurnSpec, conversation } from "./test-support/conversation.js";
 
@@ -41,8 +41,8 @@ async function runCase(format: Format, c: Case) {
   const suffix = (i: number) => tokens.slice(i).reduce((a, t) => a + t, 0);
   const lastUser = lastUserIndex(facts);
   const budget = c.contextWindow - reserveTokens;
-  const keep = keepTokensFor(c.contextWindow, budget - preservedTokens({ facts, tokens }), c.keepRatio);
-  const room = budget - preservedTokens({ facts, tokens });
+  const keep = keepTokensFor(c.contextWindow, budget - alwaysKept({ facts, tokens }).tokens, c.keepRatio);
+  const room = budget - alwaysKept({ facts, tokens }).tokens;
   return { b, messages, result, facts, suffix, lastUser, keep, room, lastTurnFits: suffix(lastUser) <= keep };
 }
 

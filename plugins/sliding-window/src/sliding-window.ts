@@ -1,4 +1,5 @@
 import {
+  alwaysKept,
   type CompactionPlugin,
   type CompactionRun,
   type Compactor,
@@ -10,7 +11,7 @@ import {
   type TokenCounter,
 } from "@compaction/core";
 import { SLIDING_WINDOW_OPTIONS_SCHEMA, type SlidingWindowInput, type SlidingWindowOptions } from "./options.js";
-import { keepTokensFor, preservedTokens, selectWindowCut, summaryTokens } from "./select-cut.js";
+import { keepTokensFor, selectWindowCut, summaryTokens } from "./select-cut.js";
 import { withSummaryPrefix, withoutSummaryPrefix } from "./summary-prefix.js";
 
 export const PLUGIN_NAME = "sliding-window";
@@ -48,7 +49,7 @@ export function slidingWindow(options?: SlidingWindowInput): CompactionPlugin {
 }
 
 function selectCut(run: CompactionRun<unknown>, config: SlidingWindowOptions) {
-  const room = run.budget - preservedTokens(run.view);
+  const room = run.budget - alwaysKept(run.view).tokens;
   const keepTokens = keepTokensFor(run.contextWindow, room, config.keepRatio);
   // Keeping the newest turn whole beside the summary must fit the room: the new summary takes
   // in the earlier one, so at least its size is needed. Split the turn when it does not fit.
@@ -85,7 +86,7 @@ async function summarize(
   counter: TokenCounter,
 ): Promise<SummaryDraft> {
   if (!run.cut || (run.cut.selectedBy !== PLUGIN_NAME && !isEmptyDraft(draft))) return draft;
-  if (run.previousSummary !== undefined) run.previousSummary = withoutSummaryPrefix(run.previousSummary, config.summaryPrefix);
+  if (run.previousSummary !== undefined) run.setPreviousSummary(withoutSummaryPrefix(run.previousSummary, config.summaryPrefix));
   const summary = await summarizeCut(run, {
     ...(config.summaryMaxTokens !== null ? { maxTokens: config.summaryMaxTokens } : {}),
     chunkTokens: config.chunkTokens,

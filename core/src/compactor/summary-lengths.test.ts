@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { summaryLengths } from "./summary-lengths.js";
+import { summaryLengths } from "./summarize-cut.js";
 
 const base = { maxTokens: 400, turnPrefixMaxTokens: 200, separatorTokens: 10 };
 

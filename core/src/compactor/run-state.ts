@@ -1,0 +1,288 @@
+import { CompactionError, describeError, ErrorCodes } from "../errors.js";
+import type { CompactionTrigger } from "../event.js";
+import type { FactsCache, MessageFacts } from "../messages/adapter.js";
+import type { CheckedCut } from "../cut/cut.js";
+import type { MessageView } from "../cut/message-view.js";
+import type { Summarizer } from "../summarizer/summarizer.js";
+import type { MessageTokenCounter } from "../tokens/message-tokens.js";
+import type { CompactInput, RunInit, SummarizeOptions } from "./run.js";
+
+/**
+ * The state of one compaction, written only by the core: plugins see it through a
+ * `CompactionRun`, a view with their own name bound (see run.ts).
+ */
+export class RunState<T> {
+  readonly input: CompactInput<T>;
+  readonly contextWindow: number;
+  /** Most tokens the compacted context may hold (context window minus reserve). */
+  readonly budget: number;
+  /** Context size before the run, using the provider's usage where the transcript has it. */
+  readonly tokensBefore: number;
+  /** Tokens the summary message's own wrapping costs in this format (beyond the summary text). */
+  readonly summaryOverheadTokens: number;
+  readonly warnings: string[] = [];
+  /** Scratch space for plugins, keyed by plugin name. */
+  readonly state = new Map<string, unknown>();
+  /** The checked cut, set after `selectCut`. */
+  cut: CheckedCut | null = null;
+  /** Text of the latest summary among the compacted messages, to be updated rather than re-summarised. */
+  previousSummary: string | undefined;
+  /** Which layer ran (plugins set it; defaults to the cut's layer). */
+  layer: string | null = null;
+  /** The plugin whose tap is running now, blamed for an error it throws (set by the compactor). */
+  running = "core";
+  /** The plugin whose `selectCut` tap returned the cut (recorded by the compactor). */
+  cutChosenBy: string | null = null;
+  /** Plugin that last replaced the working set. */
+  modifiedBy: string | null = null;
+
+  readonly #facts: FactsCache<T>;
+  readonly #tokens: MessageTokenCounter<T>;
+  readonly #summarizer: Summarizer;
+  readonly #summaryMaxTokens: number;
+  #messages: readonly T[];
+  #unseenTokens: number | undefined;
+  #view: MessageView | null = null;
+  #cancelled: { reason: string; plugin: string } | null = null;
+  readonly #noCutReasons: string[] = [];
+
+  constructor(init: RunInit<T>) {
+    this.input = init.input;
+    this.contextWindow = init.contextWindow;
+    this.budget = init.budget;
+    this.tokensBefore = init.tokensBefore;
+    this.summaryOverheadTokens = init.summaryOverheadTokens;
+    this.#facts = init.facts;
+    this.#tokens = init.tokens;
+    this.#summarizer = init.summarizer;
+    this.#summaryMaxTokens = init.summaryMaxTokens;
+    this.#messages = init.input.messages;
+  }
+
+  get trigger(): CompactionTrigger {
+    return this.input.trigger ?? "manual";
+  }
+  get focus(): string | undefined {
+    return this.input.focus;
+  }
+  get signal(): AbortSignal | undefined {
+    return this.input.signal;
+  }
+  /**
+   * True when the host records a compaction only as a summary followed by an unchanged suffix of
+   * the input (pi's compaction entry): plugins must not rely on rewriting messages in place
+   * (`beforeCompact`'s `replaceMessages`) or on preserving messages from before the cut.
+   */
+  get suffixOnly(): boolean {
+    return this.input.suffixOnly === true;
+  }
+  get summarizer(): Summarizer {
+    return this.#summarizer;
+  }
+  /** The summary length `summarize()` uses when a plugin does not say. */
+  get summaryMaxTokens(): number {
+    return this.#summaryMaxTokens;
+  }
+
+  /** The working set: the input, or what a `beforeCompact` plugin replaced it with. */
+  get messages(): readonly T[] {
+    return this.#messages;
+  }
+
+  /**
+   * Replaces the working set (e.g. with pruned tool outputs). Only before a cut is selected. With
+   * `suffixOnly`, a run that ends with only this change is a noop, and a cut must keep messages
+   * this change left as they were.
+   */
+  replaceMessages(plugin: string, messages: readonly T[]): void {
+    if (this.cut) {
+      throw new CompactionError(
+        ErrorCodes.PLUGIN_FAILED,
+        `Plugin '${plugin}' replaced the messages after the cut was selected; replace them in beforeCompact.`,
+        { plugin },
+      );
+    }
+    this.#messages = messages;
+    this.#view = null;
+    this.modifiedBy = plugin;
+  }
+
+  /** Facts and token counts of the working set, computed once per working set. */
+  get view(): MessageView {
+    if (!this.#view) {
+      const facts = this.#messages.map((m) => this.#facts.of(m));
+      const tokens = this.#messages.map((m) => this.#tokens.count(m));
+      this.#view = { facts, tokens };
+    }
+    return this.#view;
+  }
+
+  /**
+   * The part of `tokensBefore` no message accounts for: what the provider's usage figure holds
+   * beyond our count of the input (system prompt, tool definitions, tokenizer differences). 0
+   * when the input carries no usage. Add it to a count of messages to compare with the window.
+   */
+  get unseenTokens(): number {
+    this.#unseenTokens ??= Math.max(0, this.tokensBefore - this.#tokens.total(this.input.messages));
+    return this.#unseenTokens;
+  }
+
+  /**
+   * The provider's count of the input over ours, at least 1 (1 when the input carries no usage).
+   * `tokensBefore` is the provider's usage figure plus counts of what followed it; it exceeds our
+   * count by what no message shows (system prompt, tools) and, mostly, by another tokenizer
+   * (Claude counts about 1.25x o200k on real sessions), so the difference scales with the text.
+   */
+  get providerRatio(): number {
+    const counted = this.tokensBefore - this.unseenTokens;
+    return counted > 0 ? Math.max(1, this.tokensBefore / counted) : 1;
+  }
+
+  /**
+   * Our count of some messages, as the provider would count them: the one measure for anything
+   * compared with the context window or a share of it (thresholds, targets, room).
+   */
+  providerTokens(countedTokens: number): number {
+    return Math.round(countedTokens * this.providerRatio);
+  }
+
+  /** The inverse of `providerTokens`: how many of our tokens fit in `providerTokens` of the provider's. */
+  countedTokens(providerTokens: number): number {
+    return Math.floor(providerTokens / this.providerRatio);
+  }
+
+  /**
+   * The working set as the provider counts it: `tokensBefore` until a `beforeCompact` plugin
+   * changes the working set (pruning makes the usage figure stale), then `providerTokens` of our
+   * count of it.
+   */
+  get contextTokens(): number {
+    if (this.#messages === this.input.messages) return this.tokensBefore;
+    let counted = 0;
+    for (const tokens of this.view.tokens) counted += tokens;
+    return this.providerTokens(counted);
+  }
+
+  factsOf(message: T): MessageFacts {
+    return this.#facts.of(message);
+  }
+
+  tokensOf(message: T): number {
+    return this.#tokens.count(message);
+  }
+
+  /** Adds a warning to the result, prefixed with the plugin's name. */
+  warn(plugin: string, message: string): void {
+    this.warnings.push(`[${plugin}] ${message}`);
+  }
+
+  /** Stops the run; the input messages are returned untouched with this reason. */
+  cancel(plugin: string, reason: string): void {
+    this.#cancelled ??= { reason, plugin };
+  }
+
+  get cancelled(): { readonly reason: string; readonly plugin: string } | null {
+    return this.#cancelled;
+  }
+
+  /**
+   * Says why this plugin selected no cut (in `selectCut`); when no plugin selects one, the noop
+   * result's reason quotes it after the plugin's name.
+   */
+  explainNoCut(plugin: string, reason: string): void {
+    this.#noCutReasons.push(`${plugin}: ${reason.trim().replace(/\.$/, "")}`);
+  }
+
+  /** What plugins said about selecting no cut, oldest first, each as `plugin: reason`. */
+  get noCutReasons(): readonly string[] {
+    return this.#noCutReasons;
+  }
+
+  /** Compacted messages before the split turn (or before the cut), without the previous summary. */
+  historyMessages(plugin: string): T[] {
+    const cut = this.#requireCut(plugin);
+    const end = cut.isSplitTurn ? cut.turnStartIndex : cut.firstKeptIndex;
+    return this.#compacted(plugin, (i) => i < end, true);
+  }
+
+  /** Compacted messages of a split turn's early part (empty when the turn is not split). */
+  turnPrefixMessages(plugin: string): T[] {
+    const cut = this.#requireCut(plugin);
+    if (!cut.isSplitTurn) return [];
+    return this.#compacted(plugin, (i) => i >= cut.turnStartIndex, false);
+  }
+
+  /** Every compacted message, oldest first. */
+  compactedMessages(plugin: string): T[] {
+    return this.#compacted(plugin, () => true, false);
+  }
+
+  /** Messages kept verbatim after the summary. */
+  keptMessages(plugin: string): T[] {
+    return this.#messages.slice(this.#requireCut(plugin).firstKeptIndex);
+  }
+
+  /** Messages kept before the summary (system prompt, pinned ones and their tool partners). */
+  preservedMessages(plugin: string): T[] {
+    return this.#requireCut(plugin).preservedIndices.map((i) => this.#messages[i] as T);
+  }
+
+  /** Asks the configured summarizer to summarise `messages` within `maxTokens`. */
+  summarize(plugin: string, messages: readonly T[], options: SummarizeOptions = {}): Promise<string> {
+    const kind = options.kind ?? "history";
+    const previousSummary = options.previousSummary ?? (kind === "history" ? this.previousSummary : undefined);
+    const summarizer = this.#summarizer;
+    return summarizer.summarize({
+      messages: messages.map((m) => this.#facts.of(m)),
+      maxTokens: options.maxTokens ?? this.#summaryMaxTokens,
+      counter: this.#tokens.counter,
+      kind,
+      ...(previousSummary !== undefined ? { previousSummary } : {}),
+      ...(this.focus !== undefined ? { focus: this.focus } : {}),
+      ...(signalOf(this.signal, options.signal) ?? {}),
+    }).catch((error: unknown) => {
+      if (error instanceof CompactionError) throw error;
+      throw new CompactionError(
+        ErrorCodes.SUMMARIZER_FAILED,
+        `Summarizer '${summarizer.name}' failed (asked by plugin '${plugin}'): ${describeError(error)}`,
+        { plugin, cause: error, hint: "The history was left as it was; check the summarizer's configuration or try again." },
+      );
+    });
+  }
+
+  #requireCut(plugin: string): CheckedCut {
+    if (!this.cut) {
+      throw new CompactionError(
+        ErrorCodes.PLUGIN_FAILED,
+        `Plugin '${plugin}' asked for the cut's messages before a cut was selected; use them in summarize or afterCompact.`,
+        { plugin },
+      );
+    }
+    return this.cut;
+  }
+
+  #compacted(plugin: string, keep: (index: number) => boolean, withoutPreviousSummary: boolean): T[] {
+    const cut = this.#requireCut(plugin);
+    const skip = withoutPreviousSummary ? this.#previousSummaryIndex(cut) : -1;
+    const out: T[] = [];
+    for (const i of cut.compactedIndices) if (i !== skip && keep(i)) out.push(this.#messages[i] as T);
+    return out;
+  }
+
+  #previousSummaryIndex(cut: CheckedCut): number {
+    if (this.previousSummary === undefined) return -1;
+    const facts = this.view.facts;
+    for (let k = cut.compactedIndices.length - 1; k >= 0; k--) {
+      const i = cut.compactedIndices[k] as number;
+      if (facts[i]?.kind === "summary") return i;
+    }
+    return -1;
+  }
+}
+
+/** `{ signal }` aborting when either signal does, or undefined when there is none. */
+function signalOf(a: AbortSignal | undefined, b: AbortSignal | undefined): { signal: AbortSignal } | undefined {
+  if (a && b) return { signal: AbortSignal.any([a, b]) };
+  const one = a ?? b;
+  return one ? { signal: one } : undefined;
+}
