@@ -189,7 +189,7 @@ export { createOptionsValidator } from "./config/plugin-options.js";
 
 // Helpers shared with the other @compaction packages and plugin authors: readable values,
 // JSON pointers and "did you mean" suggestions for error messages, frozen plain data.
-export { describeValue } from "./config/config-error.js";
+export { describeSchemaErrors, type DescribeSchemaErrorsOptions, describeValue, type SchemaProblem } from "./config/schema-problems.js";
 export { escapePointerSegment, pointer, showPointer } from "./config/pointer.js";
 export { didYouMean, suggest } from "./config/suggest.js";
 export { deepFreeze } from "./config/plain-data.js";

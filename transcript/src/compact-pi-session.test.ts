@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { appendPiCompaction, compactPiBranch } from "./compact-pi-session.js";
 import { loadBoundary } from "./boundary-load.js";
 import { createSession } from "./session-file.js";
-import type { NewEntry } from "./append.js";
+import type { NewEntry } from "./new-entries.js";
 
 const dir = mkdtempSync(join(tmpdir(), "compaction-pi-session-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

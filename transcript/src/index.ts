@@ -30,17 +30,10 @@ export {
 } from "./context.js";
 export { type BoundaryLoad, type LoadBoundaryOptions, loadBoundary } from "./boundary-load.js";
 export { isTranscriptError, TranscriptError, type TranscriptErrorDetails } from "./transcript-error.js";
-export {
-  type AppendCompactionOptions,
-  appendCompaction,
-  appendEntries,
-  type AppendOptions,
-  type NewEntry,
-  type SessionLockOptions,
-  type UpgradedSession,
-  upgradeSession,
-  withSessionLock,
-} from "./append.js";
+export { type AppendCompactionOptions, appendCompaction, appendEntries, type AppendOptions } from "./append.js";
+export type { NewEntry } from "./new-entries.js";
+export { type SessionLockOptions, withSessionLock } from "./session-lock.js";
+export { type UpgradedSession, upgradeSession } from "./upgrade.js";
 export {
   type CreatedSession,
   type CreateSessionOptions,

@@ -8,7 +8,8 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import writeFileAtomic from "write-file-atomic";
 import { CompactionError, ErrorCodes } from "@compaction/core";
-import { type NewEntry, assignEntryFields, fileExists, readHeaderLine } from "./append.js";
+import { fileExists, readHeaderLine } from "./append-context.js";
+import { assignEntryFields, type NewEntry } from "./new-entries.js";
 import { CURRENT_SESSION_VERSION, type SessionEntry, type SessionHeader } from "./types.js";
 
 /** Overrides the directory that holds one session directory per cwd (pi's `~/.pi/agent/sessions`). */

@@ -3,7 +3,7 @@
  * pi's context building skip, as they do other extensions' state). The latest one on the
  * branch wins, so branching a session keeps its settings.
  */
-import type { NewEntry } from "./append.js";
+import type { NewEntry } from "./new-entries.js";
 import type { SessionEntry } from "./types.js";
 
 /** `customType` of the entry that turns auto-compaction on or off for one session. */

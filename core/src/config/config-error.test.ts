@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { CompactionError, ErrorCodes } from "../errors.js";
-import { ConfigError, configUnreadable, describeValue } from "./config-error.js";
+import { ConfigError, configUnreadable } from "./config-error.js";
+import { describeValue } from "./schema-problems.js";
 
 describe("ConfigError", () => {
   it("is a CompactionError carrying file, the first problem's path, and every problem", () => {

@@ -2,18 +2,11 @@ import { readFileSync } from "node:fs";
 import { extname } from "node:path";
 import type { ErrorObject } from "ajv";
 import { CompactionError, describeError, ErrorCodes } from "../errors.js";
-import { escapePointerSegment, showPointer } from "./pointer.js";
-import { suggest } from "./suggest.js";
+import { showPointer } from "./pointer.js";
+import { describeSchemaErrors, type SchemaProblem } from "./schema-problems.js";
 
 /** One problem in a config file. */
-export interface ConfigProblem {
-  /** JSON pointer to the offending value, e.g. `/agents/coder/preset`; `""` is the whole file. */
-  readonly path: string;
-  /** What was expected and what was found. */
-  readonly message: string;
-  /** What to do about it. */
-  readonly hint: string;
-}
+export type ConfigProblem = SchemaProblem;
 
 export interface ConfigErrorDetails {
   /** Absolute path of the config file. */
@@ -71,115 +64,19 @@ export function configInvalid(file: string | undefined, problems: readonly Confi
 // ---------------------------------------------------------------------------------------------
 // ajv errors -> problems
 
-/** Turns ajv's errors (compiled with `verbose: true`) into one readable problem each. */
+/** Turns ajv's errors (compiled with `verbose: true`) into one readable problem each (see describeSchemaErrors). */
 export function problemsFromAjv(errors: readonly ErrorObject[]): ConfigProblem[] {
-  const problems: ConfigProblem[] = [];
-  for (const error of errors) {
-    const problem = problemFromAjv(error);
-    if (problem !== undefined) problems.push(problem);
-  }
-  return problems;
+  return describeSchemaErrors(errors, { schemaName: "@compaction/core/schema.json", special: pluginEntryProblem });
 }
 
-function problemFromAjv(error: ErrorObject): ConfigProblem | undefined {
-  const path = error.instancePath;
-  const found = describeValue(error.data);
-  const schema = (error.parentSchema ?? {}) as Record<string, unknown>;
-  const params = error.params as Record<string, unknown>;
-  switch (error.keyword) {
-    case "if":
-      // The branch that failed ("then"/"else") reports its own, more precise, errors.
-      return undefined;
-    case "additionalProperties": {
-      const name = String(params["additionalProperty"]);
-      const allowed = Object.keys((schema["properties"] ?? {}) as object);
-      const nearest = suggest(name, allowed);
-      return {
-        path: `${path}/${escapePointerSegment(name)}`,
-        message: `unknown property '${name}'; expected one of: ${allowed.join(", ")}`,
-        hint: nearest === undefined ? `Remove '${name}' or rename it to one of the properties listed.` : `Did you mean '${nearest}'?`,
-      };
-    }
-    case "type": {
-      const expected = describeTypes(params["type"]);
-      return { path, message: `expected ${expected}, found ${found}`, hint: `Use ${expected}${example(schema)}.` };
-    }
-    case "enum": {
-      const allowed = (params["allowedValues"] ?? []) as unknown[];
-      const list = allowed.map((value) => JSON.stringify(value)).join(", ");
-      const nearest = typeof error.data === "string" ? suggest(error.data, allowed.map(String)) : undefined;
-      return {
-        path,
-        message: `expected one of ${list}, found ${found}`,
-        hint: `${nearest === undefined ? "" : `Did you mean '${nearest}'? `}Allowed values: ${list}.`,
-      };
-    }
-    case "minimum":
-    case "maximum":
-    case "exclusiveMinimum":
-    case "exclusiveMaximum": {
-      const bound = `${COMPARISON_WORDS[String(params["comparison"])] ?? String(params["comparison"])} ${String(params["limit"])}`;
-      return { path, message: `expected a number ${bound}, found ${found}`, hint: `Use a value ${bound}${example(schema)}.` };
-    }
-    case "minLength":
-      return { path, message: `expected a non-empty string, found ${found}`, hint: `Give a value${example(schema)}.` };
-    case "minItems":
-    case "additionalItems":
-      return {
-        path,
-        message: `expected [name] or [name, options], found ${found}`,
-        hint: `Write a plugin with options as a two-item array: the plugin's name, then one object holding all its options.`,
-      };
-    default:
-      return {
-        path,
-        message: `${error.message ?? "is not valid"}, found ${found}`,
-        hint: `See the description of this setting in @compaction/core/schema.json.`,
-      };
-  }
-}
-
-const COMPARISON_WORDS: Readonly<Record<string, string>> = {
-  ">=": "of at least",
-  ">": "greater than",
-  "<=": "of at most",
-  "<": "less than",
-};
-
-const TYPE_WORDS: Readonly<Record<string, string>> = {
-  string: "a string",
-  number: "a number",
-  integer: "an integer",
-  boolean: "true or false",
-  object: "an object",
-  array: "an array",
-  null: "null",
-};
-
-function describeTypes(types: unknown): string {
-  const list = (Array.isArray(types) ? types : String(types).split(",")).map((type) => TYPE_WORDS[String(type)] ?? String(type));
-  return list.join(" or ");
-}
-
-/** `, e.g. <first example> or <second example>` from the schema's examples (or its default). */
-function example(schema: Record<string, unknown>): string {
-  const examples = Array.isArray(schema["examples"]) ? (schema["examples"] as unknown[]).slice(0, 2) : [];
-  if (examples.length === 0 && schema["default"] !== undefined) examples.push(schema["default"]);
-  return examples.length === 0 ? "" : `, e.g. ${examples.map((value) => JSON.stringify(value)).join(" or ")}`;
-}
-
-/** A value as an error message shows it: its type and, when short, the value itself. */
-export function describeValue(value: unknown): string {
-  if (value === null) return "null";
-  if (value === undefined) return "nothing";
-  if (Array.isArray(value)) return value.length === 0 ? "an empty array" : `an array of ${value.length} item${value.length === 1 ? "" : "s"}`;
-  if (typeof value === "function") return "a function";
-  if (typeof value === "object") return "an object";
-  const text = JSON.stringify(value);
-  const shown = text.length > 40 ? `${text.slice(0, 37)}...` : text;
-  if (typeof value === "string") return `string ${shown}`;
-  if (typeof value === "number") return Number.isInteger(value) ? `integer ${shown}` : `number ${shown}`;
-  return `${typeof value} ${shown}`;
+/** A plugin entry written as an array that is not `[name]` or `[name, options]`. */
+function pluginEntryProblem(error: ErrorObject, found: string): ConfigProblem | undefined {
+  if (error.keyword !== "minItems" && error.keyword !== "additionalItems") return undefined;
+  return {
+    path: error.instancePath,
+    message: `expected [name] or [name, options], found ${found}`,
+    hint: "Write a plugin with options as a two-item array: the plugin's name, then one object holding all its options.",
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

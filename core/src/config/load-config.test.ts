@@ -248,8 +248,8 @@ describe("loadConfig: invalid configs", () => {
     const error = await invalid({ contextWindow: "big" });
     expect(error.code).toBe(ErrorCodes.CONFIG_INVALID);
     expect(error.path).toBe("/contextWindow");
-    expect(error.message).toContain('expected an integer, found string "big"');
-    expect(error.hint).toBe("Use an integer, e.g. 200000.");
+    expect(error.message).toContain('expected a whole number, found string "big"');
+    expect(error.hint).toBe("Use a whole number, e.g. 200000.");
   });
 
   it("suggests the nearest property for a misspelled top-level key", async () => {

@@ -1,7 +1,7 @@
 import { dirname } from "node:path";
 import type { CompactionPlugin, PluginFactory } from "../compactor/plugin.js";
 import { CompactionError, describeError, ErrorCodes, isCompactionError } from "../errors.js";
-import { describeValue } from "./config-error.js";
+import { describeValue } from "./schema-problems.js";
 import type { LoadedConfig } from "./load-config.js";
 import { cloneData, isPlainObject } from "./plain-data.js";
 import { pointer, showPointer } from "./pointer.js";

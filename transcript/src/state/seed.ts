@@ -10,7 +10,7 @@ import {
   readSummary,
   type SessionState,
 } from "@compaction/core";
-import type { NewEntry } from "../append.js";
+import type { NewEntry } from "../new-entries.js";
 
 /** Limits of the seed text; the state itself keeps everything. */
 export interface SessionSeedOptions {
