@@ -105,7 +105,8 @@ function loaderReason(file: string, cause: unknown): string {
     .split("\n")
     .map((line) => line.trim())
     .find((line) => line !== "" && !CODE_FRAME_LINE.test(line));
-  return (sentence ?? text.trim()).replace(/ while parsing .*$/, "");
+  // Node 22's JSON.parse adds "(line 3 column 1)" after the position; the error shows the line once.
+  return (sentence ?? text.trim()).replace(/ while parsing .*$/, "").replace(/ \(line \d+ column \d+\)/, "");
 }
 
 const ANSI_COLOUR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
