@@ -13,6 +13,7 @@ import { registerContextInspect } from "./commands/context-inspect.js";
 import { registerContextStatus } from "./commands/context-status.js";
 import { registerSearch } from "./commands/search.js";
 import { registerSessionBranch } from "./commands/session-branch.js";
+import { registerSessionUpgrade } from "./commands/session-upgrade.js";
 import { exitCodeFor, renderError } from "./errors.js";
 import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from "./exit-codes.js";
 import { type CliIo, processIo } from "./io.js";
@@ -29,6 +30,7 @@ const EXAMPLES = `Examples:
   compaction context history --depth 3           the latest three compactions
   compaction context inspect                     where the tokens go, what compacting would save
   compaction session branch --at 1f0e3c2a        a new session file ending at that entry
+  compaction session upgrade                     rewrite a version 1/2 file as version 3 (keeps .bak)
   compaction search "user-message-selector"      entries that mention it, compacted ones too
   compaction autocompact off                     no automatic compaction for this session
   compaction context export state.json           the session's state as JSON (docs/session-state.md)
@@ -88,6 +90,7 @@ function buildProgram(io: CliIo, done: (code: ExitCodeValue) => void): Command {
   registerContextImport(context, io, done);
   const session = program.command("session").description("work with session files");
   registerSessionBranch(session, io, done);
+  registerSessionUpgrade(session, io, done);
   return program;
 }
 

@@ -21,6 +21,7 @@ import type { CliIo } from "../io.js";
 import { loadCompactor } from "../load-compactor.js";
 import { formatTokens, sessionLabel } from "../output.js";
 import { assertWholeBranch, loadTranscriptContext, requirePiSession, resolveTarget, type TranscriptContext } from "../session-target.js";
+import { upgradeBeforeWriting, upgradeDryRunNote, type UpgradeReport } from "./session-upgrade.js";
 
 interface CompactOptions {
   readonly session?: string;
@@ -55,6 +56,11 @@ export interface CompactReport {
   readonly focus: string | null;
   readonly warnings: readonly string[];
   readonly summary: string | null;
+  /**
+   * A version 1 or 2 file is rewritten as version 3 before the entry is appended (as pi does
+   * when it opens it), keeping the original: what was done, or null (version 3, or not written).
+   */
+  readonly upgrade: UpgradeReport | null;
 }
 
 /** Adds `compact` to the program. */
@@ -80,7 +86,7 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   const path = await resolveTarget(selection, io);
   const transcript = loadTranscriptContext(path, selection, io);
   const writing = options.dryRun !== true;
-  if (writing) requireAppendable(path, requirePiSession(transcript, "write a compaction"));
+  const pi = writing ? requirePiSession(transcript, "write a compaction") : transcript.pi;
 
   const compactor = await loadCompactor(io.cwd, { agent: options.agent, preset: options.preset, adapter: transcript.adapter });
   let compaction: PiBranchCompaction<unknown>;
@@ -110,6 +116,8 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   }
   if (options.json !== true) io.stdout.write(renderPlan(transcript, result, plan.firstKeptEntryId as string, context));
   if (!writing) {
+    const note = pi === null ? null : upgradeDryRunNote(path, pi.version);
+    if (note !== null) io.stderr.write(`compaction: ${note}\n`);
     if (options.json === true) io.stdout.write(`${JSON.stringify(report(), null, 2)}\n`);
     else io.stdout.write(`${context.out.dim("Dry run: nothing written.")}\n`);
     return ExitCode.OK;
@@ -131,8 +139,11 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
     }
   }
   assertWholeBranch(path, selection);
+  // The upgrade keeps every entry's id (version 1 entries get the ids the reader gave them), so
+  // the plan made from the original still names the right entries.
+  const upgrade = await upgradeBeforeWriting(path, pi as BoundaryLoad, io);
   const entry = await appendPiCompaction(path, plan.compaction as PiCompaction);
-  if (options.json === true) io.stdout.write(`${JSON.stringify(report({ written: true, entryId: entry.id }), null, 2)}\n`);
+  if (options.json === true) io.stdout.write(`${JSON.stringify(report({ written: true, entryId: entry.id, upgrade }), null, 2)}\n`);
   else io.stdout.write(`${context.out.green("Compacted:")} wrote compaction entry ${entry.id}.\n`);
   return ExitCode.OK;
 }
@@ -171,6 +182,7 @@ function reportOf(transcript: TranscriptContext, result: CompactionResult<unknow
     focus: options.focus ?? null,
     warnings: result.warnings,
     summary: result.summary ?? null,
+    upgrade: null,
   };
 }
 
@@ -185,16 +197,6 @@ function renderPlan(transcript: TranscriptContext, result: CompactionResult<unkn
     `${c.bold("Keeps")}     from ${transcript.format === "pi" ? "entry " : ""}${firstKeptEntryId}${cut.isSplitTurn ? " (mid-turn)" : ""}`,
     "",
   ].join("\n");
-}
-
-/** pi's compaction entry can be appended only to a version 3 file. */
-function requireAppendable(path: string, loaded: BoundaryLoad): void {
-  if (loaded.version >= 3) return;
-  throw new CliError(
-    ExitCode.SESSION,
-    `Cannot write a compaction to ${path}: it is a version ${loaded.version} session file, and entries can be appended only to version 3 files.`,
-    "Open the session once in pi (it upgrades the file), or run with --dry-run to only look.",
-  );
 }
 
 function plural(n: number, word: string): string {
