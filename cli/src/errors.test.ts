@@ -67,6 +67,40 @@ describe("errors and exit codes", () => {
     expect(sandbox.bytes().equals(before)).toBe(true);
   });
 
+  it("names the --skip-corrupt flag (not the library option) in the hint for a corrupt line", () => {
+    appendFileSync(sandbox.sessionPath, "{not json\n");
+    const run = sandbox.run(["context", "status"], { NO_COLOR: "1" });
+    expect(run.code).toBe(3);
+    expect(run.stderr).toMatch(/\nhint: Pass --skip-corrupt to read past it/);
+    expect(run.stderr).not.toContain("skipCorrupt");
+  });
+
+  it("search exits 3 on a corrupt line like every other command; with --skip-corrupt it warns what the break leaves out", () => {
+    const lines = readFileSync(sandbox.sessionPath, "utf8").split("\n");
+    lines[499] = (lines[499] ?? "").slice(0, 40); // line 500 cut short: the chain breaks there
+    writeFileSync(sandbox.sessionPath, lines.join("\n"));
+    const failed = sandbox.run(["search", "user-message-selector.ts"], { NO_COLOR: "1" });
+    expect(failed.code).toBe(3);
+    expect(failed.stderr).toMatch(/^compaction: .*:500: expected a JSON object per line/);
+    expect(failed.stdout).toBe("");
+    const skipped = sandbox.run(["--skip-corrupt", "search", "user-message-selector.ts"], { NO_COLOR: "1" });
+    expect(skipped.code).toBe(0);
+    expect(skipped.stderr).toMatch(/compaction: skipped line 500 of /);
+    expect(skipped.stderr).toMatch(/the current branch breaks at skipped line 500: 498 earlier entries are not on it and are not searched/);
+  });
+
+  it("prints a JSON error object with the code on stdout when a --json command fails", () => {
+    const run = sandbox.run(["context", "status", "--json", "--session", "0000dead"], { NO_COLOR: "1" });
+    expect(run.code).toBe(3);
+    const report = JSON.parse(run.stdout) as { error: { code: string; message: string; hint: string | null; exitCode: number } };
+    expect(report.error).toMatchObject({ code: "COMPACTION_TRANSCRIPT_NOT_FOUND", exitCode: 3 });
+    expect(report.error.message).toMatch(/^No session with id "0000dead"/);
+    expect(run.stderr).toMatch(/^compaction: No session with id "0000dead"/);
+    const usage = sandbox.run(["search", " ", "--json"], { NO_COLOR: "1" });
+    expect(usage.code).toBe(2);
+    expect(JSON.parse(usage.stdout)).toMatchObject({ error: { code: "COMPACTION_USAGE", message: "The query is empty.", exitCode: 2 } });
+  });
+
   it("prints the version with --version and exits 0", () => {
     const run = sandbox.run(["--version"]);
     expect(run.code).toBe(0);

@@ -19,7 +19,7 @@ import { CliError } from "../errors.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { loadCompactor } from "../load-compactor.js";
-import { formatTokens, sessionLabel } from "../output.js";
+import { formatTokens, plural, sessionLabel } from "../output.js";
 import { assertWholeBranch, loadTranscriptContext, requirePiSession, resolveTarget, type TranscriptContext } from "../session-target.js";
 import { upgradeBeforeWriting, upgradeDryRunNote, type UpgradeReport } from "./session-upgrade.js";
 
@@ -111,7 +111,7 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
     throw error;
   };
   if (plan.refusal !== null) {
-    if (options.json !== true) io.stdout.write(`${context.out.bold("Session")}   ${path}\n${context.out.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${transcript.messages.length} messages)\n`);
+    if (options.json !== true) io.stdout.write(`${context.out.bold("Session")}   ${path}\n${context.out.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${plural(transcript.messages.length, "message")})\n`);
     return refuse(plan.refusal);
   }
   if (options.json !== true) io.stdout.write(renderPlan(transcript, result, plan.firstKeptEntryId as string, context));
@@ -191,14 +191,10 @@ function renderPlan(transcript: TranscriptContext, result: CompactionResult<unkn
   const layer = result.event?.layer ?? null;
   return [
     `${c.bold("Session")}   ${transcript.format === "pi" ? transcript.path : `${sessionLabel({ id: transcript.sessionId, format: transcript.format })} ${c.dim(`(${transcript.path})`)}`}`,
-    `${c.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${transcript.messages.length} messages)`,
-    `${c.bold("After")}     ${c.green(formatTokens(result.tokensAfter))} tokens (${result.messages.length} messages: the summary and ${result.messages.length - 1} kept)`,
+    `${c.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${plural(transcript.messages.length, "message")})`,
+    `${c.bold("After")}     ${c.green(formatTokens(result.tokensAfter))} tokens (${plural(result.messages.length, "message")}: the summary and ${result.messages.length - 1} kept)`,
     `${c.bold("Compacts")}  ${plural(cut.compactedIndices.length, "message")}, by ${result.event?.strategy ?? cut.selectedBy}${layer === null ? "" : ` (layer ${layer})`}`,
     `${c.bold("Keeps")}     from ${transcript.format === "pi" ? "entry " : ""}${firstKeptEntryId}${cut.isSplitTurn ? " (mid-turn)" : ""}`,
     "",
   ].join("\n");
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
