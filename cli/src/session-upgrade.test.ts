@@ -92,7 +92,9 @@ describe("compaction compact on a version 1 file", () => {
       const before = sandbox.bytes();
       const run = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1" });
       expect(run.code).toBe(0);
-      expect(run.stderr).toContain("is a version 1 session file: writing would first rewrite it as version 3");
+      expect(run.stdout).toMatch(/\nUpgrade   a version 1 file: writing would first rewrite it as version 3, as pi does when it opens it, keeping the original as [^/\n]+\.jsonl\.bak\nDry run: nothing written\.\n$/);
+      const json = JSON.parse(sandbox.run(["compact", "--dry-run", "--json"]).stdout) as { upgrade: unknown };
+      expect(json.upgrade).toStrictEqual({ session: { path: sandbox.sessionPath }, fromVersion: 1, toVersion: 3, upgraded: false, backupPath: null });
       expect(sandbox.bytes().equals(before)).toBe(true);
       expect(existsSync(`${sandbox.sessionPath}.bak`)).toBe(false);
     } finally {

@@ -21,7 +21,7 @@ import type { CliIo } from "../io.js";
 import { loadCompactor } from "../load-compactor.js";
 import { formatTokens, plural, sessionLabel } from "../output.js";
 import { assertWholeBranch, loadTranscriptContext, requirePiSession, resolveTarget, type TranscriptContext } from "../session-target.js";
-import { upgradeBeforeWriting, upgradeDryRunNote, type UpgradeReport } from "./session-upgrade.js";
+import { upgradeBeforeWriting, upgradeDryRun, upgradeDryRunNote, type UpgradeReport } from "./session-upgrade.js";
 
 interface CompactOptions {
   readonly session?: string;
@@ -58,7 +58,8 @@ export interface CompactReport {
   readonly summary: string | null;
   /**
    * A version 1 or 2 file is rewritten as version 3 before the entry is appended (as pi does
-   * when it opens it), keeping the original: what was done, or null (version 3, or not written).
+   * when it opens it), keeping the original: what was done (with --dry-run: what would be, with
+   * `upgraded` false), or null for a version 3 file or an imported transcript.
    */
   readonly upgrade: UpgradeReport | null;
 }
@@ -114,11 +115,14 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
     if (options.json !== true) io.stdout.write(`${context.out.bold("Session")}   ${path}\n${context.out.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${plural(transcript.messages.length, "message")})\n`);
     return refuse(plan.refusal);
   }
-  if (options.json !== true) io.stdout.write(renderPlan(transcript, result, plan.firstKeptEntryId as string, context));
+  // An old file is upgraded before the entry is written: say so before asking or writing.
+  const upgradeNeeded = pi === null ? null : upgradeDryRun(path, pi.version);
+  if (options.json !== true) {
+    io.stdout.write(renderPlan(transcript, result, plan.firstKeptEntryId as string, context));
+    if (upgradeNeeded !== null) io.stdout.write(`${context.out.bold("Upgrade")}   ${upgradeDryRunNote(upgradeNeeded)}\n`);
+  }
   if (!writing) {
-    const note = pi === null ? null : upgradeDryRunNote(path, pi.version);
-    if (note !== null) io.stderr.write(`compaction: ${note}\n`);
-    if (options.json === true) io.stdout.write(`${JSON.stringify(report(), null, 2)}\n`);
+    if (options.json === true) io.stdout.write(`${JSON.stringify(report({ upgrade: upgradeNeeded }), null, 2)}\n`);
     else io.stdout.write(`${context.out.dim("Dry run: nothing written.")}\n`);
     return ExitCode.OK;
   }

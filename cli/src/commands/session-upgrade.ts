@@ -4,6 +4,7 @@
  * commands that append (`compact`, `autocompact on|off`) upgrade the same way before writing.
  */
 import { type BoundaryLoad, CURRENT_SESSION_VERSION, upgradeSession, type UpgradedSession } from "@compaction/transcript";
+import { basename } from "node:path";
 import type { Command } from "commander";
 import { commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
@@ -77,10 +78,15 @@ export async function upgradeBeforeWriting(path: string, loaded: Pick<BoundaryLo
   return report;
 }
 
-/** For a dry run of a writing command: what writing would first do to an old file. */
-export function upgradeDryRunNote(path: string, version: number): string | null {
+/** For a dry run of a writing command: the upgrade writing would first do, or null for a version 3 file. */
+export function upgradeDryRun(path: string, version: number): UpgradeReport | null {
   if (version >= CURRENT_SESSION_VERSION) return null;
-  return `${path} is a version ${version} session file: writing would first rewrite it as version ${CURRENT_SESSION_VERSION} (as pi does when it opens it), keeping the original as ${path}.bak.`;
+  return { session: { path }, fromVersion: version, toVersion: CURRENT_SESSION_VERSION, upgraded: false, backupPath: null };
+}
+
+/** One line saying what writing would first do to the old file. */
+export function upgradeDryRunNote(upgrade: UpgradeReport): string {
+  return `a version ${upgrade.fromVersion} file: writing would first rewrite it as version ${upgrade.toVersion}, as pi does when it opens it, keeping the original as ${basename(upgrade.session.path)}.bak`;
 }
 
 function upgradeNotice(report: UpgradeReport): string {
