@@ -30,7 +30,20 @@ describe("errors and exit codes", () => {
     const run = sandbox.run(["context", "status"], { NO_COLOR: "1" });
     expect(run.code).toBe(4);
     expect(run.stderr).toMatch(/^compaction: Invalid compaction config .*\.compactionrc\.json: \/contextWindow/);
-    expect(run.stderr).toMatch(/\nhint: /);
+    const [message, hint, ...rest] = run.stderr.trimEnd().split("\n");
+    expect(hint).toMatch(/^hint: /);
+    expect(rest).toEqual([]);
+    // The hint is said once, after the message, not inside it too.
+    expect(message).not.toContain((hint as string).slice("hint: ".length));
+  });
+
+  it("says a preset is not found in one line, with the nearest name and what was tried in the hint", () => {
+    const run = sandbox.run(["compact", "--dry-run", "--preset", "rollin"], { NO_COLOR: "1" });
+    expect(run.code).toBe(4);
+    const lines = run.stderr.trimEnd().split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^compaction: Cannot find preset 'rollin'( \(named at [^)]*\))?\.$/);
+    expect(lines[1]).toMatch(/^hint: Did you mean 'rolling'\? .* Tried: @compaction\/preset-rollin from /);
   });
 
   it("exits 2 for an unknown option, naming it", () => {
