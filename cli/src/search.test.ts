@@ -5,7 +5,7 @@ import { readSession, SessionTree } from "@compaction/transcript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { main } from "./index.js";
 import type { CliIo } from "./io.js";
-import { createSandbox, REAL_SESSION_ID, type Sandbox } from "./test-support/cli-sandbox.js";
+import { createSandbox, giveAgentRecall, REAL_SESSION_ID, type Sandbox } from "./test-support/cli-sandbox.js";
 
 interface Report {
   session: { path: string; id: string };
@@ -132,7 +132,11 @@ describe("compaction search for a path, a name or an id", () => {
   it.each(["oauth-selector.ts", "theme.md", "user-message-selector.ts", "theme-selector.ts"])(
     "ranks every entry containing %s first, after a rolling compaction",
     async (query) => {
-      expect(sandbox.run(["compact", "--yes", "--preset", "rolling"]).code).toBe(0);
+      // pi loads @compaction/pi for this user, so rolling evicts (see compact-rolling.test.ts).
+      giveAgentRecall(sandbox);
+      const compact = sandbox.run(["compact", "--yes", "--preset", "rolling", "--json"]);
+      expect(compact.code).toBe(0);
+      expect(JSON.parse(compact.stdout)).toMatchObject({ recallTool: { fallback: false }, summary: expect.stringContaining("memory_search") });
       const parsed = readSession(sandbox.sessionPath);
       const branch = new SessionTree(parsed.entries).branch();
       const containing = new Set(

@@ -11,7 +11,7 @@ import {
   type PiCompactionPlan,
   type TranscriptFormat,
 } from "@compaction/transcript";
-import { type CompactionResult } from "@compaction/core";
+import { type CompactionResult, type Compactor } from "@compaction/core";
 import type { Command } from "commander";
 import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
 import { confirm } from "../confirm.js";
@@ -21,6 +21,7 @@ import type { CliIo } from "../io.js";
 import { loadCompactor } from "../load-compactor.js";
 import { formatTokens, plural, sessionLabel } from "../output.js";
 import { assertWholeBranch, loadTranscriptContext, requirePiSession, resolveTarget, type TranscriptContext } from "../session-target.js";
+import { checkRecallTool, type RecallToolCheck, withoutRecall } from "../recall-tool.js";
 import { upgradeBeforeWriting, upgradeDryRun, upgradeDryRunNote, type UpgradeReport } from "./session-upgrade.js";
 
 interface CompactOptions {
@@ -62,6 +63,18 @@ export interface CompactReport {
    * `upgraded` false), or null for a version 3 file or an imported transcript.
    */
   readonly upgrade: UpgradeReport | null;
+  /**
+   * When the compaction would tell the agent to use a recall tool (rolling with recall): where
+   * the tool comes from, and whether rolling's no-recall fallback ran instead because nothing
+   * gives it to the agent. Null otherwise.
+   */
+  readonly recallTool: RecallToolReport | null;
+}
+
+/** See CompactReport.recallTool. */
+export interface RecallToolReport extends RecallToolCheck {
+  /** Nothing gives the agent the tool: recall was left out, so rolling summarised instead of evicting. */
+  readonly fallback: boolean;
 }
 
 /** Adds `compact` to the program. */
@@ -89,7 +102,9 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   const writing = options.dryRun !== true;
   const pi = writing ? requirePiSession(transcript, "write a compaction") : transcript.pi;
 
-  const compactor = await loadCompactor(io.cwd, { agent: options.agent, preset: options.preset, adapter: transcript.adapter });
+  const loaded = await loadCompactor(io.cwd, { agent: options.agent, preset: options.preset, adapter: transcript.adapter });
+  const recall = transcript.pi === null ? null : recallToolChoice(loaded, transcript.cwd ?? io.cwd, context);
+  const compactor = recall?.fallback === true ? withoutRecall(loaded, recall.tool) : loaded;
   let compaction: PiBranchCompaction<unknown>;
   try {
     // pi's compaction entry records a summary and an unchanged suffix: plugins must not count on
@@ -100,13 +115,14 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
       ...(options.agent === undefined ? {} : { agent: options.agent }),
     });
   } finally {
-    compactor.dispose();
+    if (compactor !== loaded) compactor.dispose();
+    loaded.dispose();
   }
   const { result } = compaction;
   for (const warning of result.warnings) io.stderr.write(`${context.err.yellow("warning:")} ${warning}\n`);
 
   const plan = planOf(compaction.plan);
-  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options), ...fields });
+  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options), recallTool: recall, ...fields });
   const refuse = (error: CliError): never => {
     if (options.json === true) io.stdout.write(`${JSON.stringify(report({ reason: error.message }), null, 2)}\n`);
     throw error;
@@ -160,6 +176,28 @@ interface Plan {
   readonly firstKeptEntryId: string | null;
 }
 
+/**
+ * A rolling compaction's note tells the agent to search with the recall tool: say before writing
+ * where that tool comes from; when nothing gives it to the agent, run rolling's no-recall fallback.
+ */
+function recallToolChoice(compactor: Compactor<unknown>, projectDir: string, { io, err: c }: CommandContext): RecallToolReport | null {
+  const check = checkRecallTool(compactor, projectDir, io.env);
+  if (check === null) return null;
+  const { tool } = check;
+  if (check.givenBy !== null) {
+    io.stderr.write(`compaction: note: the eviction note tells the agent to use ${tool}; ${check.givenBy} loads @compaction/pi, which gives pi's agent that tool.\n`);
+    return { ...check, fallback: false };
+  }
+  if (check.assertedByConfig) {
+    io.stderr.write(`compaction: note: the eviction note tells the agent to use ${tool}, which the config says the host offers itself (options.rolling.recall: true).\n`);
+    return { ...check, fallback: false };
+  }
+  io.stderr.write(
+    `${c.yellow("warning:")} nothing gives this session's agent ${tool} (the @compaction/pi extension is in none of pi's extension folders or settings for it), so evicted messages could not be searched: running rolling's no-recall fallback instead, a summary with nothing evicted. Load @compaction/pi in pi (see its README), or set options.rolling.recall: true if your host offers ${tool} itself.\n`,
+  );
+  return { ...check, fallback: true };
+}
+
 /** Whether the result can become pi's compaction entry (planPiCompaction), and the entry it keeps from. */
 function planOf(plan: PiCompactionPlan): Plan {
   if (plan.ok) return { refusal: null, compaction: plan.compaction, firstKeptEntryId: plan.compaction.firstKeptEntryId };
@@ -187,6 +225,7 @@ function reportOf(transcript: TranscriptContext, result: CompactionResult<unknow
     warnings: result.warnings,
     summary: result.summary ?? null,
     upgrade: null,
+    recallTool: null,
   };
 }
 
