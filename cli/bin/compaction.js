@@ -1,4 +1,18 @@
 #!/usr/bin/env node
-import { main } from "../dist/index.js";
+// The `compaction` command. The code is in ../dist (built by `npm run build`, and on `npm ci` in
+// the repository by its `prepare` script): when it, or a package it imports, is not built, say
+// so in one line and how to fix it, never with a stack trace.
+let main;
+try {
+  ({ main } = await import("../dist/index.js"));
+} catch (error) {
+  if (error?.code !== "ERR_MODULE_NOT_FOUND") throw error;
+  const missing = /Cannot find (?:module|package) '([^']+)'/.exec(String(error.message))?.[1] ?? "a module";
+  process.stderr.write(
+    `compaction: the CLI is not built: ${missing} is missing.\n` +
+      "hint: in the repository, run 'npm run build' (npm ci runs it unless scripts are turned off); an installed package ships built.\n",
+  );
+  process.exit(1);
+}
 
 process.exitCode = await main(process.argv.slice(2));

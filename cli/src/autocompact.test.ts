@@ -70,17 +70,4 @@ describe("compaction autocompact", () => {
     expect(run.stderr).toMatch(/^compaction: autocompact expects 'on' or 'off', but got 'maybe'\./);
     expect(sandbox.bytes().equals(before)).toBe(true);
   });
-
-  it("refuses to set it in a version 1 file with exit 3, writing nothing", async () => {
-    const old = await createSandbox({ version1: true });
-    try {
-      const before = old.bytes();
-      const run = old.run(["autocompact", "off"], NO_COLOR);
-      expect(run.code).toBe(3);
-      expect(run.stderr).toContain("version 1 session file");
-      expect(old.bytes().equals(before)).toBe(true);
-    } finally {
-      old.remove();
-    }
-  });
 });

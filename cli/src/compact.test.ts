@@ -89,19 +89,6 @@ describe("compaction compact", () => {
     expect(pi.messages).toEqual(ours.messages);
   });
 
-  it("refuses to write to a version 1 session file with exit 3, writing nothing", async () => {
-    const old = await createSandbox({ version1: true });
-    try {
-      const before = old.bytes();
-      const run = old.run(["compact", "--yes"], { NO_COLOR: "1" });
-      expect(run.code).toBe(3);
-      expect(run.stderr).toMatch(/^compaction: Cannot write a compaction to .*version 1 session file/);
-      expect(old.bytes().equals(before)).toBe(true);
-    } finally {
-      old.remove();
-    }
-  });
-
   it("prints the plan as one JSON object with --dry-run --json, writing nothing", () => {
     const before = sandbox.bytes();
     const run = sandbox.run(["compact", "--dry-run", "--json", "--focus", "tests"]);

@@ -130,9 +130,30 @@ describe("compaction context import", () => {
     expect(run.stderr).toMatch(/\nhint: Export it first: compaction context export state\.json --session /);
   });
 
-  it("says it cannot read a missing file with exit 2", () => {
+  // Changed on purpose (issue 13): a missing file exits 3, as a missing session does, not 2 with a raw ENOENT.
+  it("says a missing file does not exist with exit 3, in one line and a hint", () => {
     const run = sandbox.run(["context", "import", join(sandbox.root, "nope.json")], NO_COLOR);
-    expect(run.code).toBe(2);
-    expect(run.stderr).toMatch(/^compaction: Cannot read .*nope\.json/);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toBe(
+      `compaction: Cannot import ${join(sandbox.root, "nope.json")}: there is no such file.\nhint: Pass the path of a file written by 'compaction context export' (relative paths are read from the current directory).\n`,
+    );
+  });
+
+  it("prints what it wrote as one JSON object with export --json", () => {
+    const target = join(sandbox.project, "state.json");
+    const run = sandbox.run(["context", "export", "state.json", "--json"], NO_COLOR);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as { path: string; source: { session: string; format: string }; counts: Record<string, number> };
+    expect(report.path).toBe(target);
+    expect(report.source).toMatchObject({ session: "d703a1a9-1b7b-4fb1-b512-c9738b1fe617", format: "pi" });
+    const state = JSON.parse(readFileSync(target, "utf8")) as { decisions: unknown[]; identifiers: unknown[] };
+    expect(report.counts).toMatchObject({ decisions: state.decisions.length, identifiers: state.identifiers.length });
+  });
+
+  it("counts one message as '1 message' in the plan of a session holding one", () => {
+    expect(sandbox.run(["context", "export", "state.json"], NO_COLOR).code).toBe(0);
+    const imported = JSON.parse(sandbox.run(["context", "import", "state.json", "--json"], NO_COLOR).stdout) as { path: string };
+    const run = sandbox.run(["compact", "--dry-run", "--session", imported.path], NO_COLOR);
+    expect(run.stdout).toMatch(/tokens \(1 message\)\n/);
   });
 });

@@ -30,7 +30,20 @@ describe("errors and exit codes", () => {
     const run = sandbox.run(["context", "status"], { NO_COLOR: "1" });
     expect(run.code).toBe(4);
     expect(run.stderr).toMatch(/^compaction: Invalid compaction config .*\.compactionrc\.json: \/contextWindow/);
-    expect(run.stderr).toMatch(/\nhint: /);
+    const [message, hint, ...rest] = run.stderr.trimEnd().split("\n");
+    expect(hint).toMatch(/^hint: /);
+    expect(rest).toEqual([]);
+    // The hint is said once, after the message, not inside it too.
+    expect(message).not.toContain((hint as string).slice("hint: ".length));
+  });
+
+  it("says a preset is not found in one line, with the nearest name and what was tried in the hint", () => {
+    const run = sandbox.run(["compact", "--dry-run", "--preset", "rollin"], { NO_COLOR: "1" });
+    expect(run.code).toBe(4);
+    const lines = run.stderr.trimEnd().split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^compaction: Cannot find preset 'rollin'( \(named at [^)]*\))?\.$/);
+    expect(lines[1]).toMatch(/^hint: Did you mean 'rolling'\? .* Tried: @compaction\/preset-rollin from /);
   });
 
   it("exits 2 for an unknown option, naming it", () => {
@@ -65,6 +78,40 @@ describe("errors and exit codes", () => {
     expect(branch.code).toBe(3);
     expect(branch.stderr).toContain("The branch breaks at a skipped line");
     expect(sandbox.bytes().equals(before)).toBe(true);
+  });
+
+  it("names the --skip-corrupt flag (not the library option) in the hint for a corrupt line", () => {
+    appendFileSync(sandbox.sessionPath, "{not json\n");
+    const run = sandbox.run(["context", "status"], { NO_COLOR: "1" });
+    expect(run.code).toBe(3);
+    expect(run.stderr).toMatch(/\nhint: Pass --skip-corrupt to read past it/);
+    expect(run.stderr).not.toContain("skipCorrupt");
+  });
+
+  it("search exits 3 on a corrupt line like every other command; with --skip-corrupt it warns what the break leaves out", () => {
+    const lines = readFileSync(sandbox.sessionPath, "utf8").split("\n");
+    lines[499] = (lines[499] ?? "").slice(0, 40); // line 500 cut short: the chain breaks there
+    writeFileSync(sandbox.sessionPath, lines.join("\n"));
+    const failed = sandbox.run(["search", "user-message-selector.ts"], { NO_COLOR: "1" });
+    expect(failed.code).toBe(3);
+    expect(failed.stderr).toMatch(/^compaction: .*:500: expected a JSON object per line/);
+    expect(failed.stdout).toBe("");
+    const skipped = sandbox.run(["--skip-corrupt", "search", "user-message-selector.ts"], { NO_COLOR: "1" });
+    expect(skipped.code).toBe(0);
+    expect(skipped.stderr).toMatch(/compaction: skipped line 500 of /);
+    expect(skipped.stderr).toMatch(/the current branch breaks at skipped line 500: 498 earlier entries are not on it and are not searched/);
+  });
+
+  it("prints a JSON error object with the code on stdout when a --json command fails", () => {
+    const run = sandbox.run(["context", "status", "--json", "--session", "0000dead"], { NO_COLOR: "1" });
+    expect(run.code).toBe(3);
+    const report = JSON.parse(run.stdout) as { error: { code: string; message: string; hint: string | null; exitCode: number } };
+    expect(report.error).toMatchObject({ code: "COMPACTION_TRANSCRIPT_NOT_FOUND", exitCode: 3 });
+    expect(report.error.message).toMatch(/^No session with id "0000dead"/);
+    expect(run.stderr).toMatch(/^compaction: No session with id "0000dead"/);
+    const usage = sandbox.run(["search", " ", "--json"], { NO_COLOR: "1" });
+    expect(usage.code).toBe(2);
+    expect(JSON.parse(usage.stdout)).toMatchObject({ error: { code: "COMPACTION_USAGE", message: "The query is empty.", exitCode: 2 } });
   });
 
   it("prints the version with --version and exits 0", () => {

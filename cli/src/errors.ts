@@ -43,10 +43,49 @@ export function exitCodeFor(error: unknown): ExitCodeValue {
   return ExitCode.FAILED;
 }
 
+/** The stable code of a CliError, by what its exit code means (library errors carry their own). */
+const CLI_ERROR_CODES: Readonly<Record<ExitCodeValue, string>> = {
+  [ExitCode.OK]: "COMPACTION_OK",
+  [ExitCode.FAILED]: "COMPACTION_REFUSED",
+  [ExitCode.USAGE]: "COMPACTION_USAGE",
+  [ExitCode.SESSION]: "COMPACTION_SESSION",
+  [ExitCode.CONFIG]: "COMPACTION_CONFIG_INVALID",
+};
+
+/** What a command run with `--json` prints on stdout when it fails (and prints nothing else). */
+export interface JsonErrorReport {
+  readonly error: {
+    /** A stable code: the library's (`COMPACTION_TRANSCRIPT_CORRUPT`, ...) or the CLI's (`COMPACTION_USAGE`, `COMPACTION_SESSION`, `COMPACTION_REFUSED`). */
+    readonly code: string;
+    readonly message: string;
+    readonly hint: string | null;
+    readonly exitCode: ExitCodeValue;
+  };
+}
+
+/** The JSON error object for a thrown value. */
+export function errorReport(error: unknown): JsonErrorReport {
+  const exitCode = exitCodeFor(error);
+  const code = isCompactionError(error) ? error.code : error instanceof CliError ? CLI_ERROR_CODES[error.exitCode] : "COMPACTION_UNEXPECTED";
+  const hint = hintOf(error);
+  return { error: { code, message: error instanceof Error ? error.message : String(error), hint: hint === undefined || hint === "" ? null : hint, exitCode } };
+}
+
+/**
+ * The hint shown for an error. The library's hint for a corrupt line names its option
+ * (`skipCorrupt`); on the command line the flag is what to pass.
+ */
+function hintOf(error: unknown): string | undefined {
+  if (isCompactionError(error) && error.code === ErrorCodes.TRANSCRIPT_CORRUPT) {
+    return "Pass --skip-corrupt to read past it (e.g. compaction --skip-corrupt context status); the file is not changed.";
+  }
+  return error instanceof CliError || isCompactionError(error) ? error.hint : undefined;
+}
+
 /** `compaction: <message>` then, when there is one, `hint: <hint>`; newline-terminated. */
 export function renderError(error: unknown, c: Colors): string {
   const message = error instanceof Error ? error.message : String(error);
-  const hint = error instanceof CliError || isCompactionError(error) ? error.hint : undefined;
+  const hint = hintOf(error);
   const known = error instanceof CliError || isCompactionError(error);
   const head = `${c.red("compaction:")} ${known ? "" : "unexpected error: "}${message}`;
   return hint === undefined || hint === "" ? `${head}\n` : `${head}\n${c.dim("hint:")} ${hint}\n`;

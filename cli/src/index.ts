@@ -13,12 +13,14 @@ import { registerContextInspect } from "./commands/context-inspect.js";
 import { registerContextStatus } from "./commands/context-status.js";
 import { registerSearch } from "./commands/search.js";
 import { registerSessionBranch } from "./commands/session-branch.js";
-import { exitCodeFor, renderError } from "./errors.js";
+import { registerSessionUpgrade } from "./commands/session-upgrade.js";
+import { errorReport, exitCodeFor, renderError } from "./errors.js";
 import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from "./exit-codes.js";
-import { type CliIo, processIo } from "./io.js";
+import { type CliIo, type CliStream, processIo } from "./io.js";
 import { colorEnabled, colors } from "./output.js";
 
 export { ExitCode, type ExitCodeValue } from "./exit-codes.js";
+export type { JsonErrorReport } from "./errors.js";
 export type { CliIo, CliStream } from "./io.js";
 
 const EXAMPLES = `Examples:
@@ -29,6 +31,7 @@ const EXAMPLES = `Examples:
   compaction context history --depth 3           the latest three compactions
   compaction context inspect                     where the tokens go, what compacting would save
   compaction session branch --at 1f0e3c2a        a new session file ending at that entry
+  compaction session upgrade                     rewrite a version 1/2 file as version 3 (keeps .bak)
   compaction search "user-message-selector"      entries that mention it, compacted ones too
   compaction autocompact off                     no automatic compaction for this session
   compaction context export state.json           the session's state as JSON (docs/session-state.md)
@@ -47,7 +50,8 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   const done = (value: ExitCodeValue): void => {
     code = value;
   };
-  const program = buildProgram(io, done);
+  const stdout = writeTracking(io.stdout);
+  const program = buildProgram({ ...io, stdout }, done);
   try {
     await program.parseAsync([...argv], { from: "user" });
     return code;
@@ -55,8 +59,28 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
     if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE;
     const flag = !argv.includes("--no-color");
     io.stderr.write(renderError(error, colors(colorEnabled(io.stderr, io.env, flag))));
+    // A script reading --json output gets one JSON object on stdout either way: the error, unless
+    // the command already printed its own report (compact prints its plan with the reason).
+    if (argv.includes("--json") && !stdout.written) io.stdout.write(`${JSON.stringify(errorReport(error), null, 2)}\n`);
     return exitCodeFor(error);
   }
+}
+
+/** The stream, remembering whether anything was written to it. */
+function writeTracking(stream: CliStream): CliStream & { readonly written: boolean } {
+  let written = false;
+  return {
+    write(text: string) {
+      written ||= text !== "";
+      return stream.write(text);
+    },
+    get isTTY() {
+      return stream.isTTY;
+    },
+    get written() {
+      return written;
+    },
+  };
 }
 
 function buildProgram(io: CliIo, done: (code: ExitCodeValue) => void): Command {
@@ -88,6 +112,7 @@ function buildProgram(io: CliIo, done: (code: ExitCodeValue) => void): Command {
   registerContextImport(context, io, done);
   const session = program.command("session").description("work with session files");
   registerSessionBranch(session, io, done);
+  registerSessionUpgrade(session, io, done);
   return program;
 }
 

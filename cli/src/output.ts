@@ -24,6 +24,11 @@ export function colors(enabled: boolean): Colors {
 }
 
 /** `6240` -> `6,240`. */
+/** `1 message`, `2 messages`: a count and the word, plural unless the count is 1. */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
 export function formatTokens(n: number): string {
   return formatTokenCount(n);
 }

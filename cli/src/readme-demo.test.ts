@@ -9,6 +9,8 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BIN = fileURLToPath(new URL("../bin/compaction.js", import.meta.url));
+/** Where the README's quoted output has the clone. */
+const README_CLONE = "/home/me/compaction/";
 
 /** The README's quoted demo transcript: `$ compaction …` lines and the output after each. */
 function quotedRuns(): { args: string[]; output: string[] }[] {
@@ -37,8 +39,10 @@ describe("the README's demo", () => {
       env: { PATH: process.env["PATH"] ?? "", HOME: ROOT, NO_COLOR: "1", COMPACTION_SESSIONS_DIR: `${ROOT}.no-sessions` },
     });
     expect(result.status).toBe(0);
-    // Paths differ per machine: the README abbreviates them with "…".
-    const lines = result.stdout.trimEnd().split("\n").map((line) => line.replace(ROOT, "…/"));
+    // What the terminal shows: stderr too (nothing, when all is well).
+    expect(result.stderr).toBe("");
+    // Paths differ per machine: the README shows the clone at /home/me/compaction, in full as the CLI prints them.
+    const lines = result.stdout.trimEnd().split("\n").map((line) => line.replaceAll(ROOT, README_CLONE));
     expect(lines).toEqual(run.output);
   });
 });

@@ -1,16 +1,18 @@
 import { appendFileSync, existsSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { entryText } from "@compaction/plugin-recall";
+import { readSession, SessionTree } from "@compaction/transcript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { main } from "./index.js";
 import type { CliIo } from "./io.js";
-import { createSandbox, REAL_SESSION_ID, type Sandbox } from "./test-support/cli-sandbox.js";
+import { createSandbox, giveAgentRecall, REAL_SESSION_ID, type Sandbox } from "./test-support/cli-sandbox.js";
 
 interface Report {
   session: { path: string; id: string };
   query: string;
   leafId: string;
   index: { path: string; rebuilt: boolean; reason: string | null; entries: number };
-  results: { entryId: string; timestamp: string; role: string; snippet: string; score: number }[];
+  results: { entryId: string; timestamp: string; role: string; snippet: string; score: number; exact: boolean }[];
 }
 
 let sandbox: Sandbox;
@@ -122,4 +124,30 @@ describe("compaction search", () => {
     expect(statSync(`${sandbox.sessionPath}.recall.json`).size).toBeGreaterThan(0);
     expect(sandbox.bytes().equals(before)).toBe(true);
   });
+});
+
+describe("compaction search for a path, a name or an id", () => {
+  // Issue 13: BM25 splits "theme-selector.ts" into theme, selector, ts; entries that contain the
+  // path as typed must come before those that only share those words.
+  it.each(["oauth-selector.ts", "theme.md", "user-message-selector.ts", "theme-selector.ts"])(
+    "ranks every entry containing %s first, after a rolling compaction",
+    async (query) => {
+      // pi loads @compaction/pi for this user, so rolling evicts (see compact-rolling.test.ts).
+      giveAgentRecall(sandbox);
+      const compact = sandbox.run(["compact", "--yes", "--preset", "rolling", "--json"]);
+      expect(compact.code).toBe(0);
+      expect(JSON.parse(compact.stdout)).toMatchObject({ recallTool: { fallback: false }, summary: expect.stringContaining("memory_search") });
+      const parsed = readSession(sandbox.sessionPath);
+      const branch = new SessionTree(parsed.entries).branch();
+      const containing = new Set(
+        branch.filter((entry) => (entryText(entry)?.text ?? "").replace(/\s+/g, " ").toLowerCase().includes(query.toLowerCase())).map((entry) => entry.id),
+      );
+      expect(containing.size).toBeGreaterThan(0);
+      const report = searchJson(query, "--limit", String(containing.size + 5));
+      const ids = report.results.map((hit) => hit.entryId);
+      expect(new Set(ids.slice(0, containing.size))).toEqual(containing);
+      expect(report.results.slice(0, containing.size).every((hit) => hit.exact)).toBe(true);
+      expect(report.results.slice(containing.size).some((hit) => hit.exact)).toBe(false);
+    },
+  );
 });

@@ -43,6 +43,15 @@ describe("compaction session branch", () => {
     expect(sessionFiles()).toHaveLength(1);
   });
 
+  it("prints the new file, its id and the entry as one JSON object with --json", () => {
+    const run = sandbox.run(["session", "branch", "--at", "l00000500", "--json"]);
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as { path: string; id: string; atEntryId: string; from: { path: string } };
+    expect(report).toMatchObject({ atEntryId: "l00000500", from: { path: sandbox.sessionPath } });
+    const header = JSON.parse(readFileSync(report.path, "utf8").split("\n")[0] as string) as { id: string; parentSession: string };
+    expect(header).toMatchObject({ id: report.id, parentSession: sandbox.sessionPath });
+  });
+
   it("exits 3 for an entry id that is not in the session", () => {
     const run = sandbox.run(["session", "branch", "--at", "no-such-entry"], { NO_COLOR: "1" });
     expect(run.code).toBe(3);

@@ -140,19 +140,27 @@ function reportSkipped(path: string, skipped: readonly SkippedLine[], io: CliIo)
 }
 
 /**
+ * Where skipped lines break the current branch's parent chain: the skipped line numbers and how
+ * many entries of the file the branch no longer reaches; null when the branch is whole.
+ */
+export function branchBreak(parsed: ParsedSession): { readonly lines: string; readonly unreachable: number } | null {
+  if (parsed.skipped.length === 0) return null;
+  const branch = new SessionTree(parsed.entries).branch();
+  const first = branch[0];
+  if (first === undefined || first.parentId === null) return null;
+  return { lines: parsed.skipped.map((line) => line.line).join(", "), unreachable: parsed.entries.length - branch.length };
+}
+
+/**
  * Before writing anything derived from a file read with --skip-corrupt: a skipped line can break
  * the branch's parent chain, leaving every earlier entry unreachable. Writing then (a compaction
  * summary of only the tail, a branch of only the tail) would lose history for good, so refuse.
  */
 export function assertWholeBranch(path: string, selection: SessionSelection): void {
   if (!selection.skipCorrupt) return;
-  const parsed = readSession(path, { skipCorrupt: true });
-  if (parsed.skipped.length === 0) return;
-  const branch = new SessionTree(parsed.entries).branch();
-  const first = branch[0];
-  if (first === undefined || first.parentId === null) return;
-  const unreachable = parsed.entries.length - branch.length;
-  const lines = parsed.skipped.map((line) => line.line).join(", ");
+  const broken = branchBreak(readSession(path, { skipCorrupt: true }));
+  if (broken === null) return;
+  const { unreachable, lines } = broken;
   throw new CliError(
     ExitCode.SESSION,
     `The branch breaks at a skipped line (line ${lines} of ${path}): ${unreachable} earlier entries cannot be reached, so nothing was written.`,

@@ -12,6 +12,7 @@ import type { CliIo } from "../io.js";
 import { configOf, loadCompactor } from "../load-compactor.js";
 import { formatTokens } from "../output.js";
 import { assertWholeBranch, readTargetSession, requirePiFormat, resolveTarget } from "../session-target.js";
+import { upgradeBeforeWriting } from "./session-upgrade.js";
 
 interface AutocompactOptions {
   readonly session?: string;
@@ -75,14 +76,8 @@ async function autocompact(context: CommandContext, wanted: boolean | undefined,
     // Written even when it equals the config: the session then keeps it if the config changes.
     const changed = wanted !== undefined && own !== wanted;
     if (changed) {
-      if (parsed.version < 3) {
-        throw new CliError(
-          ExitCode.SESSION,
-          `Cannot set auto-compaction in ${path}: it is a version ${parsed.version} session file, and entries can be appended only to version 3 files.`,
-          "Open the session once in pi (it upgrades the file).",
-        );
-      }
       assertWholeBranch(path, selection);
+      await upgradeBeforeWriting(path, parsed, context.io);
       await appendEntries(path, [autoCompactEntry(wanted)]);
     }
     return {

@@ -11,7 +11,7 @@ import {
   type PiCompactionPlan,
   type TranscriptFormat,
 } from "@compaction/transcript";
-import { type CompactionResult } from "@compaction/core";
+import { type CompactionResult, type Compactor } from "@compaction/core";
 import type { Command } from "commander";
 import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
 import { confirm } from "../confirm.js";
@@ -19,8 +19,10 @@ import { CliError } from "../errors.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { loadCompactor } from "../load-compactor.js";
-import { formatTokens, sessionLabel } from "../output.js";
+import { formatTokens, plural, sessionLabel } from "../output.js";
 import { assertWholeBranch, loadTranscriptContext, requirePiSession, resolveTarget, type TranscriptContext } from "../session-target.js";
+import { checkRecallTool, type RecallToolCheck, withoutRecall } from "../recall-tool.js";
+import { upgradeBeforeWriting, upgradeDryRun, upgradeDryRunNote, type UpgradeReport } from "./session-upgrade.js";
 
 interface CompactOptions {
   readonly session?: string;
@@ -55,6 +57,24 @@ export interface CompactReport {
   readonly focus: string | null;
   readonly warnings: readonly string[];
   readonly summary: string | null;
+  /**
+   * A version 1 or 2 file is rewritten as version 3 before the entry is appended (as pi does
+   * when it opens it), keeping the original: what was done (with --dry-run: what would be, with
+   * `upgraded` false), or null for a version 3 file or an imported transcript.
+   */
+  readonly upgrade: UpgradeReport | null;
+  /**
+   * When the compaction would tell the agent to use a recall tool (rolling with recall): where
+   * the tool comes from, and whether rolling's no-recall fallback ran instead because nothing
+   * gives it to the agent. Null otherwise.
+   */
+  readonly recallTool: RecallToolReport | null;
+}
+
+/** See CompactReport.recallTool. */
+export interface RecallToolReport extends RecallToolCheck {
+  /** Nothing gives the agent the tool: recall was left out, so rolling summarised instead of evicting. */
+  readonly fallback: boolean;
 }
 
 /** Adds `compact` to the program. */
@@ -80,9 +100,11 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   const path = await resolveTarget(selection, io);
   const transcript = loadTranscriptContext(path, selection, io);
   const writing = options.dryRun !== true;
-  if (writing) requireAppendable(path, requirePiSession(transcript, "write a compaction"));
+  const pi = writing ? requirePiSession(transcript, "write a compaction") : transcript.pi;
 
-  const compactor = await loadCompactor(io.cwd, { agent: options.agent, preset: options.preset, adapter: transcript.adapter });
+  const loaded = await loadCompactor(io.cwd, { agent: options.agent, preset: options.preset, adapter: transcript.adapter });
+  const recall = transcript.pi === null ? null : recallToolChoice(loaded, transcript.cwd ?? io.cwd, context);
+  const compactor = recall?.fallback === true ? withoutRecall(loaded, recall.tool) : loaded;
   let compaction: PiBranchCompaction<unknown>;
   try {
     // pi's compaction entry records a summary and an unchanged suffix: plugins must not count on
@@ -93,24 +115,30 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
       ...(options.agent === undefined ? {} : { agent: options.agent }),
     });
   } finally {
-    compactor.dispose();
+    if (compactor !== loaded) compactor.dispose();
+    loaded.dispose();
   }
   const { result } = compaction;
   for (const warning of result.warnings) io.stderr.write(`${context.err.yellow("warning:")} ${warning}\n`);
 
   const plan = planOf(compaction.plan);
-  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options), ...fields });
+  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options), recallTool: recall, ...fields });
   const refuse = (error: CliError): never => {
     if (options.json === true) io.stdout.write(`${JSON.stringify(report({ reason: error.message }), null, 2)}\n`);
     throw error;
   };
   if (plan.refusal !== null) {
-    if (options.json !== true) io.stdout.write(`${context.out.bold("Session")}   ${path}\n${context.out.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${transcript.messages.length} messages)\n`);
+    if (options.json !== true) io.stdout.write(`${context.out.bold("Session")}   ${path}\n${context.out.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${plural(transcript.messages.length, "message")})\n`);
     return refuse(plan.refusal);
   }
-  if (options.json !== true) io.stdout.write(renderPlan(transcript, result, plan.firstKeptEntryId as string, context));
+  // An old file is upgraded before the entry is written: say so before asking or writing.
+  const upgradeNeeded = pi === null ? null : upgradeDryRun(path, pi.version);
+  if (options.json !== true) {
+    io.stdout.write(renderPlan(transcript, result, plan.firstKeptEntryId as string, context));
+    if (upgradeNeeded !== null) io.stdout.write(`${context.out.bold("Upgrade")}   ${upgradeDryRunNote(upgradeNeeded)}\n`);
+  }
   if (!writing) {
-    if (options.json === true) io.stdout.write(`${JSON.stringify(report(), null, 2)}\n`);
+    if (options.json === true) io.stdout.write(`${JSON.stringify(report({ upgrade: upgradeNeeded }), null, 2)}\n`);
     else io.stdout.write(`${context.out.dim("Dry run: nothing written.")}\n`);
     return ExitCode.OK;
   }
@@ -131,8 +159,11 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
     }
   }
   assertWholeBranch(path, selection);
+  // The upgrade keeps every entry's id (version 1 entries get the ids the reader gave them), so
+  // the plan made from the original still names the right entries.
+  const upgrade = await upgradeBeforeWriting(path, pi as BoundaryLoad, io);
   const entry = await appendPiCompaction(path, plan.compaction as PiCompaction);
-  if (options.json === true) io.stdout.write(`${JSON.stringify(report({ written: true, entryId: entry.id }), null, 2)}\n`);
+  if (options.json === true) io.stdout.write(`${JSON.stringify(report({ written: true, entryId: entry.id, upgrade }), null, 2)}\n`);
   else io.stdout.write(`${context.out.green("Compacted:")} wrote compaction entry ${entry.id}.\n`);
   return ExitCode.OK;
 }
@@ -143,6 +174,28 @@ interface Plan {
   /** pi's entry to write, when it can be. */
   readonly compaction: PiCompaction | null;
   readonly firstKeptEntryId: string | null;
+}
+
+/**
+ * A rolling compaction's note tells the agent to search with the recall tool: say before writing
+ * where that tool comes from; when nothing gives it to the agent, run rolling's no-recall fallback.
+ */
+function recallToolChoice(compactor: Compactor<unknown>, projectDir: string, { io, err: c }: CommandContext): RecallToolReport | null {
+  const check = checkRecallTool(compactor, projectDir, io.env);
+  if (check === null) return null;
+  const { tool } = check;
+  if (check.givenBy !== null) {
+    io.stderr.write(`compaction: note: the eviction note tells the agent to use ${tool}; ${check.givenBy} loads @compaction/pi, which gives pi's agent that tool.\n`);
+    return { ...check, fallback: false };
+  }
+  if (check.assertedByConfig) {
+    io.stderr.write(`compaction: note: the eviction note tells the agent to use ${tool}, which the config says the host offers itself (options.rolling.recall: true).\n`);
+    return { ...check, fallback: false };
+  }
+  io.stderr.write(
+    `${c.yellow("warning:")} nothing gives this session's agent ${tool} (the @compaction/pi extension is in none of pi's extension folders or settings for it), so evicted messages could not be searched: running rolling's no-recall fallback instead, a summary with nothing evicted. Load @compaction/pi in pi (see its README), or set options.rolling.recall: true if your host offers ${tool} itself.\n`,
+  );
+  return { ...check, fallback: true };
 }
 
 /** Whether the result can become pi's compaction entry (planPiCompaction), and the entry it keeps from. */
@@ -171,6 +224,8 @@ function reportOf(transcript: TranscriptContext, result: CompactionResult<unknow
     focus: options.focus ?? null,
     warnings: result.warnings,
     summary: result.summary ?? null,
+    upgrade: null,
+    recallTool: null,
   };
 }
 
@@ -179,24 +234,10 @@ function renderPlan(transcript: TranscriptContext, result: CompactionResult<unkn
   const layer = result.event?.layer ?? null;
   return [
     `${c.bold("Session")}   ${transcript.format === "pi" ? transcript.path : `${sessionLabel({ id: transcript.sessionId, format: transcript.format })} ${c.dim(`(${transcript.path})`)}`}`,
-    `${c.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${transcript.messages.length} messages)`,
-    `${c.bold("After")}     ${c.green(formatTokens(result.tokensAfter))} tokens (${result.messages.length} messages: the summary and ${result.messages.length - 1} kept)`,
+    `${c.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${plural(transcript.messages.length, "message")})`,
+    `${c.bold("After")}     ${c.green(formatTokens(result.tokensAfter))} tokens (${plural(result.messages.length, "message")}: the summary and ${result.messages.length - 1} kept)`,
     `${c.bold("Compacts")}  ${plural(cut.compactedIndices.length, "message")}, by ${result.event?.strategy ?? cut.selectedBy}${layer === null ? "" : ` (layer ${layer})`}`,
     `${c.bold("Keeps")}     from ${transcript.format === "pi" ? "entry " : ""}${firstKeptEntryId}${cut.isSplitTurn ? " (mid-turn)" : ""}`,
     "",
   ].join("\n");
-}
-
-/** pi's compaction entry can be appended only to a version 3 file. */
-function requireAppendable(path: string, loaded: BoundaryLoad): void {
-  if (loaded.version >= 3) return;
-  throw new CliError(
-    ExitCode.SESSION,
-    `Cannot write a compaction to ${path}: it is a version ${loaded.version} session file, and entries can be appended only to version 3 files.`,
-    "Open the session once in pi (it upgrades the file), or run with --dry-run to only look.",
-  );
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }

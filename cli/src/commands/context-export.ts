@@ -15,13 +15,22 @@ import { CliError } from "../errors.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { configOf, loadCompactor } from "../load-compactor.js";
-import { sessionLabel } from "../output.js";
+import { plural, sessionLabel } from "../output.js";
 import { loadTranscriptContext, resolveTarget } from "../session-target.js";
 
 interface ExportOptions {
   readonly session?: string;
   readonly agent?: string;
   readonly force?: boolean;
+  readonly json?: boolean;
+}
+
+/** What `context export <file> --json` prints (with `-`, the document itself is the output). */
+export interface ExportReport {
+  /** The file written. */
+  readonly path: string;
+  readonly source: SessionState["source"];
+  readonly counts: { readonly goals: number; readonly openTasks: number; readonly decisions: number; readonly filesModified: number; readonly identifiers: number };
 }
 
 /** Adds `export` to the `context` command group. */
@@ -33,6 +42,7 @@ export function registerContextExport(group: Command, io: CliIo, done: (code: Ex
     .option(...SESSION_OPTION)
     .option(...AGENT_OPTION)
     .option("--force", "replace the file if it exists")
+    .option("--json", "print one JSON object (the file written, the source, the counts) instead of text; with - the document is printed as is")
     .action(async (file: string, options: ExportOptions, command: Command) => {
       const context = commandContext(command, io);
       const target = file === "-" ? null : resolve(io.cwd, file);
@@ -48,7 +58,7 @@ export function registerContextExport(group: Command, io: CliIo, done: (code: Ex
         } catch (error) {
           throw new CliError(ExitCode.FAILED, `Could not write ${target}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Nothing was written.`, "Check that the folder is writable, or pass another file (- for stdout).");
         }
-        io.stdout.write(renderExported(state, target, context));
+        io.stdout.write(options.json === true ? `${JSON.stringify(exportReport(state, target), null, 2)}\n` : renderExported(state, target, context));
       }
       done(ExitCode.OK);
     });
@@ -116,13 +126,26 @@ async function exportState(context: CommandContext, options: ExportOptions): Pro
   }
 }
 
+function exportReport(state: SessionState, path: string): ExportReport {
+  return {
+    path,
+    source: state.source,
+    counts: {
+      goals: state.goal.length,
+      openTasks: state.openTasks.length,
+      decisions: state.decisions.length,
+      filesModified: state.files.modified.length,
+      identifiers: state.identifiers.length,
+    },
+  };
+}
+
 function renderExported(state: SessionState, path: string, { out: c }: CommandContext): string {
-  const count = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`;
   const source = state.source;
   return [
     `${c.green("Exported:")} ${path}`,
-    `${c.bold("From")}      ${sessionLabel({ id: source.session, format: source.format === "messages" ? "pi" : source.format })} (${count(source.messages, "message")})`,
-    `${c.bold("State")}     ${count(state.goal.length, "goal")}, ${count(state.openTasks.length, "open task")}, ${count(state.decisions.length, "decision")}, ${count(state.files.modified.length, "file")} modified, ${count(state.identifiers.length, "identifier")}`,
+    `${c.bold("From")}      ${sessionLabel({ id: source.session, format: source.format === "messages" ? "pi" : source.format })} (${plural(source.messages, "message")})`,
+    `${c.bold("State")}     ${plural(state.goal.length, "goal")}, ${plural(state.openTasks.length, "open task")}, ${plural(state.decisions.length, "decision")}, ${plural(state.files.modified.length, "file")} modified, ${plural(state.identifiers.length, "identifier")}`,
     c.dim("Start a new session from it with: compaction context import <file>"),
     "",
   ].join("\n");

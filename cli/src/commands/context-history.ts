@@ -6,7 +6,7 @@ import { compactionEntries, compactionRecord, type CompactionRecord } from "../c
 import { CliError } from "../errors.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
-import { formatTokens } from "../output.js";
+import { formatTokens, plural } from "../output.js";
 import { readTargetSession, requirePiFormat, resolveTarget } from "../session-target.js";
 
 interface HistoryOptions {
@@ -59,7 +59,7 @@ function renderHistory(records: readonly CompactionRecord[], path: string, { out
       `  Trigger    ${record.trigger ?? UNKNOWN}`,
       `  Strategy   ${record.strategy}${record.layer === null ? "" : ` (layer ${record.layer})`}`,
       `  Tokens     ${formatTokens(record.tokensBefore)} -> ${after}`,
-      `  Compacted  ${record.messagesCompacted === null ? UNKNOWN : `${record.messagesCompacted} messages`}`,
+      `  Compacted  ${record.messagesCompacted === null ? UNKNOWN : plural(record.messagesCompacted, "message")}`,
       `  Focus      ${record.focus ?? UNKNOWN}`,
     ];
     for (const warning of record.warnings) lines.push(`  ${c.yellow("warning:")} ${warning}`);

@@ -61,7 +61,12 @@ async function importState(context: CommandContext, file: string, options: Impor
   try {
     text = await readFile(file, "utf8");
   } catch (error) {
-    throw new CliError(ExitCode.USAGE, `Cannot read ${file}: ${(error as Error).message}.`, "Pass the path of a file written by 'compaction context export'.");
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") {
+      throw new CliError(ExitCode.SESSION, `Cannot import ${file}: there is no such file.`, "Pass the path of a file written by 'compaction context export' (relative paths are read from the current directory).");
+    }
+    const why = code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : (error as Error).message;
+    throw new CliError(ExitCode.SESSION, `Cannot read ${file}: ${why}.`, "Pass the path of a file written by 'compaction context export'.");
   }
   const state = parseStateFile(text, file);
   const cwd = resolve(context.io.cwd, options.cwd ?? ".");

@@ -8,7 +8,7 @@ import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { configOf, loadCompactor } from "../load-compactor.js";
 import type { TranscriptFormat } from "@compaction/transcript";
-import { formatTokens, sessionLabel } from "../output.js";
+import { formatTokens, plural, sessionLabel } from "../output.js";
 import { loadTranscriptContext, resolveTarget } from "../session-target.js";
 
 interface InspectOptions {
@@ -126,10 +126,10 @@ function categoryOf(kind: string): Category {
 function renderInspection(inspection: ContextInspection, { out: c }: CommandContext): string {
   const percent = (tokens: number): string => (inspection.tokens > 0 ? `${Math.round((tokens / inspection.tokens) * 100)}%` : "0%");
   const row = (label: string, share: TokenShare): string =>
-    `  ${label.padEnd(14)}${formatTokens(share.tokens).padStart(10)} tokens ${percent(share.tokens).padStart(4)}  (${share.messages} messages)`;
+    `  ${label.padEnd(14)}${formatTokens(share.tokens).padStart(10)} tokens ${percent(share.tokens).padStart(4)}  (${plural(share.messages, "message")})`;
   const lines = [
     `${c.bold("Session")}  ${sessionLabel(inspection.session)} ${c.dim(`(${inspection.session.path})`)}`,
-    `${c.bold("Context")}  ${formatTokens(inspection.tokens)} tokens counted in ${inspection.messages} messages`,
+    `${c.bold("Context")}  ${formatTokens(inspection.tokens)} tokens counted in ${plural(inspection.messages, "message")}`,
     ...CATEGORIES.map((name) => row(LABELS[name], inspection.breakdown[name])),
     "",
   ];

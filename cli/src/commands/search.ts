@@ -16,7 +16,7 @@ import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { loadCompactor } from "../load-compactor.js";
 import { progressLine } from "../progress.js";
-import { requirePiFormat, resolveTarget } from "../session-target.js";
+import { branchBreak, readTargetSession, requirePiFormat, resolveTarget } from "../session-target.js";
 
 /** Index builds of smaller files take well under a second: no progress line for them. */
 const INDEX_PROGRESS_MIN_BYTES = 512 * 1024;
@@ -62,6 +62,17 @@ async function search(context: CommandContext, query: string, options: SearchOpt
   const selection = sessionSelection(context, options.session);
   const path = await resolveTarget(selection, context.io);
   requirePiFormat(path, "search it");
+  // The index passes over lines that are not entries, as pi does; a corrupt line can break the
+  // branch's parent chain and leave every entry before it out of the results. Like every other
+  // command: exit 3 naming the line, unless --skip-corrupt (then each line, and what the break
+  // leaves out, is reported on stderr).
+  const parsed = readTargetSession(path, selection, context.io);
+  const broken = branchBreak(parsed);
+  if (broken !== null) {
+    context.io.stderr.write(
+      `compaction: warning: the current branch breaks at skipped line ${broken.lines}: ${broken.unreachable} earlier entries are not on it and are not searched.\n`,
+    );
+  }
   const settings = await searchSettings(context, options.agent);
   // Building the index reads and indexes the whole transcript (about 0.5 s per MiB): a progress
   // line on a terminal from half a MiB.
@@ -74,7 +85,7 @@ async function search(context: CommandContext, query: string, options: SearchOpt
     ...(onProgress === undefined ? {} : { onProgress: (read: { bytesRead: number; bytesTotal: number }) => onProgress({ bytesRead: read.bytesRead, totalBytes: read.bytesTotal }) }),
   }).finally(() => progress.done());
   const update = index.lastUpdate;
-  if (update !== null && update.skippedLines > 0) {
+  if (update !== null && update.skippedLines > 0 && parsed.skipped.length === 0) {
     context.io.stderr.write(`compaction: passed over ${update.skippedLines} line(s) of ${path} that are not session entries\n`);
   }
   if (update?.saveError) context.io.stderr.write(`compaction: the search index works but was not saved: ${update.saveError}\n`);

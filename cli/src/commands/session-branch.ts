@@ -16,6 +16,18 @@ import { assertWholeBranch, readTargetSession, requirePiFormat, resolveTarget, t
 interface BranchOptions {
   readonly session?: string;
   readonly at?: string;
+  readonly json?: boolean;
+}
+
+/** What `session branch --json` prints. */
+export interface BranchReport {
+  /** The new session file. */
+  readonly path: string;
+  readonly id: string;
+  /** The entry the new branch ends at. */
+  readonly atEntryId: string;
+  /** The session it was branched from. */
+  readonly from: { readonly path: string };
 }
 
 /** A user message of the branch the user can branch at. */
@@ -31,6 +43,7 @@ export function registerSessionBranch(group: Command, io: CliIo, done: (code: Ex
     .description("write a new session file holding the branch up to an entry (pick a user message when --at is left out)")
     .option(...SESSION_OPTION)
     .option("--at <entry-id>", "the entry the new branch ends at: an id or a unique start of one")
+    .option("--json", "print one JSON object instead of text")
     .action(async (options: BranchOptions, command: Command) => {
       const context = commandContext(command, io);
       const selection = sessionSelection(context, options.session);
@@ -40,7 +53,10 @@ export function registerSessionBranch(group: Command, io: CliIo, done: (code: Ex
       assertWholeBranch(path, selection);
       const branched = await branchSession(path, { atEntryId });
       const c = context.out;
-      io.stdout.write(`${c.green("Branched:")} ${branched.path}\n${c.bold("Session")}   ${branched.header.id}\n${c.bold("Ends at")}   entry ${branched.atEntryId}\n`);
+      if (options.json === true) {
+        const report: BranchReport = { path: branched.path, id: branched.header.id, atEntryId: branched.atEntryId, from: { path } };
+        io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      } else io.stdout.write(`${c.green("Branched:")} ${branched.path}\n${c.bold("Session")}   ${branched.header.id}\n${c.bold("Ends at")}   entry ${branched.atEntryId}\n`);
       done(ExitCode.OK);
     });
 }

@@ -72,3 +72,16 @@ export async function createSandbox(options: { readonly version1?: boolean } = {
     remove: () => rmSync(root, { recursive: true, force: true }),
   };
 }
+
+/**
+ * Installs the @compaction/pi extension where pi discovers it for the sandbox's user
+ * (`~/.pi/agent/extensions/compaction/index.ts`), so the agent has `memory_search`.
+ * Returns the file's path.
+ */
+export function giveAgentRecall(sandbox: Sandbox): string {
+  const dir = join(sandbox.root, "home", ".pi", "agent", "extensions", "compaction");
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, "index.ts");
+  writeFileSync(file, 'export { default } from "@compaction/pi";\n');
+  return file;
+}

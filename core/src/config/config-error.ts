@@ -50,7 +50,8 @@ function formatMessage(code: ConfigErrorCode, problems: readonly ConfigProblem[]
   const title = code === ErrorCodes.CONFIG_UNREADABLE ? `Cannot read compaction config${file}${at}` : `Invalid compaction config${file}`;
   // An unreadable file has one problem, about the whole file: no path to show.
   const where = (p: ConfigProblem) => (code === ErrorCodes.CONFIG_UNREADABLE ? "" : `${showPointer(p.path)}: `);
-  const line = (p: ConfigProblem) => `${where(p)}${p.message}. ${p.hint}`;
+  // The hints are the error's `hint` (shown after the message): not repeated here.
+  const line = (p: ConfigProblem) => `${where(p)}${p.message}.`;
   const [first] = problems;
   if (problems.length === 1 && first !== undefined) return `${title}: ${line(first)}`;
   return `${title}: ${problems.length} problems:\n${problems.map((p) => `  ${line(p)}`).join("\n")}`;

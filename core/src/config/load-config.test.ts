@@ -384,7 +384,7 @@ describe("loadConfig: unreadable files", () => {
     expect(error.file).toBe(join(root, ".compactionrc.json"));
     expect(error.line).toBe(3);
     expect(error.message).toBe(
-      `Cannot read compaction config ${join(root, ".compactionrc.json")} (line 3, column 1): Expected double-quoted property name in JSON at position 25. ${error.hint}`,
+      `Cannot read compaction config ${join(root, ".compactionrc.json")} (line 3, column 1): Expected double-quoted property name in JSON at position 25.`,
     );
     expect(error.hint).toContain("trailing commas");
   });

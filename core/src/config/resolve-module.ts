@@ -123,13 +123,14 @@ function notFound(kind: ModuleKind, name: string, fromDir: string, tried: readon
   const builtins = kind === "preset" ? BUILTIN_PRESETS : BUILTIN_PLUGINS;
   const nearest = isPathName(name) ? undefined : suggest(shortName(kind, name), builtins);
   const [scoped] = PREFIXES[kind];
-  const hint = isPathName(name)
+  const fix = isPathName(name)
     ? `Check the path: it is relative to ${fromDir}, the directory of the file that names it.`
     : `${nearest === undefined ? "" : `Did you mean '${nearest}'? `}Otherwise install the package (npm install ${candidateIds(kind, name)[0] ?? `${scoped}${name}`}), or give a path starting with ./ to a file of your own.`;
+  // One line of message; what was tried (for a user who wonders where it looked) goes in the hint.
   return new CompactionError(
     ErrorCodes.PLUGIN_NOT_FOUND,
-    `Cannot find ${kind} '${name}'${where(context)}. Tried:\n${tried.map((line) => `  ${line}`).join("\n")}`,
-    withContext(context, { plugin: name, hint }),
+    `Cannot find ${kind} '${name}'${where(context)}.`,
+    withContext(context, { plugin: name, hint: `${fix} Tried: ${tried.join("; ")}.` }),
   );
 }
 

@@ -18,7 +18,20 @@ export interface Bm25ScorerOptions {
   readonly fuzzyMinLength?: number;
 }
 
+/**
+ * Words are split at spaces, punctuation and symbols (minisearch splits at the first two only):
+ * in code and paths `` `src/x.ts` ``, `a+b`, `<Foo>` and `$HOME` hold the words themselves, so
+ * a search for `x.ts` finds them, and an entry containing the query as typed holds each of its
+ * words (see mayContain).
+ */
+const WORD_SEPARATORS = /[\n\r\p{Z}\p{P}\p{S}]+/u;
+
+function tokenize(text: string): string[] {
+  return text.split(WORD_SEPARATORS);
+}
+
 function processTerm(term: string): string | null {
+  if (term === "") return null;
   if (term.length > MAX_TERM_LENGTH) return null;
   return term.toLowerCase();
 }
@@ -27,6 +40,7 @@ const MINISEARCH_OPTIONS: Options<RecallDocument> = {
   idField: "id",
   fields: ["text"],
   storeFields: [],
+  tokenize,
   processTerm,
 };
 
@@ -55,6 +69,12 @@ export function bm25Scorer(options: Bm25ScorerOptions = {}): RecallScorer {
         filter: (result) => filter(String(result.id)),
       });
       return results.slice(0, limit).map((result) => ({ id: String(result.id), score: result.score, terms: result.terms }));
+    },
+    mayContain(query: string, { filter }: { readonly filter: (id: string) => boolean }): string[] {
+      // Text containing the query holds each of its words, the first and the last possibly as
+      // the end or start of a longer word: every word as a prefix, all of them, is a superset
+      // when the query starts at a word boundary (paths, names, ids do).
+      return search.search(query, { combineWith: "AND", prefix: true, fuzzy: false, filter: (result) => filter(String(result.id)) }).map((result) => String(result.id));
     },
     toJSON(): unknown {
       return search.toJSON();

@@ -12,8 +12,11 @@ import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
 export const INDEX_FORMAT = "compaction-recall-index";
-/** Bumped whenever the stored shape or the indexed text of an entry changes: older files are rebuilt. */
-export const INDEX_FORMAT_VERSION = 1;
+/**
+ * Bumped whenever the stored shape or the indexed text of an entry changes: older files are
+ * rebuilt. 2: bm25Scorer also splits words at symbols.
+ */
+export const INDEX_FORMAT_VERSION = 2;
 /** Appended to the session file's name. */
 export const INDEX_SUFFIX = ".recall.json";
 

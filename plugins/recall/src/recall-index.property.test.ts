@@ -41,3 +41,29 @@ describe("RecallIndex: incremental updates", () => {
     );
   });
 });
+
+describe("RecallIndex: the query as typed ranks first", () => {
+  // Path-like words: BM25 splits "alpha-bravo.ts" into alpha, bravo, ts, so many entries share them.
+  const PARTS = ["alpha", "bravo", "charlie", "src", "ts", "md"] as const;
+  const SEPARATORS = ["-", ".", "/", "_", " "] as const;
+  const word = fc.constantFrom(...PARTS);
+  const path = fc
+    .tuple(word, fc.array(fc.tuple(fc.constantFrom(...SEPARATORS), word), { minLength: 1, maxLength: 3 }))
+    .map(([head, rest]) => head + rest.map(([separator, part]) => separator + part).join(""));
+  const entryText = fc.array(fc.oneof(word, path), { minLength: 1, maxLength: 8 }).map((words) => words.join(" "));
+
+  it("puts every entry that contains the query (ignoring case) above every entry that only shares its words", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(entryText, { minLength: 1, maxLength: 12 }), path, fc.boolean(), async (texts, query, upper) => {
+        const { path: file } = await sessionWith(texts.map(user));
+        const index = await openRecallIndex(file, { indexPath: join(tempDir(), "exact.json") });
+        const hits = await index.search(upper ? query.toUpperCase() : query, { limit: 100 });
+        const containing = texts.filter((text) => text.toLowerCase().includes(query.toLowerCase())).length;
+        // Every containing entry is found and marked, and they all come first.
+        expect(hits.filter((hit) => hit.exact)).toHaveLength(containing);
+        expect(hits.slice(0, containing).every((hit) => hit.exact)).toBe(true);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});

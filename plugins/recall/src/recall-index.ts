@@ -28,7 +28,7 @@ import {
   type StoredEntry,
 } from "./index-file.js";
 import { type FileLine, readBytes, readCompleteLines } from "./read-lines.js";
-import type { RecallDocument, RecallScorer } from "./scorer.js";
+import type { RecallDocument, RecallScorer, ScoredEntry } from "./scorer.js";
 import { queryWords, snippet } from "./snippet.js";
 
 export interface OpenRecallIndexOptions {
@@ -83,6 +83,11 @@ export interface RecallHit {
   readonly role: string;
   readonly snippet: string;
   readonly score: number;
+  /**
+   * The entry's text contains the query as typed (ignoring case), e.g. the whole path
+   * `src/oauth-selector.ts`: such entries rank above those that only share the query's words.
+   */
+  readonly exact: boolean;
 }
 
 export interface RecallSearchOptions {
@@ -435,24 +440,60 @@ export class RecallIndex {
     if (this.#options.autoUpdate ?? true) await this.update();
     return this.#exclusive(async () => {
       const branch = this.branchIds(options.leafId);
-      const scored = await this.#scorer.search(query, {
-        limit,
-        filter: (id) => branch.has(id) && (this.#entries.get(id)?.role ?? "") !== "",
-      });
+      const filter = (id: string) => branch.has(id) && (this.#entries.get(id)?.role ?? "") !== "";
+      const scored = await this.#scorer.search(query, { limit, filter });
       if (scored.length === 0) return [];
       const width = this.#options.snippetChars ?? 200;
       return this.#withSession(async (handle) => {
+        const texts = new Map<string, string>();
+        const textOf = async (id: string) => {
+          let text = texts.get(id);
+          if (text === undefined) {
+            text = entryText(await this.#readEntry(handle, id, this.#entries.get(id) as EntryMeta))?.text ?? "";
+            texts.set(id, text);
+          }
+          return text;
+        };
+        const ranked = await this.#exactFirst(query, scored, limit, filter, textOf);
         const hits: RecallHit[] = [];
-        for (const { id, score, terms } of scored) {
+        for (const { id, score, terms, exact } of ranked) {
           const meta = this.#entries.get(id) as EntryMeta;
-          const entry = await this.#readEntry(handle, id, meta);
-          const text = entryText(entry)?.text ?? "";
-          const words = terms.length > 0 ? terms : queryWords(query);
-          hits.push({ entryId: id, timestamp: meta.timestamp, role: meta.role, snippet: snippet(text, words, width), score });
+          const text = await textOf(id);
+          const words = exact ? [literal(query)] : terms.length > 0 ? terms : queryWords(query);
+          hits.push({ entryId: id, timestamp: meta.timestamp, role: meta.role, snippet: snippet(text, words, width), score, exact });
         }
         return hits;
       });
     });
+  }
+
+  /**
+   * Paths, function names, error codes and ids are what agents search for, and BM25 splits them
+   * into words ("theme-selector.ts": theme, selector, ts), so an entry that mentions "theme" and
+   * "selector" often can outscore the one that holds the path. Entries whose text contains the
+   * query as typed (ignoring case) therefore come first, by their BM25 score; then the rest, by
+   * theirs (a one-word query too: a typo-tolerant match does not contain it).
+   */
+  async #exactFirst(
+    query: string,
+    scored: readonly ScoredEntry[],
+    limit: number,
+    filter: (id: string) => boolean,
+    textOf: (id: string) => Promise<string>,
+  ): Promise<(ScoredEntry & { readonly exact: boolean })[]> {
+    const wanted = literal(query).toLowerCase();
+    const candidates = this.#scorer.mayContain?.(query, { filter }) ?? scored.map((hit) => hit.id);
+    const exactIds = new Set<string>();
+    for (const id of candidates) if (literal(await textOf(id)).toLowerCase().includes(wanted)) exactIds.add(id);
+    if (exactIds.size === 0) return scored.map((hit) => ({ ...hit, exact: false }));
+    // The exact entries' own scores and order: from the results when they are all there, else
+    // from a search of them alone (they may be far below the first `limit`).
+    const allScored = [...exactIds].every((id) => scored.some((hit) => hit.id === id));
+    const exact = allScored
+      ? scored.filter((hit) => exactIds.has(hit.id))
+      : await this.#scorer.search(query, { limit: Math.min(limit, exactIds.size), filter: (id) => exactIds.has(id) });
+    const rest = scored.filter((hit) => !exactIds.has(hit.id));
+    return [...exact.map((hit) => ({ ...hit, exact: true })), ...rest.map((hit) => ({ ...hit, exact: false }))].slice(0, limit);
   }
 
   /** The whole entry with this id (read from the transcript), or undefined when there is none. */
@@ -526,4 +567,9 @@ async function lastLineStart(handle: FileHandle, end: number): Promise<number> {
     searchEnd = from;
   }
   return 0;
+}
+
+/** The query as typed, without surrounding space and with runs of space as one. */
+function literal(query: string): string {
+  return query.trim().replace(/\s+/g, " ");
 }

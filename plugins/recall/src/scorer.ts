@@ -45,6 +45,13 @@ export interface RecallScorer {
   add(documents: readonly RecallDocument[]): void | Promise<void>;
   /** The best entries for `query`, best first. */
   search(query: string, options: ScorerSearchOptions): readonly ScoredEntry[] | Promise<readonly ScoredEntry[]>;
+  /**
+   * Every entry (that `filter` accepts) whose text may contain `query` as typed: a superset of
+   * those that do, e.g. the entries holding each of its words. The index reads these entries'
+   * texts to rank the ones that contain the query above the ones that only share its words.
+   * Without it, the index checks the best `search` results only (see RecallIndex.search).
+   */
+  mayContain?(query: string, options: { readonly filter: (id: string) => boolean }): readonly string[];
   /** The state to store in the index file (JSON-compatible). */
   toJSON(): unknown;
   /** Loads a state `toJSON` returned; throws when it is not one (the index is then rebuilt). */

@@ -1,0 +1,56 @@
+/**
+ * bin/compaction.js when the build is missing (a fresh clone before `npm run build`, or npm ci
+ * with scripts turned off): one line saying what is missing and a hint, exit 1, no stack trace.
+ */
+import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+
+const BIN = fileURLToPath(new URL("../bin/compaction.js", import.meta.url));
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+
+let dir: string | undefined;
+afterEach(() => {
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A copy of the package's bin/ beside a dist/ set up by `makeDist` (or none). */
+function runCopy(makeDist: (distDir: string) => void = () => undefined) {
+  dir = mkdtempSync(join(tmpdir(), "compaction-bin-"));
+  mkdirSync(join(dir, "bin"));
+  copyFileSync(BIN, join(dir, "bin", "compaction.js"));
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
+  makeDist(join(dir, "dist"));
+  return spawnSync(process.execPath, [join(dir, "bin", "compaction.js"), "--help"], { encoding: "utf8" });
+}
+
+describe("bin/compaction.js without a build", () => {
+  it("says the CLI is not built and how to build it, without a stack trace", () => {
+    const run = runCopy();
+    expect(run.status).toBe(1);
+    const lines = run.stderr.trimEnd().split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/^compaction: the CLI is not built: .*dist\/index\.js is missing\.$/);
+    expect(lines[1]).toMatch(/^hint: in the repository, run 'npm run build'/);
+    expect(run.stdout).toBe("");
+  });
+
+  it("says so too when the CLI is built but a package it imports is not", () => {
+    const run = runCopy((distDir) => {
+      mkdirSync(distDir);
+      writeFileSync(join(distDir, "index.js"), 'export { main } from "@compaction/not-built-here";\n');
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toMatch(/^compaction: the CLI is not built: @compaction\/not-built-here is missing\.\nhint: /);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it("is built on install: the repository's prepare script builds every package", () => {
+    const scripts = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
+    expect(scripts["prepare"]).toBe("node scripts/prepare.mjs");
+    expect(readFileSync(join(ROOT, "scripts", "prepare.mjs"), "utf8")).toMatch(/\[turbo, "run", "build"/);
+  });
+});

@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+// `prepare` (npm runs it after `npm ci` / `npm install` in the repository): builds every package,
+// so `npx compaction --help` works right after `npm ci`. turbo caches the build, so a second
+// install costs a cache check. Without devDependencies (npm ci --omit=dev) there is no turbo
+// and nothing to build with: say so instead of failing the install.
+import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+let turbo;
+try {
+  turbo = require.resolve("turbo/bin/turbo");
+} catch {
+  process.stderr.write("prepare: turbo is not installed (devDependencies left out?): not building; run 'npm run build' later.\n");
+  process.exit(0);
+}
+const result = spawnSync(process.execPath, [turbo, "run", "build", "--output-logs=errors-only"], {
+  stdio: "inherit",
+  env: { ...process.env, TURBO_TELEMETRY_DISABLED: "1" },
+});
+process.exit(result.status ?? 1);
