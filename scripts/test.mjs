@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: every package's typecheck and tests through turbo, then one closing line for the
 // whole suite (scripts/test-summary.mjs). The running Node's version goes into turbo's hash
-// (COMPACTION_NODE_VERSION, a globalEnv in turbo.json), so a run on Node 24 never replays results
+// (COMPACTION_NODE_VERSION, an env of the test and typecheck tasks in turbo.json), so a run on Node 24 never replays results
 // cached by a run on Node 22.
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
