@@ -21,8 +21,19 @@ function tokens(text: string): number {
   return counter.count(text);
 }
 
+const files = new Map<number, string>();
+
 /** A file's content: distinct lines (so nothing compresses away), about RESULT_TOKENS tokens. */
 export function fileContent(index: number): string {
+  let content = files.get(index);
+  if (content === undefined) {
+    content = writeFile(index);
+    files.set(index, content);
+  }
+  return content;
+}
+
+function writeFile(index: number): string {
   const lines: string[] = [`// src/module-${index}.ts`];
   let line = 0;
   while (tokens(lines.join("\n")) < RESULT_TOKENS) {
@@ -119,7 +130,7 @@ export function recordingModel(pkg: AiPackage): { model: unknown; prompts: Recor
       const answer = reply(prompts.length - 1, input);
       const parts: unknown[] = [{ type: "stream-start", warnings: [] }];
       for (const part of answer.content) {
-        if (part.type === "text") {
+        if ("text" in part) {
           parts.push({ type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: part.text }, { type: "text-end", id: "t" });
         } else {
           parts.push(part);
