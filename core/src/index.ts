@@ -59,6 +59,8 @@ export {
   type MessageKind,
   type ToolCallInfo,
 } from "./messages/adapter.js";
+/** For adapters written outside the core: `mapText` over string-or-parts content. */
+export { mapTextContent } from "./messages/message-fields.js";
 export {
   createPiAdapter,
   PI_NOTE_CUSTOM_TYPE,
