@@ -7,7 +7,7 @@ import { checkCut } from "../cut/check-cut.js";
 import type { Cut } from "../cut/cut.js";
 import { shrinkToBudget } from "../shrink/shrink-to-budget.js";
 import { createExtractiveSummarizer } from "../summarizer/extractive.js";
-import { hasContent } from "../summarizer/has-content.js";
+import { summaryHasContent } from "../summarizer/has-content.js";
 import { fitCutToBudget, keepNewestRequest, latestCutIndex } from "./fit-budget.js";
 import { summarizeCut } from "./summarize-cut.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
@@ -198,7 +198,7 @@ export class Compactor<T> {
       if (cutBy === "core" && isEmptyDraft(draft)) draft = { kind: "summary", text: await summarizeCut(coreView) };
       const stoppedAtSummary = this.#stopped(run);
       if (stoppedAtSummary) return untouched("cancelled", stoppedAtSummary.message, stoppedAtSummary);
-      if (draft.kind !== "none" && !hasContent(draft.text)) {
+      if (draft.kind !== "none" && !summaryHasContent(draft.text)) {
         const what = draft.text.trim() === "" ? "No plugin wrote a summary or note" : "The summary holds only headings (nothing in it)";
         const error = new CompactionError(
           ErrorCodes.SUMMARIZER_FAILED,

@@ -9,8 +9,9 @@
  * 1. tool outputs, largest first (anywhere in the messages given: after a cut, the kept part);
  * 2. other messages of the newest turn (assistant text, notes), largest first;
  * 3. the newest user message, last, and only to head and tail.
- * Each step first leaves what it shrinks a readable head and tail (`keepTokens`); if that is
- * not enough, a second round cuts the same messages down to `minimumKeepTokens`.
+ * Steps 1 and 2 first leave what they shrink a readable head and tail (`keepTokens`); if that is
+ * not enough, a second round cuts the same messages down to `minimumKeepTokens`. Only then is
+ * the request shrunk, first to `keepTokens`, then to `minimumKeepTokens`.
  * The system prompt, pinned messages and summaries are never shrunk.
  *
  * Deterministic: the same messages and budget always give the same result (prompt caches stay
@@ -108,11 +109,13 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
       shrunk.set(i, { index: i, what, tokensBefore: before, tokensAfter: after, toolCallIds: facts[i]?.toolResultIds ?? [] });
     }
   };
-  for (const floor of [keep, minimum]) {
-    step(toolOutputs, floor);
-    step(newestTurn, floor);
-    step(request, floor);
-  }
+  step(toolOutputs, keep);
+  step(newestTurn, keep);
+  step(toolOutputs, minimum);
+  step(newestTurn, minimum);
+  // The request goes last: only when everything else is down to its smallest head and tail.
+  step(request, keep);
+  step(request, minimum);
   const list = [...shrunk.values()].sort((a, b) => a.index - b.index);
   return { messages: list.length === 0 ? messages : out, shrunk: list, tokens: total, fits: total <= options.budget };
 }

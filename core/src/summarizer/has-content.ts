@@ -5,7 +5,7 @@
  */
 const EMPTY_LINE = /^(?:#{1,6}\s.*|#{1,6}|\*\*[^*]+\*\*:?|[-*_]{3,}|>\s*|\s*)$/;
 
-export function hasContent(text: string): boolean {
+export function summaryHasContent(text: string): boolean {
   for (const line of text.split("\n")) if (!EMPTY_LINE.test(line.trim())) return true;
   return false;
 }
