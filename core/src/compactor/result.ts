@@ -34,9 +34,9 @@ export interface CompactionResult<T> {
    * Messages the core shrank to head and tail because cutting alone could not bring the context
    * under the budget (`index` into the run's working set; empty when none). Without
    * `suffixOnly`, `messages` holds the shrunk copies; with it, `messages` holds the originals and
-   * the host shrinks at send time (`shrinkToBudget`).
+   * the host shrinks at send time (`shrinkToBudget`). Absent in results built by hosts.
    */
-  readonly shrunk: readonly ShrunkMessage[];
+  readonly shrunk?: readonly ShrunkMessage[];
   /** Why the run did not compact, or null. */
   readonly reason: string | null;
   /** The error behind a `failed` or `cancelled` run, with a stable code. */
