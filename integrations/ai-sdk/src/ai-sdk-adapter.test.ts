@@ -161,6 +161,53 @@ describe("createAiSdkAdapter: summaries, notes and pruning", () => {
   });
 });
 
+describe("createAiSdkAdapter: mapText", () => {
+  const jsonResult: ModelMessage = {
+    role: "tool",
+    content: [{ type: "tool-result", toolCallId: "c4", toolName: "list", output: { type: "json", value: { files: ["a.ts"] } } }],
+  };
+  const contentResult: ModelMessage = {
+    role: "tool",
+    content: [{ type: "tool-result", toolCallId: "c5", toolName: "shot", output: { type: "content", value: [{ type: "text", text: "a screenshot" }] } }],
+  };
+  const samples: ModelMessage[] = [
+    system,
+    { role: "user", content: "fix the build" },
+    userParts,
+    assistantCalls,
+    approvals,
+    results,
+    failed,
+    providerExecuted,
+    jsonResult,
+    contentResult,
+    adapter.createSummary("## Goal\n- audit"),
+  ];
+
+  it.each(samples.map((message) => [message.role, message] as const))("rewrites only the readable text of a %s message, every other fact equal", (_role, message) => {
+    const before = JSON.stringify(message);
+    const mapped = adapter.mapText(message, (text) => text.toUpperCase());
+    expect(JSON.stringify(message)).toBe(before);
+    const { text: oldText, ...oldFacts } = adapter.readFacts(message);
+    const { text: newText, ...newFacts } = adapter.readFacts(mapped);
+    expect(newFacts).toEqual(oldFacts);
+    // Only the pieces changed (labels the adapter writes for files, denials and approvals are not pieces).
+    expect(newText.toUpperCase()).toBe(oldText.toUpperCase());
+    if (/[a-z]/.test(oldText)) expect(newText).not.toBe(oldText);
+    expect(modelMessageSchema.safeParse(mapped).success).toBe(true);
+  });
+
+  it("sees the pieces in order, and keeps a JSON output as it is when the rewrite leaves it", () => {
+    const seen: string[] = [];
+    adapter.mapText(results, (text) => {
+      seen.push(text);
+      return text;
+    });
+    expect(seen).toEqual(["export const a = 1;"]);
+    expect(adapter.mapText(jsonResult, (text) => text)).toEqual(jsonResult);
+  });
+});
+
 /**
  * A generated conversation: turns of a user request, then steps of tool calls (some asking for
  * approval) and results; it may end waiting on an approved call whose result is not there yet

@@ -212,6 +212,39 @@ function readAiSdkFacts(message: Fields, pinned: boolean, usageOf: () => number 
   }
 }
 
+/** A tool result's output with its text rewritten; JSON becomes text only when the rewrite changed it. */
+function mapToolOutput(output: unknown, rewrite: (text: string) => string): unknown {
+  if (!isFields(output)) return output;
+  const value = output["value"];
+  switch (output["type"]) {
+    case "text":
+    case "error-text":
+      return typeof value === "string" ? { ...output, value: rewrite(value) } : output;
+    case "json":
+    case "error-json": {
+      const text = JSON.stringify(value) ?? "";
+      const rewritten = rewrite(text);
+      if (rewritten === text) return output;
+      const { providerOptions } = output;
+      return { type: output["type"] === "json" ? "text" : "error-text", value: rewritten, ...(providerOptions !== undefined ? { providerOptions } : {}) };
+    }
+    case "content":
+      return Array.isArray(value) ? { ...output, value: mapTextParts(value, rewrite) } : output;
+    default:
+      return output;
+  }
+}
+
+/** Parts with each `text` part's text rewritten, and each tool result's output (the pieces of the message's text). */
+function mapTextParts(parts: readonly unknown[], rewrite: (text: string) => string): unknown[] {
+  return parts.map((part) => {
+    if (!isFields(part)) return part;
+    if (part["type"] === "text" && typeof part["text"] === "string") return { ...part, text: rewrite(part["text"]) };
+    if (part["type"] === "tool-result") return { ...part, output: mapToolOutput(part["output"], rewrite) };
+    return part;
+  });
+}
+
 function requireMessage(message: unknown): Fields {
   if (isFields(message)) return message;
   throw new CompactionError(
@@ -268,6 +301,18 @@ export function createAiSdkAdapter(options: AiSdkAdapterOptions = {}): MessageAd
         return { ...part, output: { type: failed ? "error-text" : "text", value: replacement } as const };
       });
       return { ...(message as ToolModelMessage), content } as ToolModelMessage;
+    },
+    mapText(message, rewrite) {
+      const fields = requireMessage(message);
+      const content = fields["content"];
+      if (readAiSdkFacts(fields, false, () => undefined).kind === "summary") {
+        // The summary's own text is the piece, not the words around it, so it still reads as one.
+        const inner = (text: string) => (unwrapSummary(text) !== text ? wrapSummary(rewrite(unwrapSummary(text))) : rewrite(text));
+        return { ...fields, content: typeof content === "string" ? inner(content) : Array.isArray(content) ? mapTextParts(content, inner) : content } as ModelMessage;
+      }
+      if (typeof content === "string") return { ...fields, content: rewrite(content) } as ModelMessage;
+      if (!Array.isArray(content)) return message;
+      return { ...fields, content: mapTextParts(content, rewrite) } as ModelMessage;
     },
   };
 }
