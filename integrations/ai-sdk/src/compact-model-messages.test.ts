@@ -127,14 +127,29 @@ describe("compactModelMessages", () => {
     expect(events.find((event) => event.type === "warning")).toMatchObject({ code: ErrorCodes.SUMMARIZER_FAILED });
   });
 
-  it("warns with COMPACTION_CONTEXT_OVERFLOW when the newest messages alone do not fit the window", async () => {
+  it("shrinks a tool result larger than the window to head and tail, keeping its call and the request", async () => {
     const huge: ModelMessage[] = [
       { role: "user", content: "Summarise this log." },
       { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "read_log", input: {} }] },
       { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "read_log", output: { type: "text", value: "error at line 12 ".repeat(3000) } }] },
     ];
     const events: AiSdkCompactionEvent[] = [];
-    await compactModelMessages(huge, { cwd: project(), contextWindow: 4000, on: (event) => events.push(event) });
+    const out = await compactModelMessages(huge, { cwd: project(), contextWindow: 4000, on: (event) => events.push(event) });
+    expect(tokensOf(out)).toBeLessThanOrEqual(4000);
+    expect(orphans(out)).toEqual([]);
+    expect(out[0]).toBe(huge[0]);
+    expect(events.filter((event) => event.type === "warning")).toEqual([]);
+  });
+
+  it("warns with COMPACTION_CONTEXT_OVERFLOW, and sends the messages as they were, when what must stay does not fit the window", async () => {
+    const messages: ModelMessage[] = [
+      { role: "system", content: "Follow every rule below. ".repeat(1500) },
+      { role: "user", content: "Go." },
+      { role: "assistant", content: "Done." },
+    ];
+    const events: AiSdkCompactionEvent[] = [];
+    const out = await compactModelMessages(messages, { cwd: project(), contextWindow: 4000, on: (event) => events.push(event) });
+    expect(out).toEqual(messages);
     expect(events.filter((event) => event.type === "warning").map((event) => event.type === "warning" && event.code)).toContain(ErrorCodes.CONTEXT_OVERFLOW);
   });
 

@@ -42,10 +42,14 @@ interface Compacted {
 const REMEMBERED = 16;
 /** Usage figures remembered, newest kept. */
 const USAGE_REMEMBERED = 4096;
+/** The request is pinned while it takes at most this share of the budget (a longer one may be shrunk). */
+const PINNED_REQUEST_SHARE = 0.25;
 
 export class ModelMessageCompaction {
   readonly #options: AiSdkCompactionOptions;
   readonly #usage = new Map<string, number>();
+  /** The pinned stand-ins of the request being worked on, one per compaction (see #pinRequest). */
+  readonly #pinnedRequests = new WeakSet<object>();
   #compactor: Promise<Compactor<ModelMessage>> | undefined;
   #remembered: Compacted[] = [];
   /** The prompt of the last step this memory prepared, and what no message shows (system, tools). */
@@ -102,7 +106,7 @@ export class ModelMessageCompaction {
     if (this.#options.compactor !== undefined) return this.#options.compactor;
     const { cwd, agent, configPath, preset, isPinned } = this.#options;
     const adapter = createAiSdkAdapter({
-      ...(isPinned !== undefined ? { isPinned } : {}),
+      isPinned: (message) => this.#pinnedRequests.has(message) || isPinned?.(message) === true,
       usageOf: (message) => this.#usage.get(messageKey(message)),
     });
     const compactor = await createCompactor<ModelMessage>({
@@ -187,10 +191,12 @@ export class ModelMessageCompaction {
   ): Promise<readonly ModelMessage[]> {
     const { tokens, threshold, contextWindow, reserve, stepNumber } = run;
     this.#emit({ type: "compaction-start", tokens, threshold: Math.round(threshold), contextWindow, messages: messages.length, stepNumber });
+    const budget = contextWindow - Math.min(contextWindow - 1, reserve + this.#unseenTokens);
+    const pinned = this.#pinRequest(compactor, messages, budget);
     let result: CompactionResult<ModelMessage>;
     try {
       result = await compactor.compact({
-        messages,
+        messages: pinned.messages,
         contextWindow,
         // What no message shows takes room too: the kept messages and the summary get the rest.
         reserveTokens: Math.min(contextWindow - 1, reserve + this.#unseenTokens),
@@ -202,7 +208,7 @@ export class ModelMessageCompaction {
       this.#emit({ type: "warning", message: `Compaction could not run: ${describeError(error)}. The messages were sent as they were.`, code, stepNumber });
       return messages;
     }
-    const output = result.status === "compacted" ? result.messages : messages;
+    const output = result.status === "compacted" ? result.messages.map((message): ModelMessage => (pinned.standIn !== undefined && message === pinned.standIn ? (pinned.request as ModelMessage) : message)) : messages;
     const after = this.#measure(compactor, output);
     this.#emit({ type: "compaction-end", result, tokens: after, stepNumber });
     if (result.status === "failed" || result.status === "cancelled") {
@@ -222,6 +228,30 @@ export class ModelMessageCompaction {
       });
     }
     return output;
+  }
+
+  /**
+   * The working set with the request being worked on (the newest user message) pinned, so a long
+   * tool loop's early steps are summarised while the request stays verbatim in every prompt (the
+   * core would otherwise keep the whole turn and only shrink it). Pinning goes on a stand-in copy
+   * made for this compaction alone: facts are cached per message object, and the same message is
+   * no longer the request once the user sends another. A request over a quarter of the budget is
+   * left unpinned, so the core may shrink it to fit.
+   */
+  #pinRequest(
+    compactor: Compactor<ModelMessage>,
+    messages: readonly ModelMessage[],
+    budget: number,
+  ): { messages: readonly ModelMessage[]; request?: ModelMessage; standIn?: ModelMessage } {
+    for (let index = messages.length - 1; index >= 0; index--) {
+      const request = messages[index] as ModelMessage;
+      if (compactor.facts.of(request).kind !== "user") continue;
+      if (compactor.tokens.count(request) > budget * PINNED_REQUEST_SHARE) return { messages };
+      const standIn = { ...request } as ModelMessage;
+      this.#pinnedRequests.add(standIn);
+      return { messages: messages.map((message, i) => (i === index ? standIn : message)), request, standIn };
+    }
+    return { messages };
   }
 
   #emit(event: AiSdkCompactionEvent): void {
