@@ -5,8 +5,10 @@ import { compactionPrepareStep } from "./prepare-step.js";
 import {
   type AiPackage,
   carriesRequest,
+  continueConversation,
   orphanedResults,
   type RecordedPrompt,
+  REQUEST,
   runToolLoop,
   type Runner,
   TOOL_STEPS,
@@ -82,6 +84,35 @@ for (const version of VERSIONS) {
         if (compactedAt.has(step)) continue;
         const before = messagesJson(prompts[step - 1] as RecordedPrompt);
         expect(messagesJson(prompts[step] as RecordedPrompt).slice(0, before.length)).toEqual(before);
+      }
+    });
+
+    it("carries its compaction into the conversation's next request: the summary so far is updated, not written again from the whole history", async () => {
+      const pkg = await version.load();
+      const events: AiSdkCompactionEvent[] = [];
+      const prepareStep = compactionPrepareStep({ cwd: project(), on: (event) => events.push(event) });
+      const first = await continueConversation(pkg, [], REQUEST, prepareStep);
+      const firstSummary = compactionsOf(events).at(-1)?.result.summary ?? "";
+      expect(firstSummary).toContain("src/module-0.ts");
+      const compactedBefore = compactionsOf(events).length;
+
+      const next = "Now replace every fetchLegacy() call you found with fetchModern().";
+      const second = await continueConversation(pkg, first.messages, next, prepareStep);
+      // The second request's first prompt starts from the first run's compaction, not from the whole history.
+      const opening = second.prompts[0] as RecordedPrompt;
+      expect(opening.tokens).toBeLessThanOrEqual(CONTEXT_WINDOW);
+      const lastOfFirst = messagesJson(first.prompts.at(-1) as RecordedPrompt);
+      expect(messagesJson(opening).slice(0, lastOfFirst.length)).toEqual(lastOfFirst);
+      expect(opening.messages.some((message) => JSON.stringify(message).includes("compacted into the following summary"))).toBe(true);
+      const later = compactionsOf(events).slice(compactedBefore);
+      expect(later.length).toBeGreaterThan(0);
+      expect(later[0]?.stepNumber).toBeGreaterThan(0);
+      // Each later compaction found the previous summary and updated it: the first run's files are still named.
+      for (const event of later) expect(event.result.summary ?? "").toContain("src/module-0.ts");
+      for (const prompt of second.prompts) {
+        expect(prompt.tokens).toBeLessThanOrEqual(CONTEXT_WINDOW);
+        expect(orphanedResults(prompt)).toEqual([]);
+        expect(prompt.messages.some((message) => message.role === "user" && JSON.stringify(message).includes("fetchModern"))).toBe(true);
       }
     });
 

@@ -82,7 +82,7 @@ function promptTokens(prompt: readonly PromptMessage[], tools: unknown): number 
 /** The parts of `ai` and `ai/test` the loop uses; the same in ai 6 and ai 7. */
 export interface AiPackage {
   readonly ai: {
-    generateText(options: any): PromiseLike<{ text: string; steps: readonly unknown[] }>;
+    generateText(options: any): PromiseLike<{ text: string; steps: readonly unknown[]; response: { messages: readonly unknown[] } }>;
     streamText(options: any): { consumeStream(): PromiseLike<void>; text: PromiseLike<string> };
     ToolLoopAgent: new (settings: any) => { generate(options: any): PromiseLike<{ text: string; steps: readonly unknown[] }> };
     tool(definition: any): unknown;
@@ -98,10 +98,10 @@ const USAGE = (input: number) => ({
 });
 
 /** What the model does at each step: call read_file on the next module, then answer. */
-function reply(step: number, input: number) {
+function reply(step: number, input: number, idPrefix: string) {
   if (step < TOOL_STEPS) {
     return {
-      content: [{ type: "tool-call", toolCallId: `call-${step}`, toolName: "read_file", input: JSON.stringify({ path: `src/module-${step}.ts` }) }],
+      content: [{ type: "tool-call", toolCallId: `${idPrefix}${step}`, toolName: "read_file", input: JSON.stringify({ path: `src/module-${step}.ts` }) }],
       finishReason: { unified: "tool-calls", raw: "tool_calls" },
       usage: USAGE(input),
       warnings: [],
@@ -116,18 +116,18 @@ function reply(step: number, input: number) {
 }
 
 /** A mock model that records each prompt and answers by the script above. */
-export function recordingModel(pkg: AiPackage): { model: unknown; prompts: RecordedPrompt[] } {
+export function recordingModel(pkg: AiPackage, idPrefix = "call-"): { model: unknown; prompts: RecordedPrompt[] } {
   const prompts: RecordedPrompt[] = [];
   const model = new pkg.test.MockLanguageModelV3({
     doGenerate: async (options: { prompt: PromptMessage[]; tools?: unknown }) => {
       const input = promptTokens(options.prompt, options.tools);
       prompts.push({ messages: options.prompt, tokens: input });
-      return reply(prompts.length - 1, input);
+      return reply(prompts.length - 1, input, idPrefix);
     },
     doStream: async (options: { prompt: PromptMessage[]; tools?: unknown }) => {
       const input = promptTokens(options.prompt, options.tools);
       prompts.push({ messages: options.prompt, tokens: input });
-      const answer = reply(prompts.length - 1, input);
+      const answer = reply(prompts.length - 1, input, idPrefix);
       const parts: unknown[] = [{ type: "stream-start", warnings: [] }];
       for (const part of answer.content) {
         if ("text" in part) {
@@ -203,4 +203,27 @@ export function orphanedResults(prompt: RecordedPrompt): string[] {
 /** Whether the prompt's user-visible text carries the request (verbatim, or quoted in a summary). */
 export function carriesRequest(prompt: RecordedPrompt): boolean {
   return prompt.messages.some((message) => message.role === "user" && promptText(message).includes(REQUEST));
+}
+
+/**
+ * A second request in the same conversation (generateText): the history so far, the first run's
+ * response messages and a new user message; the model reads 14 more files (ids `next-<n>`).
+ */
+export async function continueConversation(
+  pkg: AiPackage,
+  history: readonly unknown[],
+  request: string,
+  prepareStep: unknown,
+): Promise<{ prompts: RecordedPrompt[]; messages: unknown[] }> {
+  const { model, prompts } = recordingModel(pkg, "next-");
+  const messages = [...history, { role: "user", content: request }];
+  const result = await pkg.ai.generateText({
+    model,
+    system: SYSTEM,
+    tools: { read_file: readFileTool(pkg) },
+    stopWhen: pkg.ai.stepCountIs(TOOL_STEPS + 1),
+    prepareStep,
+    messages,
+  });
+  return { prompts, messages: [...messages, ...result.response.messages] };
 }
