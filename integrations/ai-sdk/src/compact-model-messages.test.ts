@@ -101,6 +101,10 @@ describe("compactModelMessages", () => {
     expect(prompts).toHaveLength(1);
   });
 
+  it("rejects something that is not an array of messages with COMPACTION_INPUT_INVALID", async () => {
+    await expect(compactModelMessages("hello" as never, { cwd: project() })).rejects.toMatchObject({ code: ErrorCodes.INPUT_INVALID, path: "/messages" });
+  });
+
   it("gives the same messages for the same history", async () => {
     const cwd = project();
     const first = await compactModelMessages(await convertToModelMessages(chat(40)), { cwd, contextWindow: 16_000 });

@@ -12,7 +12,16 @@
  * next history: the rest is new, appended to the compacted messages, and compacted again only when
  * the prompt passes the threshold, by updating the summary already there.
  */
-import { type CompactionResult, type Compactor, createCompactor, describeError, ErrorCodes, isCompactionError } from "@compaction/core";
+import {
+  CompactionError,
+  type CompactionResult,
+  type Compactor,
+  createCompactor,
+  describeError,
+  describeValue,
+  ErrorCodes,
+  isCompactionError,
+} from "@compaction/core";
 import type { ModelMessage } from "ai";
 import { createAiSdkAdapter } from "./ai-sdk-adapter.js";
 import { messageKey, startsWith } from "./message-key.js";
@@ -73,7 +82,10 @@ export class ModelMessageCompaction {
    */
   async compact(messages: readonly ModelMessage[], context: CompactContext = {}): Promise<ModelMessage[]> {
     if (!Array.isArray(messages)) {
-      throw new TypeError(`@compaction/ai-sdk: expected an array of ModelMessage, found ${typeof messages}.`);
+      throw new CompactionError(ErrorCodes.INPUT_INVALID, `@compaction/ai-sdk: expected an array of ModelMessage, found ${describeValue(messages)}.`, {
+        path: "/messages",
+        hint: "Pass prepareStep's messages, or convertToModelMessages(uiMessages).",
+      });
     }
     const compactor = await this.compactor();
     const stepNumber = context.stepNumber ?? null;

@@ -82,7 +82,7 @@ function promptTokens(prompt: readonly PromptMessage[], tools: unknown): number 
 /** The parts of `ai` and `ai/test` the loop uses; the same in ai 6 and ai 7. */
 export interface AiPackage {
   readonly ai: {
-    generateText(options: any): PromiseLike<{ text: string; steps: readonly unknown[]; response: { messages: readonly unknown[] } }>;
+    generateText(options: any): PromiseLike<{ text: string; steps: readonly unknown[]; response: { messages: readonly unknown[] }; responseMessages?: readonly unknown[] }>;
     streamText(options: any): { consumeStream(): PromiseLike<void>; text: PromiseLike<string> };
     ToolLoopAgent: new (settings: any) => { generate(options: any): PromiseLike<{ text: string; steps: readonly unknown[] }> };
     tool(definition: any): unknown;
@@ -225,5 +225,6 @@ export async function continueConversation(
     prepareStep,
     messages,
   });
-  return { prompts, messages: [...messages, ...result.response.messages] };
+  // Every step's response messages: ai 7's `responseMessages` (its `response.messages` is the final step's), ai 6's `response.messages`.
+  return { prompts, messages: [...messages, ...(result.responseMessages ?? result.response.messages)] };
 }
