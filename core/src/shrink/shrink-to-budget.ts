@@ -142,11 +142,14 @@ function shrinkMessage<T>(
   const current = tokens.count(message);
   const text = tokens.facts.of(message).text;
   const charsPerToken = text.length / Math.max(1, current);
+  let short = false;
   const marker = (removedChars: number) =>
-    shrinkMarker({ ...about, removedChars, removedTokens: Math.max(1, Math.round(removedChars / Math.max(1, charsPerToken))) });
+    shrinkMarker({ ...about, short, removedChars, removedTokens: Math.max(1, Math.round(removedChars / Math.max(1, charsPerToken))) });
   let share = target / current;
   let best = message;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    // Half the attempts with the full marker; then, for a budget too small for it, the short one.
+    if (attempt === ATTEMPTS / 2) short = true;
     const candidate = adapter.mapText(message, (piece) =>
       piece.length < smallest * charsPerToken ? piece : headAndTail(piece, piece.length * share, marker),
     );
