@@ -3,7 +3,8 @@
  * the others; the transcript store and the model-summarizer machinery import only the engine;
  * the context manager imports the engine and the transcript store; a plugin imports the engine
  * (recall may import the transcript store, a model summarizer its machinery) and never another
- * plugin; a preset imports the plugins it lists. Checked on every source file's imports and on
+ * plugin; a preset imports the plugins it lists; a framework integration (AI SDK) imports only
+ * the engine and takes its framework as a peer dependency. Checked on every source file's imports and on
  * every package.json's dependencies, so a forbidden import fails here before it ships.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -40,6 +41,14 @@ const LOOP = "@compaction/context-manager";
 const MODEL = "@compaction/model-summarizer";
 
 /**
+ * Framework integrations depend only on the engine and their framework (a peer dependency with
+ * the supported majors), so a framework user installs nothing of pi's or the transcript store's.
+ */
+const FRAMEWORK_INTEGRATIONS: Readonly<Record<string, { readonly framework: string; readonly majors: string }>> = {
+  "@compaction/ai-sdk": { framework: "ai", majors: "^6.0.0 || ^7.0.0" },
+};
+
+/**
  * The @compaction packages `from` may import, or undefined where any is allowed (the CLI,
  * integrations, examples and the cross-package tests sit on top of everything).
  */
@@ -49,6 +58,7 @@ function allowedImports(from: Workspace): ReadonlySet<string> | undefined {
   if (name === STORE || name === MODEL) return new Set([ENGINE]);
   if (name === LOOP) return new Set([ENGINE, STORE]);
   if (name === "@compaction/fixtures") return new Set([ENGINE]);
+  if (Object.hasOwn(FRAMEWORK_INTEGRATIONS, name)) return new Set([ENGINE]);
   if (dir.startsWith("plugins/")) {
     const allowed = new Set([ENGINE]);
     if (name === "@compaction/plugin-recall") allowed.add(STORE);
@@ -140,6 +150,14 @@ describe("package boundaries", () => {
       }
       expect(violations).toEqual([]);
     });
+
+    const framework = FRAMEWORK_INTEGRATIONS[workspace.name];
+    if (framework !== undefined) {
+      it(`${workspace.name} takes ${framework.framework} as a peer dependency (${framework.majors}), not as a dependency`, () => {
+        expect(workspace.manifest.peerDependencies?.[framework.framework]).toBe(framework.majors);
+        expect(workspace.manifest.dependencies?.[framework.framework]).toBeUndefined();
+      });
+    }
 
     it(`${workspace.name} depends only on the packages it may import`, () => {
       const declared = [...Object.keys(workspace.manifest.dependencies ?? {}), ...Object.keys(workspace.manifest.peerDependencies ?? {})];

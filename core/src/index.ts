@@ -38,6 +38,17 @@ export {
   summaryRoomLeft,
 } from "./compactor/summarize-cut.js";
 
+// Shrinking: how the core brings any context under a budget when cutting alone cannot.
+export {
+  shrinkToBudget,
+  type ShrinkOptions,
+  type ShrinkResult,
+  type ShrunkMessage,
+} from "./shrink/shrink-to-budget.js";
+export { SHRINK_MARKER_PATTERN, shrinkMarker, type ShrinkMarkerInfo } from "./shrink/head-and-tail.js";
+export { keepNewestRequest, latestCutIndex } from "./compactor/fit-budget.js";
+export { summaryHasContent } from "./summarizer/has-content.js";
+
 // Errors and the compaction event.
 export {
   CompactionError,
@@ -59,6 +70,8 @@ export {
   type MessageKind,
   type ToolCallInfo,
 } from "./messages/adapter.js";
+/** For adapters written outside the core: `mapText` over string-or-parts content. */
+export { mapTextContent } from "./messages/message-fields.js";
 export {
   createPiAdapter,
   PI_NOTE_CUSTOM_TYPE,
@@ -105,6 +118,8 @@ export {
   type AnthropicUsage,
   createAnthropicAdapter,
 } from "./messages/anthropic-adapter.js";
+// The words around a summary sent as an ordinary user message (for adapters of other formats).
+export { unwrapSummary, wrapSummary } from "./messages/message-fields.js";
 
 // Tokens.
 export { IMAGE_TOKENS, type TokenCounter } from "./tokens/token-counter.js";

@@ -66,6 +66,16 @@ export interface MessageAdapter<T> {
    * Keeps the ids, tool name and error flag.
    */
   replaceToolOutput(message: T, replacement: string): T;
+  /**
+   * A copy of `message` with each piece of its readable text replaced by `rewrite(piece)`: the
+   * pieces `readFacts(message).text` is joined from (string content, text blocks or parts, the
+   * text inside tool outputs, a refusal, a shell command's output). Everything else is kept as
+   * it is: role, ids, tool calls and their arguments, thinking, images, error flag, pin flag,
+   * usage, and the order of blocks. `rewrite` is called once per piece, in order; a piece it
+   * returns unchanged stays the same string. Used by the core's shrinking (`shrinkToBudget`) to
+   * cut a message to head and tail; it never changes which tool calls a message issues or answers.
+   */
+  mapText(message: T, rewrite: (text: string) => string): T;
 }
 
 /** Options every built-in adapter takes. */

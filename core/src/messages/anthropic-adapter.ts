@@ -17,6 +17,7 @@ import {
   describeValue,
   isFields,
   joinText,
+  mapTextContent,
   positiveTotal,
   readCount,
   readString,
@@ -258,6 +259,21 @@ export function createAnthropicAdapter(
         isFields(block) && block.type === "tool_result" ? { ...block, content: replacement } : block,
       );
       return { ...message, content: blocks };
+    },
+    mapText(message, rewrite) {
+      const fields = requireMessageObject(ADAPTER_NAME, message);
+      const content = fields["content"];
+      if (typeof content === "string") return { ...message, content: rewrite(content) };
+      if (!Array.isArray(content)) return message;
+      const blocks = (content as unknown[]).map((block) => {
+        if (!isFields(block)) return block;
+        if (block["type"] === "text" && typeof block["text"] === "string") return { ...block, text: rewrite(block["text"]) };
+        if (block["type"] === "tool_result" && block["content"] !== undefined) {
+          return { ...block, content: mapTextContent(block["content"], rewrite, "text") };
+        }
+        return block;
+      });
+      return { ...message, content: blocks as AnthropicContentBlock[] };
     },
   };
 }

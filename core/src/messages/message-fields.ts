@@ -142,3 +142,20 @@ export function wrapSummary(text: string): string {
 export function unwrapSummary(text: string): string {
   return unwrap(text, SUMMARY_PREFIX, SUMMARY_SUFFIX);
 }
+
+/**
+ * String-or-parts content with the text of each part whose `type` is one of `types` (read from
+ * the property of the same name, e.g. `text`, `refusal`) replaced by `rewrite(text)`; other
+ * parts and anything that is not content are returned as they are.
+ */
+export function mapTextContent(content: unknown, rewrite: (text: string) => string, ...types: string[]): unknown {
+  if (typeof content === "string") return rewrite(content);
+  if (!Array.isArray(content)) return content;
+  return (content as unknown[]).map((part) => {
+    if (!isFields(part)) return part;
+    const type = part["type"];
+    if (typeof type !== "string" || !types.includes(type)) return part;
+    const text = part[type];
+    return typeof text === "string" ? { ...part, [type]: rewrite(text) } : part;
+  });
+}

@@ -11,6 +11,7 @@ import {
   describeValue,
   isFields,
   joinText,
+  mapTextContent,
   positiveTotal,
   readCount,
   readString,
@@ -263,6 +264,16 @@ export function createOpenAIAdapter(
         );
       }
       return { ...(message as OpenAIToolMessage | OpenAIFunctionMessage), content: replacement };
+    },
+    mapText(message, rewrite) {
+      const fields = requireMessageObject(ADAPTER_NAME, message);
+      const copy = { ...fields };
+      if (fields["content"] !== undefined && fields["content"] !== null) {
+        copy["content"] = mapTextContent(fields["content"], rewrite, "text", "refusal");
+      }
+      const refusal = readString(fields, "refusal");
+      if (refusal !== undefined) copy["refusal"] = rewrite(refusal);
+      return copy as unknown as OpenAIChatMessage;
     },
   };
 }

@@ -10,6 +10,7 @@ import {
   describeValue,
   isFields,
   joinText,
+  mapTextContent,
   positiveTotal,
   readCount,
   readString,
@@ -297,6 +298,27 @@ export function createPiAdapter(options: AdapterOptions<PiMessage> = {}): Messag
         );
       }
       return { ...(message as PiToolResultMessage), content: [{ type: "text", text: replacement }] };
+    },
+    mapText(message, rewrite) {
+      const fields = requireMessageObject(ADAPTER_NAME, message);
+      switch (fields["role"]) {
+        case "user":
+        case "assistant":
+        case "toolResult":
+        case "custom":
+          return { ...message, content: mapTextContent(fields["content"], rewrite, "text") } as PiMessage;
+        case "bashExecution": {
+          const output = readString(fields, "output");
+          return output === undefined ? message : { ...(message as PiBashExecutionMessage), output: rewrite(output) };
+        }
+        case "branchSummary":
+        case "compactionSummary": {
+          const summary = readString(fields, "summary");
+          return summary === undefined ? message : ({ ...message, summary: rewrite(summary) } as PiMessage);
+        }
+        default:
+          return message;
+      }
     },
   };
 }

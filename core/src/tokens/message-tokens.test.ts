@@ -32,6 +32,7 @@ const fakeAdapter: MessageAdapter<FakeMessage> = {
   createSummary: (text) => ({ text }),
   createNote: (text) => ({ text }),
   replaceToolOutput: (_message, replacement) => ({ text: replacement }),
+  mapText: (message, rewrite) => ({ ...message, text: rewrite(message.text ?? "") }),
 };
 
 /** A counter that records every string it is asked to count: one token per character. */

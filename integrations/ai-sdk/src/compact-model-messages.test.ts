@@ -1,0 +1,198 @@
+import { type CompactionPlugin, createTiktokenCounter, ErrorCodes } from "@compaction/core";
+import { makeProject, removeProjects } from "@compaction/core/testing";
+import { CLAUDE_FIXTURES, loadClaudeMessages } from "@compaction/fixtures";
+import { convertToModelMessages, type ModelMessage, modelMessageSchema, streamText, type UIMessage } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { afterAll, describe, expect, it } from "vitest";
+import { createAiSdkAdapter } from "./ai-sdk-adapter.js";
+import { compactModelMessages } from "./compact-model-messages.js";
+import { ModelMessageCompaction } from "./model-message-compaction.js";
+import type { AiSdkCompactionEvent } from "./options.js";
+import { toModelMessages } from "./test-support/from-anthropic.js";
+
+afterAll(() => removeProjects());
+
+const counter = createTiktokenCounter();
+const adapter = createAiSdkAdapter();
+const counted = new WeakMap<ModelMessage, number>();
+/** Our count of what the messages send (the summary's words included), memoised per message. */
+function tokensOf(messages: readonly ModelMessage[]): number {
+  return messages.reduce((sum, message) => {
+    let tokens = counted.get(message);
+    if (tokens === undefined) {
+      const facts = adapter.readFacts(message);
+      tokens = counter.count([facts.text, facts.thinking, ...facts.toolCalls.map((call) => call.name + JSON.stringify(call.arguments))].join("\n"));
+      counted.set(message, tokens);
+    }
+    return sum + tokens;
+  }, 0);
+}
+
+function project(config: object = {}): string {
+  return makeProject({ ".compactionrc.json": JSON.stringify({ preset: "safeguard", ...config }) });
+}
+
+/** Tool results whose call is not before them. */
+function orphans(messages: readonly ModelMessage[]): string[] {
+  const calls = new Set<string>();
+  const found: string[] = [];
+  for (const message of messages) {
+    if (typeof message.content === "string") continue;
+    for (const part of message.content) {
+      if (part.type === "tool-call") calls.add(part.toolCallId);
+      if (part.type === "tool-result" && !calls.has(part.toolCallId)) found.push(part.toolCallId);
+    }
+  }
+  return found;
+}
+
+/** A chat of `turns` question/answer pairs, as the UI keeps it. */
+function chat(turns: number): UIMessage[] {
+  const messages: UIMessage[] = [];
+  for (let turn = 0; turn < turns; turn++) {
+    messages.push({ id: `u${turn}`, role: "user", parts: [{ type: "text", text: `Question ${turn}: how does module-${turn}.ts handle retries? ${"Explain in detail. ".repeat(40)}` }] });
+    messages.push({ id: `a${turn}`, role: "assistant", parts: [{ type: "text", text: `Module-${turn}.ts retries with backoff. ${`Line ${turn} of the explanation. `.repeat(120)}` }] });
+  }
+  return messages;
+}
+
+describe("compactModelMessages", () => {
+  it("returns the messages as they are while they fit under the threshold", async () => {
+    const messages = await convertToModelMessages(chat(2));
+    const out = await compactModelMessages(messages, { cwd: project(), contextWindow: 100_000 });
+    expect(out).toHaveLength(messages.length);
+    expect(out.every((message, index) => message === messages[index])).toBe(true);
+  });
+
+  it("compacts a chat route's history (convertToModelMessages, then compact, then streamText) to fit the window, keeping the newest question", async () => {
+    const messages = await convertToModelMessages(chat(40));
+    const contextWindow = 16_000;
+    expect(tokensOf(messages)).toBeGreaterThan(contextWindow);
+    const events: AiSdkCompactionEvent[] = [];
+    const out = await compactModelMessages(messages, { cwd: project(), contextWindow, on: (event) => events.push(event) });
+    expect(tokensOf(out)).toBeLessThanOrEqual(contextWindow);
+    expect(adapter.readFacts(out.at(-1) as ModelMessage).text).toContain("Module-39.ts retries");
+    expect(out.some((message) => adapter.readFacts(message).kind === "summary")).toBe(true);
+    expect(events.map((event) => event.type)).toEqual(["compaction-start", "compaction-end"]);
+
+    const prompts: unknown[] = [];
+    const model = new MockLanguageModelV3({
+      doStream: async (options) => {
+        prompts.push(options.prompt);
+        return {
+          stream: new ReadableStream({
+            start(controller) {
+              controller.enqueue({ type: "text-start", id: "t" });
+              controller.enqueue({ type: "text-delta", id: "t", delta: "ok" });
+              controller.enqueue({ type: "text-end", id: "t" });
+              controller.enqueue({
+                type: "finish",
+                finishReason: { unified: "stop", raw: "stop" },
+                usage: { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } },
+              });
+              controller.close();
+            },
+          }),
+        };
+      },
+    });
+    const result = streamText({ model, messages: out });
+    expect(await result.text).toBe("ok");
+    expect(prompts).toHaveLength(1);
+  });
+
+  it("rejects something that is not an array of messages with COMPACTION_INPUT_INVALID", async () => {
+    await expect(compactModelMessages("hello" as never, { cwd: project() })).rejects.toMatchObject({ code: ErrorCodes.INPUT_INVALID, path: "/messages" });
+  });
+
+  it("gives the same messages for the same history", async () => {
+    const cwd = project();
+    const first = await compactModelMessages(await convertToModelMessages(chat(40)), { cwd, contextWindow: 16_000 });
+    const second = await compactModelMessages(await convertToModelMessages(chat(40)), { cwd, contextWindow: 16_000 });
+    expect(JSON.stringify(second)).toBe(JSON.stringify(first));
+  });
+
+  it("leaves the history untouched and warns with the code when the summarizer fails", async () => {
+    const failing: CompactionPlugin = {
+      name: "failing-summarizer",
+      apply(compactor) {
+        compactor.summarizer = {
+          name: "failing",
+          summarize: async () => {
+            throw new Error("model unavailable");
+          },
+        };
+      },
+    };
+    const messages = await convertToModelMessages(chat(40));
+    const events: AiSdkCompactionEvent[] = [];
+    const out = await compactModelMessages(messages, { cwd: project(), contextWindow: 16_000, plugins: [failing], on: (event) => events.push(event) });
+    expect(out).toEqual(messages);
+    expect(events.find((event) => event.type === "warning")).toMatchObject({ code: ErrorCodes.SUMMARIZER_FAILED });
+  });
+
+  it("shrinks a tool result larger than the window to head and tail, keeping its call and the request", async () => {
+    const huge: ModelMessage[] = [
+      { role: "user", content: "Summarise this log." },
+      { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "read_log", input: {} }] },
+      { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "read_log", output: { type: "text", value: "error at line 12 ".repeat(3000) } }] },
+    ];
+    const events: AiSdkCompactionEvent[] = [];
+    const out = await compactModelMessages(huge, { cwd: project(), contextWindow: 4000, on: (event) => events.push(event) });
+    expect(tokensOf(out)).toBeLessThanOrEqual(4000);
+    expect(orphans(out)).toEqual([]);
+    expect(out[0]).toBe(huge[0]);
+    expect(events.filter((event) => event.type === "warning")).toEqual([]);
+  });
+
+  it("warns with COMPACTION_CONTEXT_OVERFLOW, and sends the messages as they were, when what must stay does not fit the window", async () => {
+    const messages: ModelMessage[] = [
+      { role: "system", content: "Follow every rule below. ".repeat(1500) },
+      { role: "user", content: "Go." },
+      { role: "assistant", content: "Done." },
+    ];
+    const events: AiSdkCompactionEvent[] = [];
+    const out = await compactModelMessages(messages, { cwd: project(), contextWindow: 4000, on: (event) => events.push(event) });
+    expect(out).toEqual(messages);
+    expect(events.filter((event) => event.type === "warning").map((event) => event.type === "warning" && event.code)).toContain(ErrorCodes.CONTEXT_OVERFLOW);
+  });
+
+  it("takes the preset and window from .compactionrc, with the agent's section", async () => {
+    const cwd = project({ contextWindow: 200_000, agents: { chat: { preset: "sliding-window", contextWindow: 16_000, reserveTokens: 4000 } } });
+    const events: AiSdkCompactionEvent[] = [];
+    await compactModelMessages(await convertToModelMessages(chat(40)), { cwd, agent: "chat", on: (event) => events.push(event) });
+    const end = events.find((event) => event.type === "compaction-end");
+    expect(end).toMatchObject({ result: { status: "compacted", event: { strategy: "sliding-window" } } });
+  });
+});
+
+describe("compactModelMessages on real transcripts", () => {
+  for (const file of CLAUDE_FIXTURES) {
+    it(`${file}: fits a 32k window, adds no orphaned tool result, and every message is one the AI SDK accepts`, async () => {
+      const messages = toModelMessages(loadClaudeMessages(file));
+      const contextWindow = 32_000;
+      const out = await compactModelMessages(messages, { cwd: project(), contextWindow });
+      const before = new Set(orphans(messages));
+      expect(orphans(out).filter((id) => !before.has(id))).toEqual([]);
+      expect(tokensOf(out)).toBeLessThanOrEqual(contextWindow);
+      expect(out.filter((message) => !modelMessageSchema.safeParse(message).success)).toEqual([]);
+    });
+  }
+
+  it("a compaction memory extends its compaction as a real transcript grows, one message at a time", async () => {
+    const messages = toModelMessages(loadClaudeMessages(CLAUDE_FIXTURES[0] as string));
+    const compaction = new ModelMessageCompaction({ cwd: project(), contextWindow: 32_000 });
+    let compactions = 0;
+    let previousSummary: string | undefined;
+    for (let end = 1; end <= messages.length; end++) {
+      const out = await compaction.compact(messages.slice(0, end));
+      const summary = out.map((message) => adapter.readFacts(message)).find((facts) => facts.kind === "summary")?.text;
+      if (summary !== previousSummary) compactions++;
+      previousSummary = summary;
+      expect(tokensOf(out)).toBeLessThanOrEqual(32_000);
+    }
+    await compaction.dispose();
+    expect(compactions).toBeGreaterThan(0);
+    expect(compactions).toBeLessThan(messages.length / 10);
+  });
+});

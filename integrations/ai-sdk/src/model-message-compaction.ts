@@ -1,0 +1,276 @@
+/**
+ * One compaction memory for AI SDK messages: what `compactionPrepareStep` and
+ * `compactModelMessages` run on.
+ *
+ * The AI SDK hands `prepareStep` the history in two ways. ai 6 rebuilds it at every step from the
+ * initial messages and every response so far (1, 3, 5, ... messages), so whatever prepareStep
+ * returned is forgotten; ai 7 carries the returned messages forward and appends the new ones. Both
+ * must keep the earlier compaction and extend it: summarising the whole history from scratch at
+ * every step would cost a summary per step and change the prompt's start each time, so no prompt
+ * cache would ever hit. The memory therefore records, per compaction, the history it stood for
+ * (as message fingerprints) and the messages it became, and recognises either at the start of the
+ * next history: the rest is new, appended to the compacted messages, and compacted again only when
+ * the prompt passes the threshold, by updating the summary already there.
+ */
+import {
+  CompactionError,
+  type CompactionResult,
+  type Compactor,
+  createCompactor,
+  describeError,
+  describeValue,
+  ErrorCodes,
+  isCompactionError,
+} from "@compaction/core";
+import type { ModelMessage } from "ai";
+import { createAiSdkAdapter } from "./ai-sdk-adapter.js";
+import { messageKey, startsWith } from "./message-key.js";
+import { type AiSdkCompactionEvent, type AiSdkCompactionOptions, checkOptions } from "./options.js";
+
+/** What the memory reads from a step result (`StepResult` of ai 6 and 7). */
+export interface StepUsage {
+  readonly usage?: { readonly inputTokens?: number | undefined; readonly outputTokens?: number | undefined } | undefined;
+  readonly response?: { readonly messages?: readonly unknown[] | undefined } | undefined;
+}
+
+/** Where a compaction is asked for: a step of a tool loop, or a one-off call. */
+export interface CompactContext {
+  /** The steps so far (prepareStep's `steps`): their usage calibrates the count. */
+  readonly steps?: readonly StepUsage[];
+  readonly stepNumber?: number;
+}
+
+/** A history and the messages it was compacted into. */
+interface Compacted {
+  readonly historyKeys: readonly string[];
+  readonly messages: readonly ModelMessage[];
+  readonly messageKeys: readonly string[];
+}
+
+/** Histories remembered at once: one per conversation a shared prepareStep serves, newest kept. */
+const REMEMBERED = 16;
+/** Usage figures remembered, newest kept. */
+const USAGE_REMEMBERED = 4096;
+/** The request is pinned while it takes at most this share of the budget (a longer one may be shrunk). */
+const PINNED_REQUEST_SHARE = 0.25;
+
+export class ModelMessageCompaction {
+  readonly #options: AiSdkCompactionOptions;
+  readonly #usage = new Map<string, number>();
+  /** The pinned stand-ins of the request being worked on, one per compaction (see #pinRequest). */
+  readonly #pinnedRequests = new WeakSet<object>();
+  #compactor: Promise<Compactor<ModelMessage>> | undefined;
+  #remembered: Compacted[] = [];
+  /** The prompt of the last step this memory prepared, and what no message shows (system, tools). */
+  #lastPrompt: readonly ModelMessage[] | undefined;
+  #unseenTokens = 0;
+
+  constructor(options: AiSdkCompactionOptions = {}) {
+    checkOptions(options);
+    this.#options = options;
+  }
+
+  /** The compactor, built from the config on first use. */
+  compactor(): Promise<Compactor<ModelMessage>> {
+    this.#compactor ??= this.#createCompactor();
+    return this.#compactor;
+  }
+
+  /**
+   * The messages to send for `messages`: the earlier compaction extended with what is new, and
+   * compacted again when over the threshold. The same history gives the same messages.
+   */
+  async compact(messages: readonly ModelMessage[], context: CompactContext = {}): Promise<ModelMessage[]> {
+    if (!Array.isArray(messages)) {
+      throw new CompactionError(ErrorCodes.INPUT_INVALID, `@compaction/ai-sdk: expected an array of ModelMessage, found ${describeValue(messages)}.`, {
+        path: "/messages",
+        hint: "Pass prepareStep's messages, or convertToModelMessages(uiMessages).",
+      });
+    }
+    const compactor = await this.compactor();
+    const stepNumber = context.stepNumber ?? null;
+    this.#readSteps(compactor, context.steps ?? []);
+
+    const keys = messages.map(messageKey);
+    const { working, historyKeys, known } = this.#extend(messages, keys);
+    if (known !== undefined) return [...known.messages];
+
+    const contextWindow = this.#options.contextWindow ?? compactor.contextWindow ?? 200_000;
+    const reserve = this.#options.reserveTokens ?? Math.min(compactor.reserveTokens, Math.floor(contextWindow / 4));
+    const threshold = compactor.autoCompact.enabled ? Math.min(compactor.autoCompact.threshold * contextWindow, contextWindow - reserve) : Infinity;
+    let output = working;
+    const tokens = this.#measure(compactor, working);
+    if (tokens > threshold) {
+      output = await this.#compactNow(compactor, working, { tokens, threshold, contextWindow, reserve, stepNumber });
+    }
+    this.#remember({ historyKeys, messages: output, messageKeys: output.map(messageKey) });
+    this.#lastPrompt = output;
+    return [...output];
+  }
+
+  /** Frees the token counter of a compactor built from the config. */
+  async dispose(): Promise<void> {
+    if (this.#compactor === undefined || this.#options.compactor !== undefined) return;
+    (await this.#compactor).dispose();
+  }
+
+  async #createCompactor(): Promise<Compactor<ModelMessage>> {
+    if (this.#options.compactor !== undefined) return this.#options.compactor;
+    const { cwd, agent, configPath, preset, isPinned } = this.#options;
+    const adapter = createAiSdkAdapter({
+      isPinned: (message) => this.#pinnedRequests.has(message) || isPinned?.(message) === true,
+      usageOf: (message) => this.#usage.get(messageKey(message)),
+    });
+    const compactor = await createCompactor<ModelMessage>({
+      adapter,
+      ...(cwd !== undefined ? { cwd } : {}),
+      ...(agent !== undefined ? { agent } : {}),
+      ...(configPath !== undefined ? { configPath } : {}),
+      ...(preset !== undefined ? { preset } : {}),
+    });
+    try {
+      for (const plugin of this.#options.plugins ?? []) compactor.use(plugin);
+    } catch (error) {
+      compactor.dispose();
+      throw error;
+    }
+    return compactor;
+  }
+
+  /**
+   * The newest step's usage: the provider's figure for the whole context as of its assistant
+   * message, and (against our count of the prompt we prepared for it) the tokens no message shows:
+   * system prompt, tool definitions, the provider's own framing.
+   */
+  #readSteps(compactor: Compactor<ModelMessage>, steps: readonly StepUsage[]): void {
+    const step = steps.at(-1);
+    const input = step?.usage?.inputTokens;
+    if (step === undefined || typeof input !== "number" || !Number.isFinite(input)) return;
+    const responses = step.response?.messages ?? [];
+    const assistant = [...responses].reverse().find((message) => (message as { role?: unknown })?.role === "assistant");
+    if (assistant !== undefined) {
+      const key = messageKey(assistant as ModelMessage);
+      this.#usage.delete(key);
+      this.#usage.set(key, input + (step.usage?.outputTokens ?? 0));
+      if (this.#usage.size > USAGE_REMEMBERED) this.#usage.delete(this.#usage.keys().next().value as string);
+    }
+    if (this.#lastPrompt !== undefined) this.#unseenTokens = Math.max(0, input - compactor.tokens.total(this.#lastPrompt));
+  }
+
+  /**
+   * The history as the model should see it: a remembered compaction whose history (ai 6) or whose
+   * messages (ai 7) start `messages`, followed by the rest; or `messages` as they are.
+   */
+  #extend(messages: readonly ModelMessage[], keys: readonly string[]): { working: readonly ModelMessage[]; historyKeys: readonly string[]; known?: Compacted } {
+    let best: { entry: Compacted; length: number; asHistory: boolean } | undefined;
+    for (const entry of this.#remembered) {
+      if (keys.length === entry.historyKeys.length && startsWith(keys, entry.historyKeys)) return { working: messages, historyKeys: keys, known: entry };
+      if (keys.length === entry.messageKeys.length && startsWith(keys, entry.messageKeys)) return { working: messages, historyKeys: keys, known: entry };
+      if (startsWith(keys, entry.historyKeys) && (best === undefined || entry.historyKeys.length > best.length)) {
+        best = { entry, length: entry.historyKeys.length, asHistory: true };
+      }
+      if (startsWith(keys, entry.messageKeys) && (best === undefined || entry.messageKeys.length > best.length)) {
+        best = { entry, length: entry.messageKeys.length, asHistory: false };
+      }
+    }
+    if (best === undefined) return { working: messages, historyKeys: keys };
+    const rest = messages.slice(best.length);
+    return {
+      working: [...best.entry.messages, ...rest],
+      historyKeys: best.asHistory ? keys : [...best.entry.historyKeys, ...keys.slice(best.length)],
+    };
+  }
+
+  #remember(entry: Compacted): void {
+    // The entry this one extends is superseded by it.
+    this.#remembered = this.#remembered.filter(
+      (old) => !(startsWith(entry.historyKeys, old.historyKeys) || startsWith(entry.messageKeys, old.messageKeys)),
+    );
+    this.#remembered.push(entry);
+    if (this.#remembered.length > REMEMBERED) this.#remembered.shift();
+  }
+
+  /** The prompt's size: the provider's figure plus what follows it, else our count plus what no message shows. */
+  #measure(compactor: Compactor<ModelMessage>, messages: readonly ModelMessage[]): number {
+    const size = compactor.tokens.contextTokens(messages);
+    return size.lastUsageIndex === null ? size.tokens + this.#unseenTokens : size.tokens;
+  }
+
+  async #compactNow(
+    compactor: Compactor<ModelMessage>,
+    messages: readonly ModelMessage[],
+    run: { tokens: number; threshold: number; contextWindow: number; reserve: number; stepNumber: number | null },
+  ): Promise<readonly ModelMessage[]> {
+    const { tokens, threshold, contextWindow, reserve, stepNumber } = run;
+    this.#emit({ type: "compaction-start", tokens, threshold: Math.round(threshold), contextWindow, messages: messages.length, stepNumber });
+    const budget = contextWindow - Math.min(contextWindow - 1, reserve + this.#unseenTokens);
+    const pinned = this.#pinRequest(compactor, messages, budget);
+    let result: CompactionResult<ModelMessage>;
+    try {
+      result = await compactor.compact({
+        messages: pinned.messages,
+        contextWindow,
+        // What no message shows takes room too: the kept messages and the summary get the rest.
+        reserveTokens: Math.min(contextWindow - 1, reserve + this.#unseenTokens),
+        trigger: "auto",
+        ...(this.#options.agent !== undefined ? { agent: this.#options.agent } : {}),
+      });
+    } catch (error) {
+      const code = isCompactionError(error) ? error.code : null;
+      this.#emit({ type: "warning", message: `Compaction could not run: ${describeError(error)}. The messages were sent as they were.`, code, stepNumber });
+      return messages;
+    }
+    const output = result.status === "compacted" ? result.messages.map((message): ModelMessage => (pinned.standIn !== undefined && message === pinned.standIn ? (pinned.request as ModelMessage) : message)) : messages;
+    const after = this.#measure(compactor, output);
+    this.#emit({ type: "compaction-end", result, tokens: after, stepNumber });
+    if (result.status === "failed" || result.status === "cancelled") {
+      this.#emit({
+        type: "warning",
+        message: `Compaction ${result.status}: ${result.reason ?? "no reason given"}. The messages were sent as they were.`,
+        code: result.error?.code ?? null,
+        stepNumber,
+      });
+    }
+    if (after > contextWindow) {
+      this.#emit({
+        type: "warning",
+        message: `The prompt is ${after} tokens after compacting, over the context window of ${contextWindow}: the newest messages alone do not fit. Raise contextWindow, or shorten large tool results.`,
+        code: ErrorCodes.CONTEXT_OVERFLOW,
+        stepNumber,
+      });
+    }
+    return output;
+  }
+
+  /**
+   * The working set with the request being worked on (the newest user message) pinned, so a long
+   * tool loop's early steps are summarised while the request stays verbatim in every prompt (the
+   * core would otherwise keep the whole turn and only shrink it). Pinning goes on a stand-in copy
+   * made for this compaction alone: facts are cached per message object, and the same message is
+   * no longer the request once the user sends another. A request over a quarter of the budget is
+   * left unpinned, so the core may shrink it to fit.
+   */
+  #pinRequest(
+    compactor: Compactor<ModelMessage>,
+    messages: readonly ModelMessage[],
+    budget: number,
+  ): { messages: readonly ModelMessage[]; request?: ModelMessage; standIn?: ModelMessage } {
+    for (let index = messages.length - 1; index >= 0; index--) {
+      const request = messages[index] as ModelMessage;
+      if (compactor.facts.of(request).kind !== "user") continue;
+      if (compactor.tokens.count(request) > budget * PINNED_REQUEST_SHARE) return { messages };
+      const standIn = { ...request } as ModelMessage;
+      this.#pinnedRequests.add(standIn);
+      return { messages: messages.map((message, i) => (i === index ? standIn : message)), request, standIn };
+    }
+    return { messages };
+  }
+
+  #emit(event: AiSdkCompactionEvent): void {
+    try {
+      this.#options.on?.(event);
+    } catch {
+      // A listener's failure must not stop the agent's step.
+    }
+  }
+}
