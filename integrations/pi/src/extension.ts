@@ -5,7 +5,7 @@
  * on `session_start`, or on first use by hosts that never emit it (a bare SDK session).
  */
 import type { Compactor, PiMessage, ResolvedConfig } from "@compaction/core";
-import type { ContextEvent, ExtensionAPI, ExtensionContext, ExtensionFactory } from "@mariozechner/pi-coding-agent";
+import type { ContextEvent, ExtensionAPI, ExtensionContext, ExtensionFactory } from "@earendil-works/pi-coding-agent";
 import { beforeCompact } from "./before-compact.js";
 import { CompactorCache } from "./compactor-cache.js";
 import { ContextPruner } from "./context-pruner.js";
