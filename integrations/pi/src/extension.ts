@@ -4,6 +4,7 @@
  * recall, the session's index is opened and `memory_search` registered. Everything is set up
  * on `session_start`, or on first use by hosts that never emit it (a bare SDK session).
  */
+import { fileURLToPath } from "node:url";
 import type { Compactor, PiMessage, ResolvedConfig } from "@compaction/core";
 import type { ContextEvent, ExtensionAPI, ExtensionContext, ExtensionFactory } from "@earendil-works/pi-coding-agent";
 import { beforeCompact } from "./before-compact.js";
@@ -12,6 +13,10 @@ import { ContextPruner } from "./context-pruner.js";
 import { explain, hintOf } from "./explain.js";
 import { type PiCompactionOptions, resolvePiCompactionOptions, type ResolvedPiCompactionOptions } from "./options.js";
 import { RecallLink, type RecallStatus } from "./recall-link.js";
+import { claimRuntime } from "./single-instance.js";
+
+/** This copy of the extension (its package folder), as named when another copy is already loaded. */
+const MODULE_FILE = fileURLToPath(new URL("..", import.meta.url));
 
 /**
  * The extension factory, for `createAgentSession` (`DefaultResourceLoader({ extensionFactories })`)
@@ -21,7 +26,9 @@ import { RecallLink, type RecallStatus } from "./recall-link.js";
  */
 export function compactionExtension(options: PiCompactionOptions = {}): ExtensionFactory {
   return (pi: ExtensionAPI) => {
-    const host = new PiCompactionHost(pi, resolvePiCompactionOptions(options));
+    const settings = resolvePiCompactionOptions(options);
+    claimRuntime(pi, MODULE_FILE);
+    const host = new PiCompactionHost(pi, settings);
     const prepare = async (_event: unknown, ctx: ExtensionContext): Promise<void> => {
       await host.prepare(ctx);
     };
