@@ -145,6 +145,18 @@ describe.skipIf(PI_087_UNSUPPORTED !== undefined)(title, () => {
     });
   });
 
+  describe("a .compactionrc naming a plugin that is not installed", () => {
+    it("cancels the compaction and says what to install next to the extension", async () => {
+      const { runtime, session, reports } = await start({ preset: "safeguard", plugins: ["summarizer-gemini"] }, { model: { contextWindow: 200_000 } });
+      const bytes = readFileSync(session.file);
+      await expect(runtime.session.compact()).rejects.toThrow("Compaction cancelled");
+      expect(readFileSync(session.file).equals(bytes)).toBe(true);
+      expect(reports.of("warning").at(-1)).toMatch(
+        /Cannot find plugin 'summarizer-gemini'.*\[COMPACTION_PLUGIN_NOT_FOUND\] Plugins and presets named in \.compactionrc must be installed next to @compaction\/pi, which pi loads from its own folder; install @compaction\/plugin-summarizer-gemini/s,
+      );
+    });
+  });
+
   describe("loading", () => {
     const extensionFile = fileURLToPath(new URL("./index.ts", import.meta.url));
 
