@@ -13,6 +13,7 @@ import { configInvalid } from "./config-error.js";
 import { loadConfigDetailed, type LoadConfigOptions, type LoadedConfig } from "./load-config.js";
 import { resolvePlugins } from "./resolve-plugins.js";
 import { DEFAULT_AUTO_COMPACT_THRESHOLD } from "../compactor/compactor.js";
+import { deepFreeze } from "./plain-data.js";
 import { didYouMean, suggest } from "./suggest.js";
 import type { AdapterName } from "./types.js";
 
@@ -46,7 +47,7 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
   const loaded = await loadConfigDetailed(options);
   const { config } = loaded;
   const summarizer = createSummarizer(loaded);
-  const { plugins, preset } = await resolvePlugins(loaded);
+  const { plugins, preset, warnings } = await resolvePlugins(loaded);
   const adapter = ADAPTERS[options.adapter ?? config.adapter]() as MessageAdapter<T>;
   const tokenCounter = createTokenCounter(loaded);
   try {
@@ -63,7 +64,8 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
         enabled: config.autoCompact.enabled,
         threshold: config.autoCompact.threshold ?? preset.preset.autoCompact?.threshold ?? DEFAULT_AUTO_COMPACT_THRESHOLD,
       },
-      config,
+      // The config with what plugin resolution skipped added to what the file search skipped.
+      config: warnings.length === 0 ? config : deepFreeze({ ...config, warnings: [...config.warnings, ...warnings] }),
     });
   } catch (error) {
     tokenCounter.dispose();

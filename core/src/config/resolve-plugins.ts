@@ -5,7 +5,10 @@ import { describeValue } from "./schema-problems.js";
 import type { LoadedConfig } from "./load-config.js";
 import { cloneData, isPlainObject } from "./plain-data.js";
 import { pointer, showPointer } from "./pointer.js";
-import { isPathName, type LoadedPreset, resolvePlugin, resolvePreset, shortName } from "./resolve-module.js";
+import { type ConfigWarning, untrustedModuleWarning } from "./project-trust.js";
+import { configInvalid } from "./config-error.js";
+import { suggest } from "./suggest.js";
+import { BUILTIN_PLUGINS, BUILTIN_PRESETS, isPathName, type LoadedPreset, resolvePlugin, resolvePreset, type ResolveContext, shortName, UntrustedModuleSkipped } from "./resolve-module.js";
 
 /** One plugin to instantiate, with where it was written (for errors). */
 interface PluginSpec {
@@ -31,21 +34,87 @@ interface PluginSpec {
 export interface ResolvedPlugins {
   readonly plugins: CompactionPlugin[];
   readonly preset: LoadedPreset;
+  /** Presets and plugins not loaded because the project is not trusted. */
+  readonly warnings: readonly ConfigWarning[];
 }
+
+/** The preset an untrusted project gets when its own preset is the project's code. */
+const UNTRUSTED_FALLBACK_PRESET = "safeguard";
 
 export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedPlugins> {
   const { config, baseDir, cwd } = loaded;
   const file = config.filepath ?? undefined;
+  const warnings: ConfigWarning[] = [];
   const userSpecs: PluginSpec[] = config.plugins.map((entry, index) => {
     const [use, options] = typeof entry === "string" ? [entry, undefined] : entry;
     return { use, options, fromDir: baseDir, file, path: loaded.pointerTo("plugins", index), tuple: typeof entry !== "string" };
   });
-  const preset = await resolvePreset(config.preset, baseDir, { cwd, ...(file === undefined ? {} : { file }), path: loaded.pointerTo("preset") });
+  const presetContext = { cwd, ...(file === undefined ? {} : { file }), path: loaded.pointerTo("preset") };
+  const preset = await loadPreset(config.preset, loaded, presetContext, warnings);
 
-  const user = await instantiateAll(userSpecs, loaded);
-  const fromPreset = await instantiateAll(presetSpecs(preset), loaded);
+  const user = await instantiateAll(userSpecs, loaded, warnings);
+  const fromPreset = await instantiateAll(presetSpecs(preset), loaded, warnings);
   const taken = new Set(user.map((plugin) => plugin.name));
-  return { plugins: [...user, ...fromPreset.filter((plugin) => !taken.has(plugin.name))], preset };
+  const plugins = [...user, ...fromPreset.filter((plugin) => !taken.has(plugin.name))];
+  // With plugins skipped (untrusted project), an options key may be theirs: it cannot be told from a typo.
+  if (warnings.length === 0) checkOptionKeys(loaded, plugins);
+  return { plugins, preset, warnings };
+}
+
+/** The config's preset, or (untrusted project, preset inside it) the built-in default with a warning. */
+async function loadPreset(name: string, loaded: LoadedConfig, context: ResolveContext, warnings: ConfigWarning[]): Promise<LoadedPreset> {
+  const { boundary, baseDir } = loaded;
+  try {
+    return await resolvePreset(name, baseDir, { ...context, ...(boundary === null ? {} : { boundary }) });
+  } catch (error) {
+    if (!(error instanceof UntrustedModuleSkipped) || boundary === null) throw error;
+    warnings.push(untrustedModuleWarning("preset", name, error.file, boundary, { source: context.file, path: context.path }, UNTRUSTED_FALLBACK_PRESET));
+    return resolvePreset(UNTRUSTED_FALLBACK_PRESET, baseDir, { ...context, boundary });
+  }
+}
+
+/** The plugins this project ships, by short name: an agent section's preset may apply any of them. */
+const SHIPPED_PLUGINS: readonly string[] = [
+  ...BUILTIN_PLUGINS,
+  "sliding-window",
+  "recall",
+  "summarizer-openai",
+  "summarizer-anthropic",
+];
+
+/**
+ * Every key of `options` must name a plugin that is applied (issue 13: a misspelt name was
+ * silently ignored and the run used the defaults). A top-level key may instead be meant for an
+ * agent section: it may also name a plugin a section lists, or one a built-in preset applies;
+ * when a section names a preset of its own, top-level keys are not checked (its plugins are
+ * not known without loading it).
+ */
+function checkOptionKeys(loaded: LoadedConfig, plugins: readonly CompactionPlugin[]): void {
+  const { config, sections } = loaded;
+  const applied = plugins.map((plugin) => plugin.name);
+  const otherSections = Object.entries(sections).filter(([name]) => name !== config.agentSection);
+  const ownPresets = otherSections.some(([, section]) => section.preset !== undefined && !BUILTIN_PRESETS.includes(section.preset));
+  const forSections = new Set<string>(otherSections.length === 0 ? [] : SHIPPED_PLUGINS);
+  for (const [, section] of otherSections) {
+    for (const entry of section.plugins ?? []) {
+      const name = typeof entry === "string" ? entry : entry[0];
+      forSections.add(isPathName(name) ? name : shortName("plugin", name));
+    }
+  }
+  for (const key of Object.keys(config.options)) {
+    if (applied.includes(key)) continue;
+    const path = loaded.pointerTo("options", key);
+    const topLevel = !path.startsWith("/agents/");
+    if (topLevel && (ownPresets || forSections.has(key))) continue;
+    const nearest = suggest(key, [...applied, ...forSections]);
+    throw configInvalid(config.filepath ?? undefined, [
+      {
+        path,
+        message: `expected the name of a plugin this config applies (${applied.join(", ")}), found '${key}': its options would be ignored`,
+        hint: nearest === undefined ? `Use one of: ${applied.join(", ")}, or add '${key}' to plugins.` : `Did you mean '${nearest}'?`,
+      },
+    ]);
+  }
 }
 
 function presetSpecs(preset: LoadedPreset): PluginSpec[] {
@@ -72,16 +141,33 @@ function presetSpecs(preset: LoadedPreset): PluginSpec[] {
   });
 }
 
-async function instantiateAll(specs: readonly PluginSpec[], loaded: LoadedConfig): Promise<CompactionPlugin[]> {
+async function instantiateAll(specs: readonly PluginSpec[], loaded: LoadedConfig, warnings: ConfigWarning[]): Promise<CompactionPlugin[]> {
   const plugins: CompactionPlugin[] = [];
-  for (const spec of specs) plugins.push(await instantiate(spec, loaded));
+  for (const spec of specs) {
+    const plugin = await instantiate(spec, loaded, warnings);
+    if (plugin !== undefined) plugins.push(plugin);
+  }
   return plugins;
 }
 
-async function instantiate(spec: PluginSpec, loaded: LoadedConfig): Promise<CompactionPlugin> {
+/** The plugin for one entry; undefined when it is the untrusted project's code (with a warning). */
+async function instantiate(spec: PluginSpec, loaded: LoadedConfig, warnings: ConfigWarning[]): Promise<CompactionPlugin | undefined> {
   const named = typeof spec.use === "string" ? spec.use : undefined;
-  const context = { cwd: loaded.cwd, ...(spec.file === undefined ? {} : { file: spec.file }), path: named === undefined ? spec.path : entryNamePath(spec) };
-  const factory = named === undefined ? (spec.use as PluginFactory<any>) : (await resolvePlugin(named, spec.fromDir, context)).factory;
+  const { boundary } = loaded;
+  const context = {
+    cwd: loaded.cwd,
+    ...(spec.file === undefined ? {} : { file: spec.file }),
+    path: named === undefined ? spec.path : entryNamePath(spec),
+    ...(boundary === null ? {} : { boundary }),
+  };
+  let factory: PluginFactory<any>;
+  try {
+    factory = named === undefined ? (spec.use as PluginFactory<any>) : (await resolvePlugin(named, spec.fromDir, context)).factory;
+  } catch (error) {
+    if (!(error instanceof UntrustedModuleSkipped) || boundary === null) throw error;
+    warnings.push(untrustedModuleWarning("plugin", error.request, error.file, boundary, { source: context.file, path: context.path }));
+    return undefined;
+  }
 
   // Options are keyed by short name: a package's name without its prefix; for a path or a
   // factory, the name the plugin gives itself (learned by calling the factory once).
