@@ -174,9 +174,11 @@ export {
   type ResolveContext,
 } from "./config/resolve-module.js";
 export { BUILTIN_SUMMARIZERS, createCompactor, type CreateCompactorOptions } from "./config/create-compactor.js";
+export type { AppliedPlugin, GivenOption } from "./config/resolve-plugins.js";
 export type {
   AdapterName,
   AgentConfig,
+  AppliedConfig,
   AutoCompactConfig,
   CompactionConfig,
   PluginEntryConfig,

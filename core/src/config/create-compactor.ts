@@ -47,7 +47,7 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
   const loaded = await loadConfigDetailed(options);
   const { config } = loaded;
   const summarizer = createSummarizer(loaded);
-  const { plugins, preset, warnings } = await resolvePlugins(loaded);
+  const { plugins, preset, warnings, applied } = await resolvePlugins(loaded);
   const adapter = ADAPTERS[options.adapter ?? config.adapter]() as MessageAdapter<T>;
   const tokenCounter = createTokenCounter(loaded);
   try {
@@ -64,8 +64,12 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
         enabled: config.autoCompact.enabled,
         threshold: config.autoCompact.threshold ?? preset.preset.autoCompact?.threshold ?? DEFAULT_AUTO_COMPACT_THRESHOLD,
       },
-      // The config with what plugin resolution skipped added to what the file search skipped.
-      config: warnings.length === 0 ? config : deepFreeze({ ...config, warnings: [...config.warnings, ...warnings] }),
+      // The config with what was loaded, and what plugin resolution skipped after what the file search skipped.
+      config: deepFreeze({
+        ...config,
+        warnings: [...config.warnings, ...warnings],
+        applied: { preset: { name: preset.name, request: preset.request, file: preset.file }, plugins: applied },
+      }),
     });
   } catch (error) {
     tokenCounter.dispose();

@@ -23,6 +23,7 @@ const DEFAULTS = {
   agentSections: [],
   trusted: true,
   warnings: [],
+  applied: null,
   preset: "safeguard",
   contextWindow: 200000,
   reserveTokens: 16384,

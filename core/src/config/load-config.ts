@@ -108,6 +108,7 @@ export async function loadConfigDetailed(options: LoadConfigOptions = {}): Promi
     agentSections,
     trusted,
     warnings: found.warnings,
+    applied: null,
     preset: options.preset ?? merged.preset,
     contextWindow: merged.contextWindow,
     reserveTokens: merged.reserveTokens,

@@ -30,9 +30,37 @@ interface PluginSpec {
  * replaces it). Each gets its entry's options with `options[<short name>]` merged over them per key.
  * Throws COMPACTION_PLUGIN_NOT_FOUND / _INVALID / _OPTIONS_INVALID naming file and JSON path.
  */
+/** An option given to a plugin: its value and where it was written. */
+export interface GivenOption {
+  readonly value: unknown;
+  /** `preset`: the preset's entry; `file`: the config file (its `plugins` entry or `options`). */
+  readonly from: "preset" | "file";
+  readonly file: string | null;
+  /** JSON pointer of the value in `file`. */
+  readonly path: string;
+}
+
+/** One plugin applied, for `compaction config`: where it came from and its options. */
+export interface AppliedPlugin {
+  /** The name the plugin gives itself. */
+  readonly name: string;
+  /** The name or path as written; null for a factory a preset passes directly. */
+  readonly request: string | null;
+  /** The module file it was loaded from; null for a factory. */
+  readonly file: string | null;
+  /** `config`: the config's own `plugins`; `preset`: the preset's list. */
+  readonly from: "config" | "preset";
+  /** The options in force, defaults filled in, when the plugin reports them (`plugin.options`). */
+  readonly options: Readonly<Record<string, unknown>> | null;
+  /** The options the preset or the config file gave, by option name. */
+  readonly given: Readonly<Record<string, GivenOption>>;
+}
+
 /** The plugins to apply, in order, and the preset they came from. */
 export interface ResolvedPlugins {
   readonly plugins: CompactionPlugin[];
+  /** Per plugin (same order): where it came from and its options. */
+  readonly applied: readonly AppliedPlugin[];
   readonly preset: LoadedPreset;
   /** Presets and plugins not loaded because the project is not trusted. */
   readonly warnings: readonly ConfigWarning[];
@@ -52,13 +80,14 @@ export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedPlug
   const presetContext = { cwd, ...(file === undefined ? {} : { file }), path: loaded.pointerTo("preset") };
   const preset = await loadPreset(config.preset, loaded, presetContext, warnings);
 
-  const user = await instantiateAll(userSpecs, loaded, warnings);
-  const fromPreset = await instantiateAll(presetSpecs(preset), loaded, warnings);
-  const taken = new Set(user.map((plugin) => plugin.name));
-  const plugins = [...user, ...fromPreset.filter((plugin) => !taken.has(plugin.name))];
+  const user = await instantiateAll(userSpecs, loaded, warnings, "config");
+  const fromPreset = await instantiateAll(presetSpecs(preset), loaded, warnings, "preset");
+  const taken = new Set(user.map(({ plugin }) => plugin.name));
+  const chosen = [...user, ...fromPreset.filter(({ plugin }) => !taken.has(plugin.name))];
+  const plugins = chosen.map(({ plugin }) => plugin);
   // With plugins skipped (untrusted project), an options key may be theirs: it cannot be told from a typo.
   if (warnings.length === 0) checkOptionKeys(loaded, plugins);
-  return { plugins, preset, warnings };
+  return { plugins, applied: chosen.map(({ applied }) => applied), preset, warnings };
 }
 
 /** The config's preset, or (untrusted project, preset inside it) the built-in default with a warning. */
@@ -141,17 +170,27 @@ function presetSpecs(preset: LoadedPreset): PluginSpec[] {
   });
 }
 
-async function instantiateAll(specs: readonly PluginSpec[], loaded: LoadedConfig, warnings: ConfigWarning[]): Promise<CompactionPlugin[]> {
-  const plugins: CompactionPlugin[] = [];
+async function instantiateAll(
+  specs: readonly PluginSpec[],
+  loaded: LoadedConfig,
+  warnings: ConfigWarning[],
+  from: AppliedPlugin["from"],
+): Promise<Array<{ plugin: CompactionPlugin; applied: AppliedPlugin }>> {
+  const plugins: Array<{ plugin: CompactionPlugin; applied: AppliedPlugin }> = [];
   for (const spec of specs) {
-    const plugin = await instantiate(spec, loaded, warnings);
-    if (plugin !== undefined) plugins.push(plugin);
+    const made = await instantiate(spec, loaded, warnings, from);
+    if (made !== undefined) plugins.push(made);
   }
   return plugins;
 }
 
 /** The plugin for one entry; undefined when it is the untrusted project's code (with a warning). */
-async function instantiate(spec: PluginSpec, loaded: LoadedConfig, warnings: ConfigWarning[]): Promise<CompactionPlugin | undefined> {
+async function instantiate(
+  spec: PluginSpec,
+  loaded: LoadedConfig,
+  warnings: ConfigWarning[],
+  from: AppliedPlugin["from"],
+): Promise<{ plugin: CompactionPlugin; applied: AppliedPlugin } | undefined> {
   const named = typeof spec.use === "string" ? spec.use : undefined;
   const { boundary } = loaded;
   const context = {
@@ -161,8 +200,10 @@ async function instantiate(spec: PluginSpec, loaded: LoadedConfig, warnings: Con
     ...(boundary === null ? {} : { boundary }),
   };
   let factory: PluginFactory<any>;
+  let file: string | null = null;
   try {
-    factory = named === undefined ? (spec.use as PluginFactory<any>) : (await resolvePlugin(named, spec.fromDir, context)).factory;
+    if (named === undefined) factory = spec.use as PluginFactory<any>;
+    else ({ factory, file } = await resolvePlugin(named, spec.fromDir, context));
   } catch (error) {
     if (!(error instanceof UntrustedModuleSkipped) || boundary === null) throw error;
     warnings.push(untrustedModuleWarning("plugin", error.request, error.file, boundary, { source: context.file, path: context.path }));
@@ -179,9 +220,34 @@ async function instantiate(spec: PluginSpec, loaded: LoadedConfig, warnings: Con
     key = first.name;
   }
   const overrides = Object.hasOwn(loaded.config.options, key) ? loaded.config.options[key] : undefined;
-  if (overrides === undefined) return first ?? call(factory, spec.options, label, entryOptionsSource(spec));
-  const source = { file: loaded.config.filepath ?? undefined, path: loaded.pointerTo("options", key) };
-  return call(factory, { ...spec.options, ...overrides }, key, source);
+  const given = givenOptions(spec, from, overrides, loaded, key);
+  const plugin =
+    overrides === undefined
+      ? (first ?? call(factory, spec.options, label, entryOptionsSource(spec)))
+      : call(factory, { ...spec.options, ...overrides }, key, { file: loaded.config.filepath ?? undefined, path: loaded.pointerTo("options", key) });
+  return { plugin, applied: { name: plugin.name, request: named ?? null, file, from, options: plugin.options ?? null, given } };
+}
+
+/** Each option the config or preset gives the plugin, with where it was written (later wins). */
+function givenOptions(
+  spec: PluginSpec,
+  from: AppliedPlugin["from"],
+  overrides: Readonly<Record<string, unknown>> | undefined,
+  loaded: LoadedConfig,
+  key: string,
+): Record<string, GivenOption> {
+  const given: Record<string, GivenOption> = {};
+  for (const [option, value] of Object.entries(spec.options ?? {})) {
+    given[option] = { value, from: from === "preset" ? "preset" : "file", file: spec.file ?? null, path: pointer(...pathSegments(`${spec.path}/1`), option) };
+  }
+  for (const [option, value] of Object.entries(overrides ?? {})) {
+    given[option] = { value, from: "file", file: loaded.config.filepath, path: loaded.pointerTo("options", key, option) };
+  }
+  return given;
+}
+
+function pathSegments(path: string): string[] {
+  return path.split("/").slice(1).map((segment) => segment.replaceAll("~1", "/").replaceAll("~0", "~"));
 }
 
 function entryNamePath(spec: PluginSpec): string {

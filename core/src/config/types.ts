@@ -1,4 +1,5 @@
 import type { ConfigWarning } from "./project-trust.js";
+import type { AppliedPlugin } from "./resolve-plugins.js";
 
 /** The message formats with a built-in adapter. */
 export type AdapterName = "pi" | "openai" | "anthropic";
@@ -79,6 +80,11 @@ export interface ResolvedConfig {
    * presets and plugins.
    */
   readonly warnings: readonly ConfigWarning[];
+  /**
+   * What was loaded, on `compactor.config` (createCompactor); null from `loadConfig`: the preset
+   * (its file) and the plugins applied, in the order they were applied.
+   */
+  readonly applied: AppliedConfig | null;
   readonly preset: string;
   readonly contextWindow: number;
   /** Tokens kept free for the reply; the compaction budget is contextWindow - reserveTokens. */
@@ -89,4 +95,10 @@ export interface ResolvedConfig {
   readonly autoCompact: { readonly enabled: boolean; readonly threshold?: number; readonly maxAutoCompactions?: number };
   readonly plugins: readonly PluginEntryConfig[];
   readonly options: PluginOptionsConfig;
+}
+
+/** The preset and plugins a compactor was built with (see `ResolvedConfig.applied`). */
+export interface AppliedConfig {
+  readonly preset: { readonly name: string; readonly request: string; readonly file: string };
+  readonly plugins: readonly AppliedPlugin[];
 }
