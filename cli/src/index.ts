@@ -39,6 +39,9 @@ const EXAMPLES = `Examples:
 Sessions: --session takes a file path or a session id (or its start); without it, the latest
 session of the current directory in ~/.pi/agent/sessions/ (or --sessions-dir, or
 $COMPACTION_SESSIONS_DIR, or $PI_CODING_AGENT_DIR/sessions).
+Project code: like ESLint, compaction runs the project's code configuration (.compactionrc.mjs,
+compaction.config.ts, plugin files and packages it names). In a folder you do not trust, pass
+--no-project-code: data-only settings (.compactionrc YAML/JSON, package.json#compaction) still apply.
 Colours: off with --no-color or NO_COLOR, on with FORCE_COLOR, else when writing to a terminal.`;
 
 /** Runs the command line `argv` (without `node` and the script) and returns the exit code. */
@@ -68,6 +71,7 @@ function buildProgram(io: CliIo, done: (code: ExitCodeValue) => void): Command {
     .option("--sessions-dir <dir>", "folder holding one session folder per project (default ~/.pi/agent/sessions)")
     .option("--skip-corrupt", "read past corrupt lines in the session file, reporting each on stderr")
     .option("--no-color", "no colours (also: NO_COLOR)")
+    .option("--no-project-code", "run none of the project's code: no .compactionrc.{js,mjs,cjs,ts} or compaction.config.*, no plugin or preset from the project (also: COMPACTION_NO_PROJECT_CODE=1)")
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput({

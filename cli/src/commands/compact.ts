@@ -18,7 +18,7 @@ import { confirm } from "../confirm.js";
 import { CliError } from "../errors.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
-import { loadCompactor } from "../load-compactor.js";
+import { configOf, configSummary, type ConfigSummary, loadCompactor } from "../load-compactor.js";
 import { formatTokens, sessionLabel } from "../output.js";
 import { assertWholeBranch, loadTranscriptContext, requirePiSession, resolveTarget, type TranscriptContext } from "../session-target.js";
 
@@ -35,6 +35,8 @@ interface CompactOptions {
 /** What `compact --json` prints: the plan, and whether (and as which entry) it was written. */
 export interface CompactReport {
   readonly session: { readonly path: string; readonly id: string | null; readonly format: TranscriptFormat };
+  /** Which configuration applied: the file, the agent's section, what the project may not run. */
+  readonly config: ConfigSummary;
   readonly dryRun: boolean;
   readonly status: CompactionResult<unknown>["status"];
   /** Why nothing was (or would be) compacted or written; null when it was. */
@@ -82,7 +84,8 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   const writing = options.dryRun !== true;
   if (writing) requireAppendable(path, requirePiSession(transcript, "write a compaction"));
 
-  const compactor = await loadCompactor(io.cwd, { agent: options.agent, preset: options.preset, adapter: transcript.adapter });
+  const compactor = await loadCompactor(context, { agent: options.agent, preset: options.preset, adapter: transcript.adapter });
+  const applied = configSummary(configOf(compactor));
   let compaction: PiBranchCompaction<unknown>;
   try {
     // pi's compaction entry records a summary and an unchanged suffix: plugins must not count on
@@ -99,7 +102,7 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   for (const warning of result.warnings) io.stderr.write(`${context.err.yellow("warning:")} ${warning}\n`);
 
   const plan = planOf(compaction.plan);
-  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options), ...fields });
+  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options, applied), ...fields });
   const refuse = (error: CliError): never => {
     if (options.json === true) io.stdout.write(`${JSON.stringify(report({ reason: error.message }), null, 2)}\n`);
     throw error;
@@ -151,9 +154,10 @@ function planOf(plan: PiCompactionPlan): Plan {
   return { compaction: null, firstKeptEntryId: null, refusal: new CliError(ExitCode.FAILED, `${plan.reason} Nothing was written.`, plan.hint) };
 }
 
-function reportOf(transcript: TranscriptContext, result: CompactionResult<unknown>, plan: Plan, options: CompactOptions): CompactReport {
+function reportOf(transcript: TranscriptContext, result: CompactionResult<unknown>, plan: Plan, options: CompactOptions, config: ConfigSummary): CompactReport {
   return {
     session: { path: transcript.path, id: transcript.sessionId, format: transcript.format },
+    config,
     dryRun: options.dryRun === true,
     status: result.status,
     reason: plan.refusal?.message ?? null,

@@ -36,6 +36,7 @@ export function rolling(options?: RollingOptionsInput): CompactionPlugin {
   const settings = validateOptions(options);
   return {
     name: PLUGIN_NAME,
+    options: settings as unknown as Readonly<Record<string, unknown>>,
     apply(compactor) {
       compactor.hooks.selectCut.tap({ name: PLUGIN_NAME, stage: STAGE_STRATEGY }, (run) =>
         selectCut(run, compactor, settings),
