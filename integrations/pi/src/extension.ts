@@ -13,6 +13,7 @@ import { ContextPruner } from "./context-pruner.js";
 import { explain, hintOf } from "./explain.js";
 import { type PiCompactionOptions, resolvePiCompactionOptions, type ResolvedPiCompactionOptions } from "./options.js";
 import { RecallLink, type RecallStatus } from "./recall-link.js";
+import { projectTrust } from "./project-trust.js";
 import { claimRuntime } from "./single-instance.js";
 
 /** This copy of the extension (its package folder), as named when another copy is already loaded. */
@@ -107,9 +108,18 @@ class PiCompactionHost {
     await this.#compactors.dispose();
   }
 
-  #compactorFor(ctx: ExtensionContext): Promise<Compactor<PiMessage>> {
+  /** The compactor for pi's context; what project trust kept from loading is reported once per compactor. */
+  async #compactorFor(ctx: ExtensionContext): Promise<Compactor<PiMessage>> {
     const settings = this.#settings;
-    return this.#compactors.get({ cwd: settings.cwd ?? ctx.cwd, agent: settings.agent(ctx), preset: settings.preset });
+    const cwd = settings.cwd ?? ctx.cwd;
+    const trust =
+      settings.trustProject === "pi" ? projectTrust(ctx, cwd) : { trusted: settings.trustProject, because: `the trustProject option is ${settings.trustProject}` };
+    const compactor = await this.#compactors.get({ cwd, agent: settings.agent(ctx), preset: settings.preset, trusted: trust.trusted });
+    const warnings = (compactor.config as ResolvedConfig | undefined)?.warnings ?? [];
+    for (const warning of warnings) {
+      this.#reportOnce("warning", `compaction: ${warning.message} (${trust.because}) ${warning.hint} [${warning.code}]`, ctx);
+    }
+    return compactor;
   }
 
   async #recallFor(compactor: Compactor<PiMessage>, ctx: ExtensionContext): Promise<RecallStatus> {
