@@ -179,6 +179,14 @@ describe("resolvePlugins: options keys (issue 13: a misspelt plugin name was sil
     expect(plugins.map((plugin) => plugin.name)).toEqual(["safeguard", "last-turn-injection"]);
   });
 
+  it("accepts a key the host reads itself (hostOptions), and still rejects the others", async () => {
+    const root = makeProject(rc({ preset: "safeguard", options: { layered: { pruneThreshold: 0.5 } } }));
+    const loaded = await loadConfigDetailed({ cwd: root });
+    const plugins = (await resolvePlugins(loaded, ["layered"])).plugins;
+    expect(plugins.map((plugin) => plugin.name)).toEqual(["safeguard", "last-turn-injection"]);
+    await expect(resolvePlugins(loaded, ["rolling"])).rejects.toMatchObject({ code: ErrorCodes.CONFIG_INVALID, path: "/options/layered" });
+  });
+
   it("accepts a key naming a path plugin by the name it gives itself", async () => {
     const plugins = await pluginsFor({ ...rc({ plugins: ["./alpha.mjs"], options: { alpha: { a: 2 } } }), "alpha.mjs": recordingPluginSource("alpha") });
     expect(plugins[0]?.options).toEqual({ a: 2 });

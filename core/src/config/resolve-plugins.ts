@@ -69,7 +69,7 @@ export interface ResolvedPlugins {
 /** The preset an untrusted project gets when its own preset is the project's code. */
 const UNTRUSTED_FALLBACK_PRESET = "safeguard";
 
-export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedPlugins> {
+export async function resolvePlugins(loaded: LoadedConfig, hostOptions: readonly string[] = []): Promise<ResolvedPlugins> {
   const { config, baseDir, cwd } = loaded;
   const file = config.filepath ?? undefined;
   const warnings: ConfigWarning[] = [];
@@ -86,7 +86,7 @@ export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedPlug
   const chosen = [...user, ...fromPreset.filter(({ plugin }) => !taken.has(plugin.name))];
   const plugins = chosen.map(({ plugin }) => plugin);
   // With plugins skipped (untrusted project), an options key may be theirs: it cannot be told from a typo.
-  if (warnings.length === 0) checkOptionKeys(loaded, plugins);
+  if (warnings.length === 0) checkOptionKeys(loaded, plugins, hostOptions);
   return { plugins, applied: chosen.map(({ applied }) => applied), preset, warnings };
 }
 
@@ -116,9 +116,10 @@ const SHIPPED_PLUGINS: readonly string[] = [
  * silently ignored and the run used the defaults). A top-level key may instead be meant for an
  * agent section: it may also name a plugin a section lists, or one a built-in preset applies;
  * when a section names a preset of its own, top-level keys are not checked (its plugins are
- * not known without loading it).
+ * not known without loading it). Keys the host reads itself (`hostOptions` of createCompactor)
+ * are allowed too.
  */
-function checkOptionKeys(loaded: LoadedConfig, plugins: readonly CompactionPlugin[]): void {
+function checkOptionKeys(loaded: LoadedConfig, plugins: readonly CompactionPlugin[], hostOptions: readonly string[]): void {
   const { config, sections } = loaded;
   const applied = plugins.map((plugin) => plugin.name);
   const otherSections = Object.entries(sections).filter(([name]) => name !== config.agentSection);
@@ -131,7 +132,7 @@ function checkOptionKeys(loaded: LoadedConfig, plugins: readonly CompactionPlugi
     }
   }
   for (const key of Object.keys(config.options)) {
-    if (applied.includes(key)) continue;
+    if (applied.includes(key) || hostOptions.includes(key)) continue;
     const path = loaded.pointerTo("options", key);
     const topLevel = !path.startsWith("/agents/");
     if (topLevel && (ownPresets || forSections.has(key))) continue;

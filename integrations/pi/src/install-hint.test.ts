@@ -30,6 +30,11 @@ describe("installBesideHint", () => {
     );
   });
 
+  it("keeps core's suggestion for a misspelt built-in name first", async () => {
+    const hint = installBesideHint(await notFoundFor("rollng"), "/opt/pi");
+    expect(hint).toMatch(/^Did you mean 'rolling'\? Otherwise: Plugins and presets named in \.compactionrc must be installed next to @compaction\/pi/);
+  });
+
   it("keeps a full package name as written", async () => {
     const error = await notFoundFor("@acme/compaction-summarizer");
     expect(installBesideHint(error, "/opt/pi")).toContain("npm install --prefix /opt/pi @acme/compaction-summarizer,");

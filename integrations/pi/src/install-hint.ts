@@ -37,5 +37,8 @@ export function installBesideHint(error: unknown, root: string | undefined = ext
     root === undefined
       ? `where Node resolves @compaction/core from (${dirname(createRequire(import.meta.url).resolve("@compaction/core"))})`
       : `beside the extension: npm install --prefix ${root} ${id}`;
-  return `Plugins and presets named in .compactionrc must be installed next to @compaction/pi, which pi loads from its own folder; install ${id} ${where}, then /reload.`;
+  // Keep core's suggestion for a misspelt built-in name: that is the likelier fix.
+  const suggestion = /Did you mean '[^']+'\?/.exec(error.hint ?? "")?.[0];
+  const install = `Plugins and presets named in .compactionrc must be installed next to @compaction/pi, which pi loads from its own folder; install ${id} ${where}, then /reload.`;
+  return suggestion === undefined ? install : `${suggestion} Otherwise: ${install}`;
 }
