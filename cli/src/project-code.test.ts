@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "./test-support/cli-sandbox.js";
 
@@ -36,7 +37,7 @@ describe("--no-project-code", () => {
     ["config"],
   ];
 
-  it.each(commands)("is honoured by '%s %s': the project's preset and plugin never run, the run goes on", (...args) => {
+  it.each(commands.map((args) => [args.join(" "), args] as const))("is honoured by '%s': the project's preset and plugin never run, the run goes on", (_label, args) => {
     writeProjectCode();
     const run = sandbox.run(["--no-project-code", ...args], { NO_COLOR: "1" });
     expect(run.stderr).not.toMatch(/ERR_|at .*\.js:\d+/);
@@ -173,5 +174,22 @@ describe("plugins written in TypeScript", () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^ +1\. keep-tail +from the config's plugins; .*keep-tail\.ts$/m);
     expect(run.stdout).toMatch(/^ +keep +3 +default$/m);
+  });
+});
+
+describe("outside this repository (issue 13)", () => {
+  it("loads a plugin file that imports @compaction/core once core is installed in the project as `npm install <clone>/core` does (a link)", () => {
+    const core = fileURLToPath(new URL("../../core", import.meta.url));
+    mkdirSync(join(sandbox.project, "node_modules", "@compaction"), { recursive: true });
+    symlinkSync(core, join(sandbox.project, "node_modules", "@compaction", "core"), "dir");
+    sandbox.writeConfig(".compactionrc", "plugins: [./keep-last-turn.mjs]\n");
+    sandbox.writeConfig(
+      "keep-last-turn.mjs",
+      'import { lastUserIndex } from "@compaction/core";\nexport default () => ({ name: "keep-last-turn", apply(compactor) { compactor.hooks.selectCut.tap("keep-last-turn", (run) => { const start = lastUserIndex(run.view.facts); return start > 0 ? { firstKeptIndex: start } : undefined; }); } });\n',
+    );
+    const run = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1" });
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/Compacts\s+\d+ messages, by keep-last-turn/);
   });
 });
