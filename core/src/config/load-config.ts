@@ -131,5 +131,5 @@ export async function loadConfigDetailed(options: LoadConfigOptions = {}): Promi
     options: merged.options,
   });
   const baseDir = filepath === null ? cwd : dirname(filepath);
-  return { config, cwd, baseDir, boundary: trusted ? null : projectBoundary(cwd, filepath, hint), sections: file.agents, pointerTo };
+  return { config, cwd, baseDir, boundary: trusted ? null : projectBoundary(cwd, options.configPath === undefined ? filepath : null, hint), sections: file.agents, pointerTo };
 }
