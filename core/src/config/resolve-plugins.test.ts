@@ -164,9 +164,16 @@ describe("resolvePlugins: options keys (issue 13: a misspelt plugin name was sil
     expect(error.hint).toBe("Did you mean 'safeguard'?");
   });
 
-  it("rejects a key for a plugin the preset in force does not apply (rolling options under the safeguard preset)", async () => {
-    const { error } = await failure(rc({ preset: "safeguard", options: { rolling: { minKeepMessages: 20 } } }));
-    expect(error.path).toBe("/options/rolling");
+  it("accepts a key for a shipped plugin the preset in force does not apply (hosts read options.layered)", async () => {
+    const plugins = await pluginsFor(rc({ preset: "safeguard", options: { layered: { pruneThreshold: 0.7 } } }));
+    expect(plugins.map((plugin) => plugin.name)).toEqual(["safeguard", "last-turn-injection"]);
+  });
+
+  it("rejects a key naming no plugin at all, listing the plugins applied when nothing is near", async () => {
+    const { error } = await failure(rc({ options: { "my-custom-thing": {} } }));
+    expect(error.path).toBe("/options/my-custom-thing");
+    expect(error.message).toContain("applied here: safeguard, last-turn-injection");
+    expect(error.hint).toContain("add 'my-custom-thing' to plugins");
   });
 
   it("points at the agent's section when the bad key is set there", async () => {
