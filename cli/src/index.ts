@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { registerAutocompact } from "./commands/autocompact.js";
 import { registerCompact } from "./commands/compact.js";
+import { registerConfig } from "./commands/config.js";
 import { registerContextExport } from "./commands/context-export.js";
 import { registerContextHistory } from "./commands/context-history.js";
 import { registerContextImport } from "./commands/context-import.js";
@@ -31,6 +32,7 @@ const EXAMPLES = `Examples:
   compaction session branch --at 1f0e3c2a        a new session file ending at that entry
   compaction search "user-message-selector"      entries that mention it, compacted ones too
   compaction autocompact off                     no automatic compaction for this session
+  compaction config --agent coder                the config in force: file, section, preset, plugins, options
   compaction context export state.json           the session's state as JSON (docs/session-state.md)
   compaction context import state.json           a new session seeded with it, for any model
   compaction context status --session ~/.claude/projects/my-app/3f2a.jsonl   Claude Code, read-only
@@ -84,6 +86,7 @@ function buildProgram(io: CliIo, done: (code: ExitCodeValue) => void): Command {
   registerCompact(program, io, done);
   registerSearch(program, io, done);
   registerAutocompact(program, io, done);
+  registerConfig(program, io, done);
   const context = program.command("context").description("look at a session's context");
   registerContextStatus(context, io, done);
   registerContextHistory(context, io, done);

@@ -19,6 +19,8 @@ export interface CompactorChoice {
    * describes a host's in-memory messages): a pi session holds pi messages whatever the config says.
    */
   readonly adapter?: AdapterName;
+  /** Say on stderr which section applied and what was left out (default true; `config` shows it on stdout instead). */
+  readonly announce?: boolean;
 }
 
 /** Environment variable that, set to anything but "" or "0", does what `--no-project-code` does. */
@@ -46,7 +48,7 @@ export async function loadCompactor(context: CommandContext, choice: CompactorCh
   });
   const config = configOf(compactor);
   const notice = [agentNotice(config), ...config.warnings.map(warningNotice)].filter((line) => line !== "").join("");
-  if (notice !== "") context.io.stderr.write(notice);
+  if (notice !== "" && choice.announce !== false) context.io.stderr.write(notice);
   return compactor;
 }
 

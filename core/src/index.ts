@@ -184,6 +184,7 @@ export type {
   PluginEntryConfig,
   PluginOptionsConfig,
   ResolvedConfig,
+  SettingSource,
   SummarizerConfig,
   TokenCounterName,
   TokenizerConfig,

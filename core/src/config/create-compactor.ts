@@ -24,11 +24,6 @@ export interface CreateCompactorOptions extends LoadConfigOptions {
    * come from elsewhere (e.g. a Claude Code transcript, which holds Anthropic messages).
    */
   readonly adapter?: AdapterName;
-  /**
-   * Keys of `options` the host reads itself, whatever plugins apply, so they are not reported as
-   * naming no applied plugin (the pi extension prunes what it sends with `options.layered`).
-   */
-  readonly hostOptions?: readonly string[];
 }
 
 /** Summarizers built into the core, by the name `summarizer.name` uses. */
@@ -52,7 +47,7 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
   const loaded = await loadConfigDetailed(options);
   const { config } = loaded;
   const summarizer = createSummarizer(loaded);
-  const { plugins, preset, warnings, applied } = await resolvePlugins(loaded, options.hostOptions);
+  const { plugins, preset, warnings, applied } = await resolvePlugins(loaded);
   const adapter = ADAPTERS[options.adapter ?? config.adapter]() as MessageAdapter<T>;
   const tokenCounter = createTokenCounter(loaded);
   try {

@@ -1,50 +1,26 @@
 /**
  * Importing a plugin or preset file the way the config file itself is loaded: JavaScript with
- * Node's `import()`, TypeScript (`.ts`, `.mts`, `.cts`) compiled first with the `typescript`
- * package, as cosmiconfig compiles `.compactionrc.ts`: transpiled to a temporary `.mjs` next to
- * the file (so its imports resolve from the same folder), imported, and removed.
+ * Node's `import()`; TypeScript (`.ts`, `.mts`, `.cts`) with cosmiconfig's own TypeScript loader,
+ * the one that loads `.compactionrc.ts` (it compiles the file with the `typescript` package next
+ * to it, imports the result and removes it), so a plugin file loads wherever its config does.
+ * That loader gives the module's default export, so a TypeScript plugin or preset exports its
+ * factory or preset as default.
  */
-import { randomUUID } from "node:crypto";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
+import { defaultLoaders } from "cosmiconfig";
 
 const TYPESCRIPT = /\.[cm]?ts$/i;
 
-/** True for a file this loader compiles before importing. */
+/** True for a file that is compiled before it is imported. */
 export function isTypeScriptFile(file: string): boolean {
-  return TYPESCRIPT.test(file) && !file.endsWith(".d.ts");
+  return TYPESCRIPT.test(file) && !/\.d\.[cm]?ts$/i.test(file);
 }
 
-/** The module namespace of `file` (an absolute path). */
+/** The module namespace of `file` (an absolute path); for TypeScript, `{ default }`. */
 export async function importModuleFile(file: string): Promise<Record<string, unknown>> {
   if (!isTypeScriptFile(file)) return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
-  const ts = await loadTypeScript(file);
-  const source = await readFile(file, "utf8");
-  const output = ts.transpileModule(source, {
-    fileName: file,
-    compilerOptions: {
-      module: ts.ModuleKind.ES2022,
-      moduleResolution: ts.ModuleResolutionKind.Bundler,
-      target: ts.ScriptTarget.ES2022,
-      esModuleInterop: true,
-    },
-  }).outputText;
-  const compiled = `${file}.${randomUUID()}.mjs`;
-  await writeFile(compiled, output);
-  try {
-    return (await import(pathToFileURL(compiled).href)) as Record<string, unknown>;
-  } finally {
-    await rm(compiled, { force: true });
-  }
-}
-
-type TypeScriptModule = typeof import("typescript");
-
-async function loadTypeScript(file: string): Promise<TypeScriptModule> {
-  try {
-    const module = (await import("typescript")) as TypeScriptModule & { default?: TypeScriptModule };
-    return module.default ?? module;
-  } catch (error) {
-    throw new Error(`${file} is TypeScript, and loading it needs the 'typescript' package (npm install --save-dev typescript), as a .compactionrc.ts does`, { cause: error });
-  }
+  const loadTs = defaultLoaders[".ts"];
+  const value: unknown = await loadTs(file, await readFile(file, "utf8"));
+  return { default: value };
 }

@@ -24,6 +24,7 @@ const DEFAULTS = {
   trusted: true,
   warnings: [],
   applied: null,
+  sources: expect.any(Object),
   preset: "safeguard",
   contextWindow: 200000,
   reserveTokens: 16384,
@@ -226,6 +227,15 @@ describe("loadConfig: agent sections", () => {
     const root = makeProject({ ".compactionrc.json": JSON.stringify(rc) });
     const config = await loadConfig({ cwd: root, agent: "coder" });
     expect(config.agentSection).toBe("coder");
+  });
+
+  it("says where each setting came from: the agent's section, the top level, the caller, or the default", async () => {
+    const root = makeProject({ ".compactionrc.json": JSON.stringify(rc) });
+    const config = await loadConfig({ cwd: root, agent: "researcher" });
+    expect(config.sources.preset).toEqual({ from: "file", path: "/agents/researcher/preset" });
+    expect(config.sources.contextWindow).toEqual({ from: "file", path: "/contextWindow" });
+    expect(config.sources.adapter).toEqual({ from: "default", path: null });
+    expect((await loadConfig({ cwd: root, preset: "layered" })).sources.preset).toEqual({ from: "caller", path: null });
   });
 
   it("gives any agent the top-level settings when the file defines no agents at all", async () => {

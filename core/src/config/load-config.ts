@@ -1,12 +1,12 @@
 import { dirname, resolve } from "node:path";
 import { configInvalid, problemsFromAjv } from "./config-error.js";
 import { findConfigFile } from "./find-config-file.js";
-import { applyAgentSection, keysSetBy } from "./merge.js";
-import { cloneData, deepFreeze } from "./plain-data.js";
+import { AGENT_KEYS, applyAgentSection, keysSetBy } from "./merge.js";
+import { cloneData, deepFreeze, isPlainObject } from "./plain-data.js";
 import { pointer } from "./pointer.js";
 import { DEFAULT_TRUST_HINT, projectBoundary, type ProjectBoundary } from "./project-trust.js";
 import { validateConfigData } from "./schema.js";
-import type { AgentConfig, CompactionConfig, ResolvedConfig } from "./types.js";
+import type { AgentConfig, CompactionConfig, ResolvedConfig, SettingSource } from "./types.js";
 
 export { CONFIG_MODULE_NAME } from "./find-config-file.js";
 
@@ -71,6 +71,8 @@ export async function loadConfigDetailed(options: LoadConfigOptions = {}): Promi
   const { filepath } = found;
   const data = cloneData(found.config ?? {});
 
+  // The keys the file itself sets, before the schema fills in defaults.
+  const fileKeys = new Set(isPlainObject(data) ? Object.keys(data) : []);
   const errors = validateConfigData(data);
   if (errors.length > 0) throw configInvalid(filepath ?? undefined, problemsFromAjv(errors));
   const file = data as Required<CompactionConfig>;
@@ -101,6 +103,14 @@ export async function loadConfigDetailed(options: LoadConfigOptions = {}): Promi
     ]);
   }
 
+  const sources = Object.fromEntries(
+    AGENT_KEYS.map((key): [string, SettingSource] => {
+      if (key === "preset" && options.preset !== undefined) return [key, { from: "caller", path: null }];
+      if (keysSetBy(section).includes(key)) return [key, { from: "file", path: pointer("agents", sectionName as string, key) }];
+      return [key, fileKeys.has(key) ? { from: "file", path: pointer(key) } : { from: "default", path: null }];
+    }),
+  ) as ResolvedConfig["sources"];
+
   const config: ResolvedConfig = deepFreeze({
     filepath,
     agent,
@@ -109,6 +119,7 @@ export async function loadConfigDetailed(options: LoadConfigOptions = {}): Promi
     trusted,
     warnings: found.warnings,
     applied: null,
+    sources,
     preset: options.preset ?? merged.preset,
     contextWindow: merged.contextWindow,
     reserveTokens: merged.reserveTokens,
@@ -120,5 +131,5 @@ export async function loadConfigDetailed(options: LoadConfigOptions = {}): Promi
     options: merged.options,
   });
   const baseDir = filepath === null ? cwd : dirname(filepath);
-  return { config, cwd, baseDir, boundary: trusted ? null : projectBoundary(cwd, filepath, hint), sections: file.agents, pointerTo };
+  return { config, cwd, baseDir, boundary: trusted ? null : projectBoundary(cwd, options.configPath === undefined ? filepath : null, hint), sections: file.agents, pointerTo };
 }

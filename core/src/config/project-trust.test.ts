@@ -270,6 +270,18 @@ describe("trusted: false — presets and plugins", () => {
     expect(ran(join(home, "node_modules/compaction-plugin-personal"), "personal")).toBe(true);
   });
 
+  it("treats a config file the caller names (configPath, e.g. in the home folder) as the user's, not the project's", async () => {
+    writeFiles(home, {
+      "compaction.yaml": "plugins: [personal]\n",
+      "node_modules/compaction-plugin-personal/package.json": rc({ name: "compaction-plugin-personal", type: "module", main: "index.js" }),
+      "node_modules/compaction-plugin-personal/index.js": markingPlugin("personal"),
+    });
+    const root = makeProject();
+    const resolved = await resolvePlugins(await loadConfigDetailed({ cwd: root, trusted: false, configPath: join(home, "compaction.yaml") }));
+    expect(resolved.warnings).toEqual([]);
+    expect(resolved.plugins[0]?.name).toBe("personal");
+  });
+
   it("ignores the options of a skipped plugin instead of calling them a typo", async () => {
     const root = makeProject({ ".compactionrc.json": rc({ plugins: ["./my-plugin.mjs"], options: { mine: { a: 1 } } }), "my-plugin.mjs": markingPlugin("mine") });
     const resolved = await plugins(root, false);

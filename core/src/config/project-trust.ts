@@ -42,7 +42,7 @@ export function isCodeConfigFile(file: string): boolean {
 
 /** The folders a project's files live in, and the user's home, all as real paths. */
 export interface ProjectBoundary {
-  /** `cwd`, the config file's folder, and the nearest ancestor of `cwd` holding `.git`. */
+  /** `cwd`, the folder of the config file the search found, and the nearest ancestor of `cwd` holding `.git`. */
   readonly roots: readonly string[];
   /** The user's home directory: packages installed there are user-level. */
   readonly home: string;
@@ -52,7 +52,10 @@ export interface ProjectBoundary {
   contains(file: string): boolean;
 }
 
-/** The boundary of the project at `cwd` whose config file (if any) is `configFile`. */
+/**
+ * The boundary of the project at `cwd` whose config file, found by the search, is `configFile`
+ * (null for none, or for a file the caller named: its folder may be the user's own, e.g. home).
+ */
 export function projectBoundary(cwd: string, configFile: string | null, hint: string = DEFAULT_TRUST_HINT): ProjectBoundary {
   const roots = new Set<string>([realPath(cwd)]);
   if (configFile !== null) roots.add(realPath(dirname(configFile)));
@@ -119,7 +122,7 @@ export function untrustedModuleWarning(
   const instead = kind === "preset" ? `; using the preset '${fallback ?? "safeguard"}' instead` : "; it is left out";
   return {
     code: ErrorCodes.CONFIG_UNTRUSTED,
-    message: `Not loading ${kind} '${name}' from ${file}: it is inside the project, which is not trusted${instead}.`,
+    message: `Not loading ${kind} '${name}' from ${file}: it is the project's code (a path its config gives, or a package inside it), and the project is not trusted${instead}.`,
     file,
     plugin: name,
     ...(where.source === undefined ? {} : { source: where.source }),

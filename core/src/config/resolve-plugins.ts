@@ -69,7 +69,7 @@ export interface ResolvedPlugins {
 /** The preset an untrusted project gets when its own preset is the project's code. */
 const UNTRUSTED_FALLBACK_PRESET = "safeguard";
 
-export async function resolvePlugins(loaded: LoadedConfig, hostOptions: readonly string[] = []): Promise<ResolvedPlugins> {
+export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedPlugins> {
   const { config, baseDir, cwd } = loaded;
   const file = config.filepath ?? undefined;
   const warnings: ConfigWarning[] = [];
@@ -86,7 +86,7 @@ export async function resolvePlugins(loaded: LoadedConfig, hostOptions: readonly
   const chosen = [...user, ...fromPreset.filter(({ plugin }) => !taken.has(plugin.name))];
   const plugins = chosen.map(({ plugin }) => plugin);
   // With plugins skipped (untrusted project), an options key may be theirs: it cannot be told from a typo.
-  if (warnings.length === 0) checkOptionKeys(loaded, plugins, hostOptions);
+  if (warnings.length === 0) checkOptionKeys(loaded, plugins);
   return { plugins, applied: chosen.map(({ applied }) => applied), preset, warnings };
 }
 
@@ -102,7 +102,11 @@ async function loadPreset(name: string, loaded: LoadedConfig, context: ResolveCo
   }
 }
 
-/** The plugins this project ships, by short name: an agent section's preset may apply any of them. */
+/**
+ * The plugins this project ships, by short name. Their options are accepted whether or not the
+ * preset in force applies them: an agent section's preset may, and hosts read some of them
+ * (the pi extension prunes with `options.layered` under any preset).
+ */
 const SHIPPED_PLUGINS: readonly string[] = [
   ...BUILTIN_PLUGINS,
   "sliding-window",
@@ -112,36 +116,33 @@ const SHIPPED_PLUGINS: readonly string[] = [
 ];
 
 /**
- * Every key of `options` must name a plugin that is applied (issue 13: a misspelt name was
- * silently ignored and the run used the defaults). A top-level key may instead be meant for an
- * agent section: it may also name a plugin a section lists, or one a built-in preset applies;
- * when a section names a preset of its own, top-level keys are not checked (its plugins are
- * not known without loading it). Keys the host reads itself (`hostOptions` of createCompactor)
- * are allowed too.
+ * Every key of `options` must name a plugin (issue 13: a misspelt name was silently ignored and
+ * the run used the defaults): one that is applied, one this project ships, or one a section's
+ * `plugins` lists. When a section names a preset that is not built in, top-level keys are not
+ * checked (that preset's plugins are not known without loading it).
  */
-function checkOptionKeys(loaded: LoadedConfig, plugins: readonly CompactionPlugin[], hostOptions: readonly string[]): void {
+function checkOptionKeys(loaded: LoadedConfig, plugins: readonly CompactionPlugin[]): void {
   const { config, sections } = loaded;
   const applied = plugins.map((plugin) => plugin.name);
   const otherSections = Object.entries(sections).filter(([name]) => name !== config.agentSection);
   const ownPresets = otherSections.some(([, section]) => section.preset !== undefined && !BUILTIN_PRESETS.includes(section.preset));
-  const forSections = new Set<string>(otherSections.length === 0 ? [] : SHIPPED_PLUGINS);
+  const known = new Set<string>([...applied, ...SHIPPED_PLUGINS]);
   for (const [, section] of otherSections) {
     for (const entry of section.plugins ?? []) {
       const name = typeof entry === "string" ? entry : entry[0];
-      forSections.add(isPathName(name) ? name : shortName("plugin", name));
+      known.add(isPathName(name) ? name : shortName("plugin", name));
     }
   }
   for (const key of Object.keys(config.options)) {
-    if (applied.includes(key) || hostOptions.includes(key)) continue;
+    if (known.has(key)) continue;
     const path = loaded.pointerTo("options", key);
-    const topLevel = !path.startsWith("/agents/");
-    if (topLevel && (ownPresets || forSections.has(key))) continue;
-    const nearest = suggest(key, [...applied, ...forSections]);
+    if (ownPresets && !path.startsWith("/agents/")) continue;
+    const nearest = suggest(key, known);
     throw configInvalid(config.filepath ?? undefined, [
       {
         path,
-        message: `expected the name of a plugin this config applies (${applied.join(", ")}), found '${key}': its options would be ignored`,
-        hint: nearest === undefined ? `Use one of: ${applied.join(", ")}, or add '${key}' to plugins.` : `Did you mean '${nearest}'?`,
+        message: `expected the name of a plugin (applied here: ${applied.join(", ")}), found '${key}', which names no plugin: its options would be ignored`,
+        hint: nearest === undefined ? `Use a plugin's name (${applied.join(", ")}), or add '${key}' to plugins.` : `Did you mean '${nearest}'?`,
       },
     ]);
   }

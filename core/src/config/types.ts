@@ -85,6 +85,8 @@ export interface ResolvedConfig {
    * (its file) and the plugins applied, in the order they were applied.
    */
   readonly applied: AppliedConfig | null;
+  /** Where each setting's value came from: the file (and where in it), the caller (`preset` option), or the default. */
+  readonly sources: Readonly<Record<keyof AgentConfig, SettingSource>>;
   readonly preset: string;
   readonly contextWindow: number;
   /** Tokens kept free for the reply; the compaction budget is contextWindow - reserveTokens. */
@@ -101,4 +103,11 @@ export interface ResolvedConfig {
 export interface AppliedConfig {
   readonly preset: { readonly name: string; readonly request: string; readonly file: string };
   readonly plugins: readonly AppliedPlugin[];
+}
+
+/** Where a setting's value came from. */
+export interface SettingSource {
+  readonly from: "default" | "file" | "caller";
+  /** JSON pointer in the config file, for `file`. */
+  readonly path: string | null;
 }

@@ -14,9 +14,6 @@ export interface CompactorKey {
   readonly trusted: boolean;
 }
 
-/** The `options` sections the extension reads itself: it prunes what it sends with options.layered, whatever the preset. */
-export const PI_HOST_OPTIONS: readonly string[] = ["layered"];
-
 /** What the config's warnings say to do when pi's project trust kept project code from loading. */
 export const PI_TRUST_HINT = "To load it, trust this folder in pi: answer pi's trust question, or run /trust and restart pi.";
 
@@ -32,7 +29,6 @@ export class CompactorCache {
       cwd: key.cwd,
       adapter: "pi",
       trusted: key.trusted,
-      hostOptions: PI_HOST_OPTIONS,
       trustHint: PI_TRUST_HINT,
       ...(key.agent === undefined ? {} : { agent: key.agent }),
       ...(key.preset === undefined ? {} : { preset: key.preset }),

@@ -3,7 +3,6 @@ import { isPrunedMarker } from "@compaction/plugin-layered";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ContextPruner, layeredOptionsOf } from "./context-pruner.js";
 import { copyFixture, fixtureBranch, type SessionDir } from "./test-support/pi-session.js";
-import { PI_HOST_OPTIONS } from "./compactor-cache.js";
 
 let session: SessionDir;
 let messages: PiMessage[];
@@ -20,7 +19,7 @@ afterAll(() => {
 
 async function compactorWith(layered: Record<string, unknown> = {}): Promise<Compactor<PiMessage>> {
   session.config({ tokenizer: { counter: "estimate" }, options: { layered } });
-  const compactor = await createCompactor<PiMessage>({ cwd: session.dir, adapter: "pi", hostOptions: PI_HOST_OPTIONS });
+  const compactor = await createCompactor<PiMessage>({ cwd: session.dir, adapter: "pi" });
   compactors.push(compactor);
   return compactor;
 }
