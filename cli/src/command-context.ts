@@ -18,6 +18,8 @@ export interface GlobalOptions {
   readonly sessionsDir?: string;
   readonly skipCorrupt?: boolean;
   readonly color: boolean;
+  /** False with `--no-project-code`: the project's code configuration and plugin files are not run. */
+  readonly projectCode: boolean;
 }
 
 export interface CommandContext {

@@ -6,6 +6,7 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { registerAutocompact } from "./commands/autocompact.js";
 import { registerCompact } from "./commands/compact.js";
+import { registerConfig } from "./commands/config.js";
 import { registerContextExport } from "./commands/context-export.js";
 import { registerContextHistory } from "./commands/context-history.js";
 import { registerContextImport } from "./commands/context-import.js";
@@ -34,6 +35,7 @@ const EXAMPLES = `Examples:
   compaction session upgrade                     rewrite a version 1/2 file as version 3 (keeps .bak)
   compaction search "user-message-selector"      entries that mention it, compacted ones too
   compaction autocompact off                     no automatic compaction for this session
+  compaction config --agent coder                the config in force: file, section, preset, plugins, options
   compaction context export state.json           the session's state as JSON (docs/session-state.md)
   compaction context import state.json           a new session seeded with it, for any model
   compaction context status --session ~/.claude/projects/my-app/3f2a.jsonl   Claude Code, read-only
@@ -42,6 +44,9 @@ const EXAMPLES = `Examples:
 Sessions: --session takes a file path or a session id (or its start); without it, the latest
 session of the current directory in ~/.pi/agent/sessions/ (or --sessions-dir, or
 $COMPACTION_SESSIONS_DIR, or $PI_CODING_AGENT_DIR/sessions).
+Project code: like ESLint, compaction runs the project's code configuration (.compactionrc.mjs,
+compaction.config.ts, plugin files and packages it names). In a folder you do not trust, pass
+--no-project-code: data-only settings (.compactionrc YAML/JSON, package.json#compaction) still apply.
 Colours: off with --no-color or NO_COLOR, on with FORCE_COLOR, else when writing to a terminal.`;
 
 /** Runs the command line `argv` (without `node` and the script) and returns the exit code. */
@@ -92,6 +97,7 @@ function buildProgram(io: CliIo, done: (code: ExitCodeValue) => void): Command {
     .option("--sessions-dir <dir>", "folder holding one session folder per project (default ~/.pi/agent/sessions)")
     .option("--skip-corrupt", "read past corrupt lines in the session file, reporting each on stderr")
     .option("--no-color", "no colours (also: NO_COLOR)")
+    .option("--no-project-code", "run none of the project's code: no .compactionrc.{js,mjs,cjs,ts} or compaction.config.*, no plugin or preset from the project (also: COMPACTION_NO_PROJECT_CODE=1)")
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput({
@@ -104,6 +110,7 @@ function buildProgram(io: CliIo, done: (code: ExitCodeValue) => void): Command {
   registerCompact(program, io, done);
   registerSearch(program, io, done);
   registerAutocompact(program, io, done);
+  registerConfig(program, io, done);
   const context = program.command("context").description("look at a session's context");
   registerContextStatus(context, io, done);
   registerContextHistory(context, io, done);

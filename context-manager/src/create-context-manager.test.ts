@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { ConfigError, ErrorCodes, type PiMessage } from "@compaction/core";
+import { ConfigError, ErrorCodes, type PiMessage, type ResolvedConfig } from "@compaction/core";
 import { makeProject, removeProjects } from "@compaction/core/testing";
 import { rejection } from "@compaction/core/testing";
 import { user } from "@compaction/core/testing/pi";
@@ -43,6 +43,15 @@ async function fillPastThreshold(manager: ContextManager<PiMessage>): Promise<vo
 }
 
 describe("createContextManager from the config", () => {
+  it("passes trusted: false on: the project's preset is not loaded, the data-only settings apply, a warning says so", async () => {
+    const manager = await create({ cwd: project({}), trusted: false, trustHint: "Trust it in the host." });
+    expect(manager.contextWindow).toBe(1000);
+    const config = manager.compactor.config as ResolvedConfig;
+    expect(config.warnings.map((warning) => warning.code)).toEqual([ErrorCodes.CONFIG_UNTRUSTED]);
+    expect(config.warnings[0]?.hint).toContain("Trust it in the host.");
+    expect(manager.compactor.plugins.map((plugin) => plugin.name)).toEqual(["safeguard", "last-turn-injection"]);
+  });
+
   it("takes the context window and threshold from the config", async () => {
     const manager = await create({ cwd: project({ autoCompact: { threshold: 0.6 } }) });
     expect(manager.contextWindow).toBe(1000);

@@ -21,6 +21,14 @@ export interface ContextManagerOptions<T> {
   readonly configPath?: string;
   /** Run this preset instead of the configured one. */
   readonly preset?: string;
+  /**
+   * Whether the project at `cwd` may run code (see `loadConfig`): `false` loads no code config
+   * and no preset or plugin from the project; `compactor.config.warnings` says what was skipped.
+   * Default `true`.
+   */
+  readonly trusted?: boolean;
+  /** With `trusted: false`: how the user trusts the project in your host, for the warnings' hint. */
+  readonly trustHint?: string;
   /** The model's context window in tokens. Default: the compactor's (the config's `contextWindow`). */
   readonly contextWindow?: number;
   /**
@@ -65,6 +73,8 @@ export async function createContextManager<T = unknown>(options: ContextManagerO
       ...(options.agent === undefined ? {} : { agent: options.agent }),
       ...(options.configPath === undefined ? {} : { configPath: options.configPath }),
       ...(options.preset === undefined ? {} : { preset: options.preset }),
+      ...(options.trusted === undefined ? {} : { trusted: options.trusted }),
+      ...(options.trustHint === undefined ? {} : { trustHint: options.trustHint }),
       ...(options.adapter !== undefined ? { adapter: options.adapter } : session !== undefined ? { adapter: "pi" as const } : {}),
     }));
   try {

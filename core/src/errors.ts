@@ -39,6 +39,11 @@ export const ErrorCodes = {
   SESSION_STATE_INVALID: "COMPACTION_SESSION_STATE_INVALID",
   /** The provider rejected a request as too long for the context window, and compacting could not free enough room. */
   CONTEXT_OVERFLOW: "COMPACTION_CONTEXT_OVERFLOW",
+  /**
+   * A warning, not an error: the project is not trusted (`trusted: false`), so a config file
+   * that is code, or a preset or plugin inside the project, was not loaded.
+   */
+  CONFIG_UNTRUSTED: "COMPACTION_CONFIG_UNTRUSTED",
 } as const;
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];

@@ -176,6 +176,7 @@ export { DEFAULT_SUMMARY_MAX_TOKENS, extractSessionState, type ExtractSessionSta
 export { compactionSchema, compactionSchemaPath } from "./config/schema.js";
 export { ConfigError, type ConfigErrorDetails, type ConfigProblem } from "./config/config-error.js";
 export { CONFIG_MODULE_NAME, loadConfig, type LoadConfigOptions } from "./config/load-config.js";
+export { type ConfigWarning, DEFAULT_TRUST_HINT, isCodeConfigFile } from "./config/project-trust.js";
 export {
   BUILTIN_PLUGINS,
   BUILTIN_PRESETS,
@@ -188,14 +189,17 @@ export {
   type ResolveContext,
 } from "./config/resolve-module.js";
 export { BUILTIN_SUMMARIZERS, createCompactor, type CreateCompactorOptions } from "./config/create-compactor.js";
+export type { AppliedPlugin, GivenOption } from "./config/resolve-plugins.js";
 export type {
   AdapterName,
   AgentConfig,
+  AppliedConfig,
   AutoCompactConfig,
   CompactionConfig,
   PluginEntryConfig,
   PluginOptionsConfig,
   ResolvedConfig,
+  SettingSource,
   SummarizerConfig,
   TokenCounterName,
   TokenizerConfig,

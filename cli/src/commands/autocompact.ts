@@ -9,7 +9,7 @@ import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sess
 import { CliError } from "../errors.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
-import { configOf, loadCompactor } from "../load-compactor.js";
+import { configOf, configSummary, type ConfigSummary, loadCompactor } from "../load-compactor.js";
 import { formatTokens } from "../output.js";
 import { assertWholeBranch, readTargetSession, requirePiFormat, resolveTarget } from "../session-target.js";
 import { upgradeBeforeWriting } from "./session-upgrade.js";
@@ -31,6 +31,9 @@ export interface AutocompactState {
   readonly threshold: number;
   readonly thresholdTokens: number;
   readonly preset: string;
+  /** Which configuration applied: the file, the agent's section, what the project may not run. */
+  readonly config: ConfigSummary;
+
   /** True when this run appended a setting to the session file. */
   readonly changed: boolean;
 }
@@ -67,7 +70,7 @@ async function autocompact(context: CommandContext, wanted: boolean | undefined,
   requirePiFormat(path, wanted === undefined ? "read the session's auto-compaction setting" : "set auto-compaction");
   const parsed = readTargetSession(path, selection, context.io);
   const own = sessionAutoCompact(buildContext(parsed.entries, { file: path }).branch);
-  const compactor = await loadCompactor(context.io.cwd, { agent: options.agent });
+  const compactor = await loadCompactor(context, { agent: options.agent });
   try {
     const config = configOf(compactor);
     const window = compactor.contextWindow ?? config.contextWindow;
@@ -88,6 +91,7 @@ async function autocompact(context: CommandContext, wanted: boolean | undefined,
       threshold: compactor.autoCompact.threshold,
       thresholdTokens: Math.floor(compactor.autoCompact.threshold * window),
       preset: config.preset,
+      config: configSummary(config),
       changed,
     };
   } finally {

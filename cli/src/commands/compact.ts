@@ -18,7 +18,7 @@ import { confirm } from "../confirm.js";
 import { CliError } from "../errors.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
-import { loadCompactor } from "../load-compactor.js";
+import { configOf, configSummary, type ConfigSummary, loadCompactor } from "../load-compactor.js";
 import { formatTokens, plural, sessionLabel } from "../output.js";
 import { assertWholeBranch, loadTranscriptContext, requirePiSession, resolveTarget, type TranscriptContext } from "../session-target.js";
 import { checkRecallTool, type RecallToolCheck, withoutRecall } from "../recall-tool.js";
@@ -37,6 +37,8 @@ interface CompactOptions {
 /** What `compact --json` prints: the plan, and whether (and as which entry) it was written. */
 export interface CompactReport {
   readonly session: { readonly path: string; readonly id: string | null; readonly format: TranscriptFormat };
+  /** Which configuration applied: the file, the agent's section, what the project may not run. */
+  readonly config: ConfigSummary;
   readonly dryRun: boolean;
   readonly status: CompactionResult<unknown>["status"];
   /** Why nothing was (or would be) compacted or written; null when it was. */
@@ -102,7 +104,8 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   const writing = options.dryRun !== true;
   const pi = writing ? requirePiSession(transcript, "write a compaction") : transcript.pi;
 
-  const loaded = await loadCompactor(io.cwd, { agent: options.agent, preset: options.preset, adapter: transcript.adapter });
+  const loaded = await loadCompactor(context, { agent: options.agent, preset: options.preset, adapter: transcript.adapter });
+  const applied = configSummary(configOf(loaded));
   const recall = transcript.pi === null ? null : recallToolChoice(loaded, transcript.cwd ?? io.cwd, context);
   const compactor = recall?.fallback === true ? withoutRecall(loaded, recall.tool) : loaded;
   let compaction: PiBranchCompaction<unknown>;
@@ -122,7 +125,7 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   for (const warning of result.warnings) io.stderr.write(`${context.err.yellow("warning:")} ${warning}\n`);
 
   const plan = planOf(compaction.plan);
-  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options), recallTool: recall, ...fields });
+  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options, applied), recallTool: recall, ...fields });
   const refuse = (error: CliError): never => {
     if (options.json === true) io.stdout.write(`${JSON.stringify(report({ reason: error.message }), null, 2)}\n`);
     throw error;
@@ -204,9 +207,10 @@ function planOf(plan: PiCompactionPlan): Plan {
   return { compaction: null, firstKeptEntryId: null, refusal: new CliError(ExitCode.FAILED, `${plan.reason} Nothing was written.`, plan.hint) };
 }
 
-function reportOf(transcript: TranscriptContext, result: CompactionResult<unknown>, plan: Plan, options: CompactOptions): CompactReport {
+function reportOf(transcript: TranscriptContext, result: CompactionResult<unknown>, plan: Plan, options: CompactOptions, config: ConfigSummary): CompactReport {
   return {
     session: { path: transcript.path, id: transcript.sessionId, format: transcript.format },
+    config,
     dryRun: options.dryRun === true,
     status: result.status,
     reason: plan.refusal?.message ?? null,

@@ -108,7 +108,7 @@ async function exportState(context: CommandContext, options: ExportOptions): Pro
   const selection = sessionSelection(context, options.session);
   const path = await resolveTarget(selection, context.io);
   const transcript = loadTranscriptContext(path, selection, context.io);
-  const compactor = await loadCompactor(context.io.cwd, { agent: options.agent, adapter: transcript.adapter });
+  const compactor = await loadCompactor(context, { agent: options.agent, adapter: transcript.adapter });
   try {
     return extractSessionState(transcript.messages, compactor.adapter, {
       source: {

@@ -6,7 +6,7 @@ import type { Command } from "commander";
 import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
-import { configOf, loadCompactor } from "../load-compactor.js";
+import { configOf, configSummary, type ConfigSummary, loadCompactor } from "../load-compactor.js";
 import type { TranscriptFormat } from "@compaction/transcript";
 import { formatTokens, plural, sessionLabel } from "../output.js";
 import { loadTranscriptContext, resolveTarget } from "../session-target.js";
@@ -37,6 +37,8 @@ const LABELS: Readonly<Record<Category, string>> = {
 /** Everything `context inspect` reports; `--json` prints it as is. */
 export interface ContextInspection {
   readonly session: { readonly path: string; readonly id: string | null; readonly format: TranscriptFormat };
+  /** Which configuration applied: the file, the agent's section, what the project may not run. */
+  readonly config: ConfigSummary;
   readonly preset: string;
   readonly messages: number;
   /** Our count of every message (the categories sum to it). */
@@ -76,7 +78,7 @@ async function inspectContext(context: CommandContext, options: InspectOptions):
   const selection = sessionSelection(context, options.session);
   const path = await resolveTarget(selection, context.io);
   const loaded = loadTranscriptContext(path, selection, context.io);
-  const compactor = await loadCompactor(context.io.cwd, { agent: options.agent, adapter: loaded.adapter });
+  const compactor = await loadCompactor(context, { agent: options.agent, adapter: loaded.adapter });
   try {
     const shares = new Map<Category, { tokens: number; messages: number }>(CATEGORIES.map((name) => [name, { tokens: 0, messages: 0 }]));
     for (const message of loaded.messages) {
@@ -95,6 +97,7 @@ async function inspectContext(context: CommandContext, options: InspectOptions):
     const counted = compactor.tokens.total(loaded.messages);
     return {
       session: { path, id: loaded.sessionId, format: loaded.format },
+      config: configSummary(configOf(compactor)),
       preset: configOf(compactor).preset,
       messages: loaded.messages.length,
       tokens: counted,

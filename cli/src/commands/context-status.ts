@@ -11,7 +11,7 @@ import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sess
 import { compactionHistory, degradationRisk, riskAdvice, type DegradationRisk } from "../compaction-history.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
-import { configOf, loadCompactor } from "../load-compactor.js";
+import { configOf, configSummary, type ConfigSummary, loadCompactor } from "../load-compactor.js";
 import { formatAge, formatTokens, percentUsed, sessionLabel, usageBar } from "../output.js";
 import { loadTranscriptContext, readTargetSession, resolveTarget, type SessionSelection } from "../session-target.js";
 
@@ -25,6 +25,8 @@ interface StatusOptions {
 export interface ContextStatus {
   readonly session: { readonly path: string; readonly id: string | null; readonly format: TranscriptFormat };
   readonly agent: string | null;
+  /** Which configuration applied: the file, the agent's section, what the project may not run. */
+  readonly config: ConfigSummary;
   readonly preset: string;
   readonly messages: number;
   readonly tokens: number;
@@ -95,7 +97,7 @@ async function contextStatus(context: CommandContext, options: StatusOptions): P
   const selection = sessionSelection(context, options.session);
   const path = await resolveTarget(selection, context.io);
   const facts = sessionFacts(context, path, selection);
-  const compactor = await loadCompactor(context.io.cwd, { agent: options.agent, adapter: facts.adapter });
+  const compactor = await loadCompactor(context, { agent: options.agent, adapter: facts.adapter });
   try {
     const config = configOf(compactor);
     const window = compactor.contextWindow ?? config.contextWindow;
@@ -105,6 +107,7 @@ async function contextStatus(context: CommandContext, options: StatusOptions): P
     return {
       session: { path, id: facts.id, format: facts.format },
       agent: config.agent,
+      config: configSummary(config),
       preset: config.preset,
       messages: facts.messages.length,
       tokens,

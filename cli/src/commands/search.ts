@@ -101,7 +101,7 @@ async function search(context: CommandContext, query: string, options: SearchOpt
 
 /** The recall plugin's settings in the config for this agent, else the defaults. */
 async function searchSettings(context: CommandContext, agent: string | undefined): Promise<RecallOptions> {
-  const compactor = await loadCompactor(context.io.cwd, { agent });
+  const compactor = await loadCompactor(context, { agent });
   try {
     return recallSettings(compactor) ?? RECALL_DEFAULTS;
   } finally {

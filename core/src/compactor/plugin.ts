@@ -11,6 +11,11 @@ export interface CompactionPlugin {
    * `compactor.provides(name)` (e.g. a recall plugin provides `memory_search`).
    */
   readonly provides?: readonly string[];
+  /**
+   * The options in force, defaults filled in, for people to read (`compaction config` shows
+   * them). Optional; the built-in plugins set it.
+   */
+  readonly options?: Readonly<Record<string, unknown>>;
   // biome-ignore lint: plugins work with any message type
   apply(compactor: Compactor<any>): void;
 }

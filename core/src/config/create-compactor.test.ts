@@ -1,3 +1,4 @@
+import type { ResolvedConfig } from "./types.js";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Compactor } from "../compactor/compactor.js";
@@ -63,7 +64,19 @@ describe("createCompactor", () => {
   it("keeps the resolved config as compactor.config", async () => {
     const root = project({ contextWindow: 50000, reserveTokens: 1000 });
     const compactor = await create(root);
-    expect(compactor.config).toEqual(await loadConfig({ cwd: root }));
+    const config = compactor.config as ResolvedConfig;
+    expect({ ...config, applied: null }).toEqual(await loadConfig({ cwd: root }));
+    expect(config.applied?.preset).toEqual({ name: "./preset.mjs", request: "./preset.mjs", file: join(root, "preset.mjs") });
+    expect(config.applied?.plugins).toEqual([
+      {
+        name: "cut",
+        request: "./cut.mjs",
+        file: join(root, "cut.mjs"),
+        from: "preset",
+        options: { index: 1 },
+        given: { index: { value: 1, from: "preset", file: join(root, "preset.mjs"), path: "/plugins/0/1/index" } },
+      },
+    ]);
     expect(compactor.contextWindow).toBe(50000);
     expect(compactor.reserveTokens).toBe(1000);
   });

@@ -13,6 +13,7 @@ import { configInvalid } from "./config-error.js";
 import { loadConfigDetailed, type LoadConfigOptions, type LoadedConfig } from "./load-config.js";
 import { resolvePlugins } from "./resolve-plugins.js";
 import { DEFAULT_AUTO_COMPACT_THRESHOLD } from "../compactor/compactor.js";
+import { deepFreeze } from "./plain-data.js";
 import { didYouMean, suggest } from "./suggest.js";
 import type { AdapterName } from "./types.js";
 
@@ -47,7 +48,7 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
   const loaded = await loadConfigDetailed(options);
   const { config } = loaded;
   const summarizer = createSummarizer(loaded);
-  const { plugins, preset } = await resolvePlugins(loaded);
+  const { plugins, preset, warnings, applied } = await resolvePlugins(loaded);
   const adapter = adapterFor(options.adapter ?? config.adapter) as MessageAdapter<T>;
   const tokenCounter = createTokenCounter(loaded);
   try {
@@ -64,7 +65,12 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
         enabled: config.autoCompact.enabled,
         threshold: config.autoCompact.threshold ?? preset.preset.autoCompact?.threshold ?? DEFAULT_AUTO_COMPACT_THRESHOLD,
       },
-      config,
+      // The config with what was loaded, and what plugin resolution skipped after what the file search skipped.
+      config: deepFreeze({
+        ...config,
+        warnings: [...config.warnings, ...warnings],
+        applied: { preset: { name: preset.name, request: preset.request, file: preset.file }, plugins: applied },
+      }),
     });
   } catch (error) {
     tokenCounter.dispose();

@@ -19,6 +19,12 @@ async function loadError(options: LoadConfigOptions): Promise<ConfigError> {
 }
 
 const DEFAULTS = {
+  agentSection: null,
+  agentSections: [],
+  trusted: true,
+  warnings: [],
+  applied: null,
+  sources: expect.any(Object),
   preset: "safeguard",
   contextWindow: 200000,
   reserveTokens: 16384,
@@ -207,21 +213,37 @@ describe("loadConfig: agent sections", () => {
     });
   });
 
-  it("rejects an unknown agent, listing the known ones and suggesting the nearest", async () => {
+  it("gives an agent without a section of its own the top-level settings (issue 13), saying no section applied", async () => {
     const root = makeProject({ ".compactionrc.json": JSON.stringify(rc) });
-    const error = await loadError({ cwd: root, agent: "codr" });
-    expect(error.code).toBe(ErrorCodes.CONFIG_INVALID);
-    expect(error.file).toBe(join(root, ".compactionrc.json"));
-    expect(error.path).toBe("/agents/codr");
-    expect(error.message).toContain("researcher, coder");
-    expect(error.hint).toBe("Did you mean 'coder'?");
+    const config = await loadConfig({ cwd: root, agent: "reviewer" });
+    const topLevel = await loadConfig({ cwd: root });
+    expect(config.agent).toBe("reviewer");
+    expect(config.agentSection).toBeNull();
+    expect(config.agentSections).toEqual(["researcher", "coder"]);
+    expect({ ...config, agent: null }).toEqual(topLevel);
   });
 
-  it("rejects an agent when the file defines no agents at all", async () => {
+  it("names the section it applied for an agent that has one", async () => {
+    const root = makeProject({ ".compactionrc.json": JSON.stringify(rc) });
+    const config = await loadConfig({ cwd: root, agent: "coder" });
+    expect(config.agentSection).toBe("coder");
+  });
+
+  it("says where each setting came from: the agent's section, the top level, the caller, or the default", async () => {
+    const root = makeProject({ ".compactionrc.json": JSON.stringify(rc) });
+    const config = await loadConfig({ cwd: root, agent: "researcher" });
+    expect(config.sources.preset).toEqual({ from: "file", path: "/agents/researcher/preset" });
+    expect(config.sources.contextWindow).toEqual({ from: "file", path: "/contextWindow" });
+    expect(config.sources.adapter).toEqual({ from: "default", path: null });
+    expect((await loadConfig({ cwd: root, preset: "layered" })).sources.preset).toEqual({ from: "caller", path: null });
+  });
+
+  it("gives any agent the top-level settings when the file defines no agents at all", async () => {
     const root = makeProject({ ".compactionrc.json": JSON.stringify({ preset: "rolling" }) });
-    const error = await loadError({ cwd: root, agent: "coder" });
-    expect(error.path).toBe("/agents/coder");
-    expect(error.message).toContain("found no agents");
+    const config = await loadConfig({ cwd: root, agent: "coder" });
+    expect(config.preset).toBe("rolling");
+    expect(config.agentSection).toBeNull();
+    expect(config.agentSections).toEqual([]);
   });
 
   it("uses defaults for an agent when there is no config file at all", async () => {

@@ -1,15 +1,14 @@
 import { dirname, resolve } from "node:path";
-import { ErrorCodes } from "../errors.js";
-import { configInvalid, configUnreadable, ConfigError, problemsFromAjv } from "./config-error.js";
-import { applyAgentSection, keysSetBy } from "./merge.js";
-import { cloneData, deepFreeze } from "./plain-data.js";
+import { configInvalid, problemsFromAjv } from "./config-error.js";
+import { findConfigFile } from "./find-config-file.js";
+import { AGENT_KEYS, applyAgentSection, keysSetBy } from "./merge.js";
+import { cloneData, deepFreeze, isPlainObject } from "./plain-data.js";
 import { pointer } from "./pointer.js";
+import { DEFAULT_TRUST_HINT, projectBoundary, type ProjectBoundary } from "./project-trust.js";
 import { validateConfigData } from "./schema.js";
-import { suggest } from "./suggest.js";
-import type { AgentConfig, CompactionConfig, ResolvedConfig } from "./types.js";
+import type { AgentConfig, CompactionConfig, ResolvedConfig, SettingSource } from "./types.js";
 
-/** The name cosmiconfig searches for: `.compactionrc*`, `compaction.config.*`, `package.json#compaction`. */
-export const CONFIG_MODULE_NAME = "compaction";
+export { CONFIG_MODULE_NAME } from "./find-config-file.js";
 
 export interface LoadConfigOptions {
   /** Where the search starts (up to the nearest package.json). Defaults to `process.cwd()`. */
@@ -23,6 +22,16 @@ export interface LoadConfigOptions {
    * command line `--preset`. Resolved like the config's own `preset`.
    */
   readonly preset?: string;
+  /**
+   * Whether the project at `cwd` may run code. Default `true` (today's behaviour: right for a
+   * program the user runs on purpose, as with ESLint or Vite). `false` (a host that has not been
+   * told to trust the folder): config files that are code are not loaded, presets and plugins
+   * that resolve inside the project are skipped, and `warnings` says what was skipped
+   * (COMPACTION_CONFIG_UNTRUSTED); data-only files, built-in and user-level plugins still load.
+   */
+  readonly trusted?: boolean;
+  /** With `trusted: false`: how the user trusts the project in your host, for the warnings' hint. */
+  readonly trustHint?: string;
 }
 
 /** A resolved config plus what resolution needs to point errors at the right place. */
@@ -32,6 +41,10 @@ export interface LoadedConfig {
   readonly cwd: string;
   /** Paths in the config are relative to this: the config file's directory, or `cwd`. */
   readonly baseDir: string;
+  /** The project's boundary when it is not trusted (`trusted: false`); null when trusted. */
+  readonly boundary: ProjectBoundary | null;
+  /** Every section under `agents` in the file, as written. */
+  readonly sections: Readonly<Record<string, AgentConfig>>;
   /**
    * JSON pointer to where a setting came from: under `/agents/<agent>` when the agent's section
    * set it, at the top level otherwise. `pointerTo("options", "rolling")` looks at that plugin.
@@ -52,16 +65,24 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Resol
 /** `loadConfig`, keeping where each setting came from (for plugin resolution errors). */
 export async function loadConfigDetailed(options: LoadConfigOptions = {}): Promise<LoadedConfig> {
   const cwd = resolve(options.cwd ?? process.cwd());
-  const found = await readConfigFile(cwd, options.configPath);
-  const filepath = found?.filepath ?? null;
-  const data = cloneData(found?.config ?? {});
+  const trusted = options.trusted ?? true;
+  const hint = options.trustHint ?? DEFAULT_TRUST_HINT;
+  const found = await findConfigFile(cwd, options.configPath, trusted ? null : projectBoundary(cwd, null, hint));
+  const { filepath } = found;
+  const data = cloneData(found.config ?? {});
 
+  // The keys the file itself sets, before the schema fills in defaults.
+  const fileKeys = new Set(isPlainObject(data) ? Object.keys(data) : []);
   const errors = validateConfigData(data);
   if (errors.length > 0) throw configInvalid(filepath ?? undefined, problemsFromAjv(errors));
   const file = data as Required<CompactionConfig>;
 
   const agent = options.agent ?? null;
-  const section = agent === null || filepath === null ? {} : agentSection(file, agent, filepath);
+  // An agent without a section of its own gets the top-level settings: hosts pass their
+  // agent's name whatever the config lists (OpenClaw runs many agents; a user customises one).
+  const agentSections = Object.keys(file.agents);
+  const sectionName = agent !== null && Object.hasOwn(file.agents, agent) ? agent : null;
+  const section: AgentConfig = sectionName === null ? {} : (file.agents[sectionName] as AgentConfig);
   const merged = applyAgentSection(file, section);
   const pointerTo = (key: keyof AgentConfig, ...rest: ReadonlyArray<string | number>): string => {
     const fromAgent =
@@ -82,9 +103,23 @@ export async function loadConfigDetailed(options: LoadConfigOptions = {}): Promi
     ]);
   }
 
+  const sources = Object.fromEntries(
+    AGENT_KEYS.map((key): [string, SettingSource] => {
+      if (key === "preset" && options.preset !== undefined) return [key, { from: "caller", path: null }];
+      if (keysSetBy(section).includes(key)) return [key, { from: "file", path: pointer("agents", sectionName as string, key) }];
+      return [key, fileKeys.has(key) ? { from: "file", path: pointer(key) } : { from: "default", path: null }];
+    }),
+  ) as ResolvedConfig["sources"];
+
   const config: ResolvedConfig = deepFreeze({
     filepath,
     agent,
+    agentSection: sectionName,
+    agentSections,
+    trusted,
+    warnings: found.warnings,
+    applied: null,
+    sources,
     preset: options.preset ?? merged.preset,
     contextWindow: merged.contextWindow,
     reserveTokens: merged.reserveTokens,
@@ -95,59 +130,6 @@ export async function loadConfigDetailed(options: LoadConfigOptions = {}): Promi
     plugins: merged.plugins,
     options: merged.options,
   });
-  return { config, cwd, baseDir: filepath === null ? cwd : dirname(filepath), pointerTo };
-}
-
-async function readConfigFile(cwd: string, configPath: string | undefined): Promise<{ filepath: string; config: unknown } | null> {
-  // One explorer per call: its caches live and die with it; nothing is kept between calls.
-  const { cosmiconfig } = await loadCosmiconfig();
-  const explorer = cosmiconfig(CONFIG_MODULE_NAME, { searchStrategy: "project" });
-  const target = configPath === undefined ? undefined : resolve(cwd, configPath);
-  try {
-    const result = target === undefined ? await explorer.search(cwd) : await explorer.load(target);
-    if (result === null) return null;
-    return { filepath: result.filepath, config: result.isEmpty === true ? {} : result.config };
-  } catch (error) {
-    if (target !== undefined && (error as NodeJS.ErrnoException).code === "ENOENT") {
-      throw new ConfigError(
-        ErrorCodes.CONFIG_UNREADABLE,
-        [{ path: "", message: "no such file", hint: `Check configPath: it is resolved against cwd (${cwd}).` }],
-        { file: target, cause: error },
-      );
-    }
-    const file = (error as { filepath?: unknown }).filepath;
-    throw configUnreadable(typeof file === "string" ? file : (target ?? cwd), error);
-  }
-}
-
-function agentSection(file: Required<CompactionConfig>, agent: string, filepath: string): AgentConfig {
-  const agents = file.agents;
-  if (Object.hasOwn(agents, agent)) return agents[agent] as AgentConfig;
-  const known = Object.keys(agents);
-  const nearest = suggest(agent, known);
-  throw configInvalid(filepath, [
-    {
-      path: pointer("agents", agent),
-      message:
-        known.length === 0
-          ? `expected a section for agent '${agent}' under agents, found no agents in this file`
-          : `expected a section for agent '${agent}' under agents, found only: ${known.join(", ")}`,
-      hint:
-        nearest === undefined
-          ? `Add an agents.${agent} section${known.length === 0 ? "" : `, or use one of: ${known.join(", ")}`}.`
-          : `Did you mean '${nearest}'?`,
-    },
-  ]);
-}
-
-/**
- * cosmiconfig's TypeScript loader requires `typescript` (9.9 MB): imported statically, a bundler
- * pulls it into every bundle of the core (10.4 MB for a Node bundle, against 0.15 MB without).
- * So cosmiconfig is imported when a config file is first read, by a name bundlers do not follow;
- * Node resolves it from this package's dependencies as for any import.
- */
-const COSMICONFIG: string = "cosmiconfig";
-
-async function loadCosmiconfig(): Promise<typeof import("cosmiconfig")> {
-  return (await import(COSMICONFIG)) as typeof import("cosmiconfig");
+  const baseDir = filepath === null ? cwd : dirname(filepath);
+  return { config, cwd, baseDir, boundary: trusted ? null : projectBoundary(cwd, options.configPath === undefined ? filepath : null, hint), sections: file.agents, pointerTo };
 }

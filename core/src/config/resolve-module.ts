@@ -1,9 +1,11 @@
 import { createRequire } from "node:module";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { CompactionError, describeError, ErrorCodes } from "../errors.js";
 import type { PluginFactory, Preset, PresetEntry } from "../compactor/plugin.js";
+import { importModuleFile } from "./import-module-file.js";
 import { showPointer } from "./pointer.js";
+import type { ProjectBoundary } from "./project-trust.js";
 import { suggest } from "./suggest.js";
 
 /** What a name can resolve to. */
@@ -26,6 +28,24 @@ export interface ResolveContext {
   readonly file?: string;
   /** JSON pointer of the name inside that file, e.g. `/plugins/1/0`. */
   readonly path?: string;
+  /**
+   * Set when the project is not trusted: then a name that resolves to the project's code is
+   * not imported, and UntrustedModuleSkipped is thrown instead (see resolveWithinTrust).
+   */
+  readonly boundary?: ProjectBoundary;
+}
+
+/** Thrown instead of importing a module that is the untrusted project's code. */
+export class UntrustedModuleSkipped extends Error {
+  constructor(
+    readonly kind: ModuleKind,
+    readonly request: string,
+    /** The file the name resolved to. */
+    readonly file: string,
+  ) {
+    super(`${kind} '${request}' (${file}) is the untrusted project's code`);
+    this.name = "UntrustedModuleSkipped";
+  }
 }
 
 /** A module file found for a name. */
@@ -105,6 +125,53 @@ export function resolveModuleFile(kind: ModuleKind, name: string, fromDir: strin
   throw notFound(kind, name, fromDir, tried, context);
 }
 
+/**
+ * Resolution for an untrusted project. Package names resolve from the folder naming them only
+ * when that folder is outside the project (a trusted preset's own dependencies), then from
+ * core's own location (built-ins and what the host installed next to core) and from the
+ * user's home directory; a file found there inside the project is skipped, except from
+ * core's location (the host's own installation). Paths written in the project's own config are
+ * never loaded when relative; absolute ones only when they point outside the project. A name
+ * that resolves only inside the project throws UntrustedModuleSkipped naming that file.
+ */
+export function resolveWithinTrust(kind: ModuleKind, name: string, fromDir: string, context: ResolveContext & { readonly boundary: ProjectBoundary }): ResolvedModuleFile {
+  const { boundary } = context;
+  if (isPathName(name)) {
+    const resolved = resolveModuleFile(kind, name, fromDir, context);
+    const namedByProject = context.file === undefined || boundary.contains(context.file);
+    if ((namedByProject && !isAbsolute(name)) || boundary.contains(resolved.file)) throw new UntrustedModuleSkipped(kind, name, resolved.file);
+    return resolved;
+  }
+  const bases: Array<{ label: string; require: NodeJS.Require; host: boolean }> = [];
+  if (!boundary.contains(fromDir)) bases.push({ label: fromDir, require: requireFrom(fromDir), host: false });
+  bases.push({ label: CORE_LOCATION, require: createRequire(import.meta.url), host: true });
+  bases.push({ label: `${boundary.home} (your home directory)`, require: requireFrom(boundary.home), host: false });
+  const tried: string[] = [];
+  let inside: string | undefined;
+  for (const id of candidateIds(kind, name)) {
+    for (const base of bases) {
+      try {
+        const file = base.require.resolve(id);
+        if (base.host || !boundary.contains(file)) return { request: name, id, file };
+        inside ??= file;
+        tried.push(`${id} from ${base.label} (inside the untrusted project: ${file})`);
+      } catch (error) {
+        tried.push(`${id} from ${base.label}${notFoundReason(error)}`);
+      }
+    }
+  }
+  // Where a trusted load would have found it, to say what was skipped rather than "not found".
+  if (inside === undefined) {
+    try {
+      inside = resolveModuleFile(kind, name, fromDir, context).file;
+    } catch {
+      // Not in the project either: report what was tried outside it.
+    }
+  }
+  if (inside !== undefined) throw new UntrustedModuleSkipped(kind, name, inside);
+  throw notFound(kind, name, fromDir, tried, context);
+}
+
 /** Why a lookup failed, when it is more than "not installed there". */
 function notFoundReason(error: unknown): string {
   const message = describeError(error).split("\n")[0] ?? "";
@@ -151,7 +218,7 @@ function withContext(context: ResolveContext, details: { plugin: string; hint: s
 
 async function importModule(kind: ModuleKind, resolved: ResolvedModuleFile, context: ResolveContext): Promise<Record<string, unknown>> {
   try {
-    return (await import(pathToFileURL(resolved.file).href)) as Record<string, unknown>;
+    return await importModuleFile(resolved.file);
   } catch (error) {
     throw new CompactionError(
       ErrorCodes.PLUGIN_INVALID,
@@ -195,7 +262,7 @@ function describeExport(value: unknown): string {
  * must be a factory `(options?) => { name, apply }`; otherwise COMPACTION_PLUGIN_INVALID.
  */
 export async function resolvePlugin(name: string, fromDir: string, context: ResolveContext = {}): Promise<LoadedPlugin> {
-  const resolved = resolveModuleFile("plugin", name, fromDir, context);
+  const resolved = locate("plugin", name, fromDir, context);
   const module = await importModule("plugin", resolved, context);
   const factory = pickExport(module, "plugin", (value) => typeof value === "function");
   if (typeof factory !== "function") {
@@ -220,7 +287,7 @@ export async function resolvePlugin(name: string, fromDir: string, context: Reso
  * must be `{ plugins: [...] }`; otherwise COMPACTION_PLUGIN_INVALID.
  */
 export async function resolvePreset(name: string, fromDir: string, context: ResolveContext = {}): Promise<LoadedPreset> {
-  const resolved = resolveModuleFile("preset", name, fromDir, context);
+  const resolved = locate("preset", name, fromDir, context);
   const module = await importModule("preset", resolved, context);
   const preset = pickExport(module, "preset", isPresetDefinition);
   if (preset === undefined) {
@@ -234,6 +301,11 @@ export async function resolvePreset(name: string, fromDir: string, context: Reso
     );
   }
   return { ...resolved, name: isPathName(name) ? name : shortName("preset", name), preset: preset as PresetDefinition };
+}
+
+function locate(kind: ModuleKind, name: string, fromDir: string, context: ResolveContext): ResolvedModuleFile {
+  const { boundary } = context;
+  return boundary === undefined ? resolveModuleFile(kind, name, fromDir, context) : resolveWithinTrust(kind, name, fromDir, { ...context, boundary });
 }
 
 function isPresetDefinition(value: unknown): boolean {

@@ -1,3 +1,4 @@
+import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { CompactionPlugin } from "../compactor/plugin.js";
@@ -10,8 +11,8 @@ afterEach(removeProjects);
 
 type Recorded = CompactionPlugin & { options?: Record<string, unknown> };
 
-async function pluginsFor(files: Record<string, string>, agent?: string): Promise<Recorded[]> {
-  const root = makeProject(files);
+async function pluginsFor(files: Record<string, string>, agent?: string, existing?: string): Promise<Recorded[]> {
+  const root = existing ?? makeProject(files);
   return (await resolvePlugins(await loadConfigDetailed({ cwd: root, ...(agent === undefined ? {} : { agent }) }))).plugins as Recorded[];
 }
 
@@ -150,5 +151,59 @@ describe("resolvePlugins: the config's own plugins", () => {
     expect(error.code).toBe(ErrorCodes.PLUGIN_NOT_FOUND);
     expect(error.path).toBe("/plugins/0/0");
     expect(error.hint).toContain("Did you mean 'last-turn-injection'?");
+  });
+});
+
+describe("resolvePlugins: options keys (issue 13: a misspelt plugin name was silently ignored)", () => {
+  it("rejects an options key that names no applied plugin, suggesting the nearest", async () => {
+    const { error, root } = await failure({ ".compactionrc.yaml": "options:\n  safegard:\n    keepRecentTokens: 5000\n" });
+    expect(error.code).toBe(ErrorCodes.CONFIG_INVALID);
+    expect(error.file).toBe(join(root, ".compactionrc.yaml"));
+    expect(error.path).toBe("/options/safegard");
+    expect(error.message).toContain("safeguard, last-turn-injection");
+    expect(error.hint).toBe("Did you mean 'safeguard'?");
+  });
+
+  it("accepts a key for a shipped plugin the preset in force does not apply (hosts read options.layered)", async () => {
+    const plugins = await pluginsFor(rc({ preset: "safeguard", options: { layered: { pruneThreshold: 0.7 } } }));
+    expect(plugins.map((plugin) => plugin.name)).toEqual(["safeguard", "last-turn-injection"]);
+  });
+
+  it("rejects a key naming no plugin at all, listing the plugins applied when nothing is near", async () => {
+    const { error } = await failure(rc({ options: { "my-custom-thing": {} } }));
+    expect(error.path).toBe("/options/my-custom-thing");
+    expect(error.message).toContain("applied here: safeguard, last-turn-injection");
+    expect(error.hint).toContain("add 'my-custom-thing' to plugins");
+  });
+
+  it("points at the agent's section when the bad key is set there", async () => {
+    const { error } = await failure(rc({ agents: { coder: { options: { layerd: {} } } } }), "coder");
+    expect(error.path).toBe("/agents/coder/options/layerd");
+  });
+
+  it("accepts a top-level key meant for a plugin an agent section's preset applies", async () => {
+    const plugins = await pluginsFor(rc({ preset: "safeguard", options: { rolling: { minKeepMessages: 20 } }, agents: { researcher: { preset: "rolling" } } }));
+    expect(plugins.map((plugin) => plugin.name)).toEqual(["safeguard", "last-turn-injection"]);
+  });
+
+  it("accepts a key naming a path plugin by the name it gives itself", async () => {
+    const plugins = await pluginsFor({ ...rc({ plugins: ["./alpha.mjs"], options: { alpha: { a: 2 } } }), "alpha.mjs": recordingPluginSource("alpha") });
+    expect(plugins[0]?.options).toEqual({ a: 2 });
+  });
+
+  it("still rejects a typo at the top level when agent sections exist", async () => {
+    const { error } = await failure(rc({ options: { rolingg: {} }, agents: { researcher: { preset: "rolling" } } }));
+    expect(error.hint).toBe("Did you mean 'rolling'?");
+  });
+});
+
+describe("resolvePlugins: TypeScript plugin files", () => {
+  it("loads ./my-plugin.ts the way a .compactionrc.ts is loaded, and leaves no compiled file behind", async () => {
+    const source = 'import type { CompactionPlugin } from "@compaction/core";\nexport default function typed(options: { n?: number } = {}): CompactionPlugin & { options: unknown } {\n  return { name: "typed", options, apply() {} };\n}\n';
+    const root = makeProject({ ...rc({ plugins: [["./my-plugin.ts", { n: 1 }]] }), "my-plugin.ts": source });
+    const plugins = await pluginsFor({}, undefined, root);
+    expect(plugins[0]?.name).toBe("typed");
+    expect(plugins[0]?.options).toEqual({ n: 1 });
+    expect(readdirSync(root).filter((name) => name.endsWith(".mjs"))).toEqual([]);
   });
 });

@@ -1,3 +1,6 @@
+import type { ConfigWarning } from "./project-trust.js";
+import type { AppliedPlugin } from "./resolve-plugins.js";
+
 /** The message formats with a built-in adapter. */
 export type AdapterName = "pi" | "openai" | "anthropic";
 
@@ -60,8 +63,30 @@ export interface CompactionConfig extends AgentConfig {
 export interface ResolvedConfig {
   /** Absolute path of the config file, or null when none was found (all defaults). */
   readonly filepath: string | null;
-  /** The agent whose section was applied, or null for the top level. */
+  /** The agent the config was loaded for (as asked), or null for none. */
   readonly agent: string | null;
+  /**
+   * The `agents.<name>` section applied over the top level: the agent's own, or null when no
+   * agent was asked for or the agent has no section (then the top-level settings apply).
+   */
+  readonly agentSection: string | null;
+  /** The names of every section under `agents` in the file (for "did you mean"). */
+  readonly agentSections: readonly string[];
+  /** Whether the project was trusted to run code (the `trusted` option). */
+  readonly trusted: boolean;
+  /**
+   * What was not loaded and why (COMPACTION_CONFIG_UNTRUSTED, with `trusted: false`). From
+   * `loadConfig`: the config file search; on `compactor.config` (createCompactor): also the
+   * presets and plugins.
+   */
+  readonly warnings: readonly ConfigWarning[];
+  /**
+   * What was loaded, on `compactor.config` (createCompactor); null from `loadConfig`: the preset
+   * (its file) and the plugins applied, in the order they were applied.
+   */
+  readonly applied: AppliedConfig | null;
+  /** Where each setting's value came from: the file (and where in it), the caller (`preset` option), or the default. */
+  readonly sources: Readonly<Record<keyof AgentConfig, SettingSource>>;
   readonly preset: string;
   readonly contextWindow: number;
   /** Tokens kept free for the reply; the compaction budget is contextWindow - reserveTokens. */
@@ -72,4 +97,17 @@ export interface ResolvedConfig {
   readonly autoCompact: { readonly enabled: boolean; readonly threshold?: number; readonly maxAutoCompactions?: number };
   readonly plugins: readonly PluginEntryConfig[];
   readonly options: PluginOptionsConfig;
+}
+
+/** The preset and plugins a compactor was built with (see `ResolvedConfig.applied`). */
+export interface AppliedConfig {
+  readonly preset: { readonly name: string; readonly request: string; readonly file: string };
+  readonly plugins: readonly AppliedPlugin[];
+}
+
+/** Where a setting's value came from. */
+export interface SettingSource {
+  readonly from: "default" | "file" | "caller";
+  /** JSON pointer in the config file, for `file`. */
+  readonly path: string | null;
 }

@@ -38,7 +38,7 @@ function handle(setup: Setup, options: PiCompactionOptions = {}, recall?: (s: Se
   caches.push(cache);
   const deps: BeforeCompactDeps = {
     settings: resolvePiCompactionOptions({ report: reports.report, ...options }, {}),
-    compactorFor: (ctx) => cache.get({ cwd: ctx.cwd, agent: undefined, preset: undefined }),
+    compactorFor: (ctx) => cache.get({ cwd: ctx.cwd, agent: undefined, preset: undefined, trusted: true }),
     recall: async () => recall?.(setup) ?? { state: "none" },
   };
   return { reports, run: () => beforeCompact(event, setup.captured.ctx, deps) };

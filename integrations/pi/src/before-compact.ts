@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { type Compactor, describeError, type PiMessage, type ResolvedConfig } from "@compaction/core";
 import { readSession, type SessionEntry, sessionAutoCompact } from "@compaction/transcript";
 import { recallSettings } from "@compaction/plugin-recall";
-import type { CompactionResult as PiCompactionResult, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { CompactionResult as PiCompactionResult, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { type BranchCompactEvent, compactBranch, inferTrigger } from "./compact-branch.js";
 import { explain, hintOf } from "./explain.js";
 import type { ResolvedPiCompactionOptions } from "./options.js";
@@ -77,6 +77,7 @@ export async function beforeCompact(
 
   const config = compactor.config as ResolvedConfig | undefined;
   const contextWindow = ctx.model?.contextWindow ?? config?.contextWindow ?? 0;
+  const windowSource = ctx.model?.contextWindow !== undefined ? `pi's model ${ctx.model.provider}/${ctx.model.id}` : "contextWindow in .compactionrc";
   // `compaction autocompact off` turns automatic compaction off for this session, whatever pi's
   // own setting: cancel rather than let pi summarise instead.
   if (inferTrigger(event, contextWindow) === "auto" && autoCompactSetting(event, ctx) === false) {
@@ -99,7 +100,11 @@ export async function beforeCompact(
     // pi asks again after every turn while it is past its threshold: an automatic run the preset
     // declines (nothing to do, or only pruning) is news, not a problem.
     const declined = trigger === "auto" && (result.status === "noop" || (result.status === "compacted" && result.cut === null));
-    return refuse(plan.reason, plan.hint, declined ? "info" : "warning");
+    // Whether there is anything to compact depends on the window, which pi's model catalog sets
+    // (pi 0.87 lists claude-sonnet-4-5 at 1,000,000 tokens where 0.73 had 200,000): name it.
+    const source = event.reason === "overflow" ? "the size of the context the provider refused" : windowSource;
+    const window = result.status === "noop" ? ` The window was ${compaction.contextWindow} tokens (${source}).` : "";
+    return refuse(`${plan.reason}${window}`, plan.hint, declined ? "info" : "warning");
   }
   if (recall.state === "unavailable" && plan.compaction.summary.includes(recall.toolName)) {
     return refuse(

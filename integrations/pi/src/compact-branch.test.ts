@@ -1,6 +1,6 @@
 import { type Compactor, createCompactor, type PiMessage } from "@compaction/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BranchCompactEvent, compactBranch, inferTrigger } from "./compact-branch.js";
+import { type BranchCompactEvent, compactBranch, compactionWindow, inferTrigger, type PiCompactionReason } from "./compact-branch.js";
 import { type CapturedCompaction, capturePiCompaction, copyFixture, type SessionDir } from "./test-support/pi-session.js";
 
 function eventWith(tokensBefore: number, reserveTokens: number, customInstructions?: string): BranchCompactEvent {
@@ -22,6 +22,33 @@ describe("inferTrigger", () => {
   ])("is $trigger $case", ({ tokensBefore, instructions, trigger }) => {
     expect(inferTrigger(eventWith(tokensBefore, 16_384, instructions), 200_000)).toBe(trigger);
   });
+});
+
+describe("inferTrigger with pi's reason (pi 0.79.10 and later)", () => {
+  it.each([
+    { reason: "manual", tokensBefore: 190_000, trigger: "manual" },
+    { reason: "threshold", tokensBefore: 50_000, trigger: "auto" },
+    { reason: "overflow", tokensBefore: 50_000, trigger: "auto" },
+  ] as const)("is $trigger for reason $reason, whatever the size ($tokensBefore tokens)", ({ reason, tokensBefore, trigger }) => {
+    expect(inferTrigger({ ...eventWith(tokensBefore, 16_384), reason }, 200_000)).toBe(trigger);
+  });
+});
+
+describe("compactionWindow", () => {
+  it.each([
+    { reason: undefined, tokensBefore: 180_000, window: 1_000_000, expected: 1_000_000 },
+    { reason: "manual", tokensBefore: 180_000, window: 1_000_000, expected: 1_000_000 },
+    { reason: "threshold", tokensBefore: 990_000, window: 1_000_000, expected: 1_000_000 },
+    { reason: "overflow", tokensBefore: 180_000, window: 1_000_000, expected: 180_000 },
+    { reason: "overflow", tokensBefore: 1_200_000, window: 1_000_000, expected: 1_000_000 },
+    { reason: "overflow", tokensBefore: 0, window: 1_000_000, expected: 1_000_000 },
+  ] as Array<{ reason: PiCompactionReason | undefined; tokensBefore: number; window: number; expected: number }>)(
+    "is $expected for reason $reason with $tokensBefore tokens in a $window-token window",
+    ({ reason, tokensBefore, window, expected }) => {
+      const event = { ...eventWith(tokensBefore, 16_384), ...(reason === undefined ? {} : { reason }) };
+      expect(compactionWindow(event, window)).toBe(expected);
+    },
+  );
 });
 
 describe("compactBranch with the event pi built for the real session", () => {

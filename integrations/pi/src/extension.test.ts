@@ -60,4 +60,12 @@ describe("compactionExtension in an AgentSession", () => {
     expect(runtime.faux.state.callCount).toBe(2);
     expect(reports.of("warning")).toEqual([expect.stringMatching(/unknown property 'contextWindw'.*\[COMPACTION_CONFIG_INVALID\]/s)]);
   });
+
+  it("refuses to load twice into one pi session: pi reports the second copy as failed to load", async () => {
+    session = copyFixture();
+    session.config({ tokenizer: { counter: "estimate" } });
+    await expect(createRuntimeSession(session, { contextWindow: 150_000, extensions: [compactionExtension(), compactionExtension()] })).rejects.toThrow(
+      /@compaction\/pi is already loaded in this pi session .*COMPACTION_INPUT_INVALID|@compaction\/pi is already loaded in this pi session \(from [^)]*integrations\/pi\/\); this copy was not loaded/,
+    );
+  });
 });

@@ -5,8 +5,9 @@
  * recall, the session's index is opened and `memory_search` registered. Everything is set up
  * on `session_start`, or on first use by hosts that never emit it (a bare SDK session).
  */
+import { fileURLToPath } from "node:url";
 import type { Compactor, PiMessage, ResolvedConfig } from "@compaction/core";
-import type { ContextEvent, ExtensionAPI, ExtensionContext, ExtensionFactory } from "@mariozechner/pi-coding-agent";
+import type { ContextEvent, ExtensionAPI, ExtensionContext, ExtensionFactory } from "@earendil-works/pi-coding-agent";
 import { beforeCompact } from "./before-compact.js";
 import { CompactorCache } from "./compactor-cache.js";
 import { ContextPruner } from "./context-pruner.js";
@@ -14,6 +15,11 @@ import { explain, hintOf } from "./explain.js";
 import { type PiCompactionOptions, resolvePiCompactionOptions, type ResolvedPiCompactionOptions } from "./options.js";
 import { RecallLink, type RecallStatus } from "./recall-link.js";
 import { shapeRequest } from "./shape-request.js";
+import { projectTrust } from "./project-trust.js";
+import { claimRuntime } from "./single-instance.js";
+
+/** This copy of the extension (its package folder), as named when another copy is already loaded. */
+const MODULE_FILE = fileURLToPath(new URL("..", import.meta.url));
 
 /**
  * The extension factory, for `createAgentSession` (`DefaultResourceLoader({ extensionFactories })`)
@@ -23,7 +29,9 @@ import { shapeRequest } from "./shape-request.js";
  */
 export function compactionExtension(options: PiCompactionOptions = {}): ExtensionFactory {
   return (pi: ExtensionAPI) => {
-    const host = new PiCompactionHost(pi, resolvePiCompactionOptions(options));
+    const settings = resolvePiCompactionOptions(options);
+    claimRuntime(pi, MODULE_FILE);
+    const host = new PiCompactionHost(pi, settings);
     const prepare = async (_event: unknown, ctx: ExtensionContext): Promise<void> => {
       await host.prepare(ctx);
     };
@@ -114,9 +122,18 @@ class PiCompactionHost {
     await this.#compactors.dispose();
   }
 
-  #compactorFor(ctx: ExtensionContext): Promise<Compactor<PiMessage>> {
+  /** The compactor for pi's context; what project trust kept from loading is reported once per compactor. */
+  async #compactorFor(ctx: ExtensionContext): Promise<Compactor<PiMessage>> {
     const settings = this.#settings;
-    return this.#compactors.get({ cwd: settings.cwd ?? ctx.cwd, agent: settings.agent(ctx), preset: settings.preset });
+    const cwd = settings.cwd ?? ctx.cwd;
+    const trust =
+      settings.trustProject === "pi" ? projectTrust(ctx, cwd) : { trusted: settings.trustProject, because: `the trustProject option is ${settings.trustProject}` };
+    const compactor = await this.#compactors.get({ cwd, agent: settings.agent(ctx), preset: settings.preset, trusted: trust.trusted });
+    const warnings = (compactor.config as ResolvedConfig | undefined)?.warnings ?? [];
+    for (const warning of warnings) {
+      this.#reportOnce("warning", `compaction: ${warning.message} (${trust.because}) ${warning.hint} [${warning.code}]`, ctx);
+    }
+    return compactor;
   }
 
   async #recallFor(compactor: Compactor<PiMessage>, ctx: ExtensionContext): Promise<RecallStatus> {

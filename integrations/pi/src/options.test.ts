@@ -1,5 +1,5 @@
 import { CompactionError, ErrorCodes } from "@compaction/core";
-import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { describe, expect, it } from "vitest";
 import { AGENT_ENV, FALLBACK_ENV, type PiFallback, PRESET_ENV, PRUNE_ENV, resolvePiCompactionOptions } from "./options.js";
 

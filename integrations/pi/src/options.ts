@@ -3,7 +3,7 @@
  * when the preset's compaction cannot be written, and whether to prune what is sent.
  */
 import { CompactionError, ErrorCodes } from "@compaction/core";
-import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 /** Environment variable naming the `.compactionrc` agent section (pi has no agent names). */
 export const AGENT_ENV = "COMPACTION_AGENT";
@@ -45,7 +45,16 @@ export interface PiCompactionOptions {
   readonly pruneContext?: boolean;
   /** Where messages for the user go. Default: `ctx.ui.notify`, or stderr without a UI. */
   readonly report?: PiReport;
+  /**
+   * Whether `.compactionrc` may run the project's code (code config files, plugin and preset
+   * files or packages inside the project). `"pi"` (default): as pi's project trust decides, see
+   * project-trust.ts. `true` / `false`: always / never, whatever pi says.
+   */
+  readonly trustProject?: PiTrustProject;
 }
+
+/** See PiCompactionOptions.trustProject. */
+export type PiTrustProject = "pi" | boolean;
 
 /** The options with defaults and environment applied. */
 export interface ResolvedPiCompactionOptions {
@@ -55,6 +64,7 @@ export interface ResolvedPiCompactionOptions {
   readonly fallback: PiFallback;
   readonly pruneContext: boolean;
   readonly report: PiReport;
+  readonly trustProject: PiTrustProject;
 }
 
 const FALLBACKS: readonly PiFallback[] = ["cancel", "pi"];
@@ -81,6 +91,10 @@ export function resolvePiCompactionOptions(
   if (!FALLBACKS.includes(fallback as PiFallback)) {
     throw invalid(fallbackSource, `expected "cancel" or "pi", found ${JSON.stringify(fallback)}`, 'Use "cancel" (leave the session as it is) or "pi" (let pi summarise with the model).');
   }
+  const trustProject = options.trustProject ?? "pi";
+  if (trustProject !== "pi" && typeof trustProject !== "boolean") {
+    throw invalid("trustProject", `expected "pi", true or false, found ${JSON.stringify(trustProject)}`, 'Leave it out to follow pi\'s project trust, or pass true or false.');
+  }
   const pruneEnv = nonEmpty(env[PRUNE_ENV]);
   const pruneContext = options.pruneContext ?? !(pruneEnv !== undefined && OFF_VALUES.has(pruneEnv.toLowerCase()));
   return {
@@ -90,6 +104,7 @@ export function resolvePiCompactionOptions(
     fallback: fallback as PiFallback,
     pruneContext,
     report: options.report ?? defaultReport,
+    trustProject,
   };
 }
 

@@ -1,8 +1,10 @@
 import { type Compactor, createCompactor, type PiMessage } from "@compaction/core";
-import type { ExtensionAPI, SessionManager } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RecallLink } from "./recall-link.js";
-import { copyFixture, openSession, type SessionDir } from "./test-support/pi-session.js";
+import { asReadonlySessionManager, copyFixture, openSession, type SessionDir } from "./test-support/pi-session.js";
+
+type SessionManager = ExtensionContext["sessionManager"];
 
 /** The two ExtensionAPI methods the link uses; `allowlist` stands for pi's tool allowlist. */
 function fakePi(allowlist?: readonly string[]) {
@@ -29,7 +31,7 @@ async function compactorWith(preset: string): Promise<Compactor<PiMessage>> {
 
 beforeAll(() => {
   session = copyFixture();
-  sessions = openSession(session); // upgrades the copy to version 3, as pi does
+  sessions = asReadonlySessionManager(openSession(session)); // upgrades the copy to version 3, as pi does
 });
 afterAll(() => {
   for (const compactor of compactors) compactor.dispose();

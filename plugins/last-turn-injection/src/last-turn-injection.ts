@@ -28,6 +28,7 @@ export function lastTurnInjection(options?: Partial<LastTurnInjectionOptions>): 
   const resolved = validateOptions(options);
   return {
     name: PLUGIN_NAME,
+    options: resolved as unknown as Readonly<Record<string, unknown>>,
     apply(compactor) {
       if (!resolved.lastTurnInjection) return;
       compactor.hooks.summarize.tap({ name: PLUGIN_NAME, stage: STAGE_AUGMENT }, (draft: SummaryDraft, run: CompactionRun<unknown>) =>

@@ -57,6 +57,7 @@ export function layered(options?: Partial<LayeredOptions>): CompactionPlugin {
   const resolved = resolveLayeredOptions(options);
   return {
     name: PLUGIN_NAME,
+    options: resolved as unknown as Readonly<Record<string, unknown>>,
     apply(compactor) {
       const adapter = compactor.adapter as MessageAdapter<unknown>;
       compactor.hooks.beforeCompact.tap({ name: PLUGIN_NAME, stage: STAGE_PRUNE }, (run: CompactionRun<unknown>) =>

@@ -40,6 +40,7 @@ export function recall(options?: RecallOptionsInput): CompactionPlugin {
   const settings = validateOptions(options);
   return {
     name: PLUGIN_NAME,
+    options: settings as unknown as Readonly<Record<string, unknown>>,
     provides: [settings.toolName],
     apply(compactor) {
       const attached: Attached = { settings, indexes: new Set() };

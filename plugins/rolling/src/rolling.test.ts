@@ -113,6 +113,7 @@ describe("rolling: target, minimum and budget", () => {
     expect(result.status).toBe("noop");
     expect(result.messages).toBe(messages);
     expect(result.warnings).toEqual([]);
+    expect(result.reason).toMatch(/^No plugin selected a cut \(rolling: the context holds about \d+ tokens, already within its target of 80000 \(80% of the 100000-token window\), so nothing is evicted\)\.$/);
   });
 
   it("keeps minKeepMessages even past the target, evicting what it may and warning that the target is missed", async () => {

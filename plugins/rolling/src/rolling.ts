@@ -36,6 +36,7 @@ export function rolling(options?: RollingOptionsInput): CompactionPlugin {
   const settings = validateOptions(options);
   return {
     name: PLUGIN_NAME,
+    options: settings as unknown as Readonly<Record<string, unknown>>,
     apply(compactor) {
       compactor.hooks.selectCut.tap({ name: PLUGIN_NAME, stage: STAGE_STRATEGY }, (run) =>
         selectCut(run, compactor, settings),
@@ -69,6 +70,12 @@ function selectCut<T>(run: CompactionRun<T>, compactor: Compactor<T>, settings: 
   if (plan.evictedIndices.length === 0) {
     if (!plan.targetMet) {
       run.warn(`The context holds ${run.providerTokens(plan.keptTokens)} tokens, over the target of ${target}, but nothing can be evicted: ${limits}.`);
+    } else {
+      // Say which window the target came from: the same transcript rolls in a 200,000-token
+      // window and not in a 1,000,000-token one, and the host picks the window.
+      run.explainNoCut(
+        `the context holds about ${run.providerTokens(plan.keptTokens)} tokens, already within its target of ${target} (${Math.round(settings.targetUtilization * 100)}% of the ${run.contextWindow}-token window), so nothing is evicted`,
+      );
     }
     return undefined;
   }

@@ -30,6 +30,7 @@ export function safeguard(options?: SafeguardOptionsInput): CompactionPlugin {
   const settings = validate(options);
   return {
     name: PLUGIN_NAME,
+    options: settings as unknown as Readonly<Record<string, unknown>>,
     apply(compactor: Compactor<unknown>) {
       const sizesOf = (run: CompactionRun<unknown>) => summarySizes(run, settings, compactor);
       compactor.hooks.selectCut.tap({ name: PLUGIN_NAME, stage: STAGE_STRATEGY }, (run) =>

@@ -39,6 +39,7 @@ export function slidingWindow(options?: SlidingWindowInput): CompactionPlugin {
   const config = resolveSlidingWindowOptions(options);
   return {
     name: PLUGIN_NAME,
+    options: config as unknown as Readonly<Record<string, unknown>>,
     apply(compactor: Compactor<unknown>) {
       compactor.hooks.selectCut.tap({ name: PLUGIN_NAME, stage: STAGE_STRATEGY }, (run) => selectCut(run, config));
       compactor.hooks.summarize.tapPromise({ name: PLUGIN_NAME, stage: STAGE_STRATEGY }, (draft, run) =>

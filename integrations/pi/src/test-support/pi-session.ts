@@ -15,13 +15,16 @@ import {
   AuthStorage,
   createAgentSession,
   DefaultResourceLoader,
-  type ExtensionContext,
-  type ExtensionFactory,
+  type ExtensionFactory as LegacyExtensionFactory,
   ModelRegistry,
-  type SessionBeforeCompactEvent,
   SessionManager,
   SettingsManager,
 } from "@mariozechner/pi-coding-agent";
+// The extension is typed against today's pi (@earendil-works); pi 0.73.1 (@mariozechner) hands it
+// the same shapes at run time, so its objects are cast once here, at the boundary.
+import type { ExtensionContext, ExtensionFactory, SessionBeforeCompactEvent } from "@earendil-works/pi-coding-agent";
+
+type ReadonlySessionManager = ExtensionContext["sessionManager"];
 import type { PiReport } from "../options.js";
 
 /** The fixture the tests use (see ../shared/fixtures/real/PROVENANCE.md). */
@@ -119,7 +122,7 @@ export async function createRuntimeSession(session: SessionDir, options: Runtime
     agentDir,
     settingsManager,
     additionalExtensionPaths: [...(options.extensionPaths ?? [])],
-    extensionFactories: [...(options.extensions ?? [])],
+    extensionFactories: [...(options.extensions ?? [])] as unknown as LegacyExtensionFactory[],
     noSkills: true,
     noPromptTemplates: true,
     noThemes: true,
@@ -164,18 +167,23 @@ export interface CapturedCompaction {
  */
 export async function capturePiCompaction(session: SessionDir, contextWindow: number, customInstructions?: string): Promise<CapturedCompaction> {
   let captured: { event: SessionBeforeCompactEvent; ctx: ExtensionContext } | undefined;
-  const capture: ExtensionFactory = (pi) => {
+  const capture: LegacyExtensionFactory = (pi) => {
     pi.on("session_before_compact", (event, ctx) => {
-      captured = { event, ctx };
+      captured = { event: event as unknown as SessionBeforeCompactEvent, ctx: ctx as unknown as ExtensionContext };
       return { cancel: true };
     });
   };
-  const runtime = await createRuntimeSession(session, { contextWindow, extensions: [capture] });
+  const runtime = await createRuntimeSession(session, { contextWindow, extensions: [capture as unknown as ExtensionFactory] });
   await runtime.session.compact(customInstructions).catch((error: Error) => {
     if (error.message !== "Compaction cancelled") throw error;
   });
   if (captured === undefined) throw new Error("pi did not emit session_before_compact");
   return { ...captured, runtime };
+}
+
+/** pi 0.73.1's SessionManager, as the extension (typed against today's pi) reads it. */
+export function asReadonlySessionManager(sessions: SessionManager): ReadonlySessionManager {
+  return sessions as unknown as ReadonlySessionManager;
 }
 
 /** The branch of the upgraded copy as pi holds it, and the messages and entry ids of its context (our boundary rule). */
