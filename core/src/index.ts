@@ -107,6 +107,8 @@ export {
   type AnthropicUsage,
   createAnthropicAdapter,
 } from "./messages/anthropic-adapter.js";
+// The words around a summary sent as an ordinary user message (for adapters of other formats).
+export { unwrapSummary, wrapSummary } from "./messages/message-fields.js";
 
 // Tokens.
 export { IMAGE_TOKENS, type TokenCounter } from "./tokens/token-counter.js";

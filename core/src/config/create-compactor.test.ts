@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Compactor } from "../compactor/compactor.js";
 import { ErrorCodes } from "../errors.js";
+import { createOpenAIAdapter } from "../messages/openai-adapter.js";
 import type { PiMessage } from "../messages/pi-adapter.js";
 import { assistant, user } from "../testing/pi-messages.js";
 import { makeProject, recordingPluginSource, removeProjects } from "../testing/tmp-project.js";
@@ -70,6 +71,13 @@ describe("createCompactor", () => {
   it.each(["pi", "openai", "anthropic"])("uses the %s adapter the config names", async (adapter) => {
     const compactor = await create(project({ adapter }));
     expect(compactor.adapter.name).toBe(adapter);
+  });
+
+  it("reads messages with a MessageAdapter the caller passes, whatever the config names", async () => {
+    const own = { ...createOpenAIAdapter(), name: "own-format" };
+    const compactor = await createCompactor({ cwd: project({ adapter: "anthropic" }), adapter: own });
+    compactors.push(compactor);
+    expect(compactor.adapter).toBe(own);
   });
 
   it.each([

@@ -20,9 +20,10 @@ import type { AdapterName } from "./types.js";
 export interface CreateCompactorOptions extends LoadConfigOptions {
   /**
    * Read messages in this format instead of the config's `adapter`: for a caller whose messages
-   * come from elsewhere (e.g. a Claude Code transcript, which holds Anthropic messages).
+   * come from elsewhere (e.g. a Claude Code transcript, which holds Anthropic messages), by name,
+   * or a MessageAdapter of the caller's own (a framework integration's message format).
    */
-  readonly adapter?: AdapterName;
+  readonly adapter?: AdapterName | MessageAdapter<any>;
 }
 
 /** Summarizers built into the core, by the name `summarizer.name` uses. */
@@ -47,7 +48,7 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
   const { config } = loaded;
   const summarizer = createSummarizer(loaded);
   const { plugins, preset } = await resolvePlugins(loaded);
-  const adapter = ADAPTERS[options.adapter ?? config.adapter]() as MessageAdapter<T>;
+  const adapter = adapterFor(options.adapter ?? config.adapter) as MessageAdapter<T>;
   const tokenCounter = createTokenCounter(loaded);
   try {
     return new Compactor<T>({
@@ -69,6 +70,10 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
     tokenCounter.dispose();
     throw error;
   }
+}
+
+function adapterFor(adapter: AdapterName | MessageAdapter<any>): MessageAdapter<any> {
+  return typeof adapter === "string" ? ADAPTERS[adapter]() : adapter;
 }
 
 function createSummarizer(loaded: LoadedConfig): Summarizer {
