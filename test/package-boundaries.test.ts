@@ -49,6 +49,8 @@ function allowedImports(from: Workspace): ReadonlySet<string> | undefined {
   if (name === STORE || name === MODEL) return new Set([ENGINE]);
   if (name === LOOP) return new Set([ENGINE, STORE]);
   if (name === "@compaction/fixtures") return new Set([ENGINE]);
+  // A framework integration depends on the engine and its framework (a peer dependency) only.
+  if (name === "@compaction/langchain") return new Set([ENGINE]);
   if (dir.startsWith("plugins/")) {
     const allowed = new Set([ENGINE]);
     if (name === "@compaction/plugin-recall") allowed.add(STORE);
@@ -121,6 +123,18 @@ describe("package boundaries", () => {
     const offenders = sourceFiles("core")
       .filter((file) => !isTestFile(file))
       .filter((file) => writes.test(readFileSync(file, "utf8")))
+      .map((file) => relative(ROOT, file));
+    expect(offenders).toEqual([]);
+  });
+
+  it("the engine depends on no agent framework (the Responses and Anthropic adapters read plain objects)", () => {
+    const frameworks = /["'](@openai\/agents[^"']*|openai|@anthropic-ai\/[^"']+|langchain|@langchain\/[^"']+|ai)["']/;
+    const core = all.find((workspace) => workspace.name === ENGINE);
+    const declared = Object.keys({ ...core?.manifest.dependencies, ...core?.manifest.peerDependencies });
+    expect(declared.filter((dep) => frameworks.test(JSON.stringify(dep)))).toEqual([]);
+    const offenders = sourceFiles("core")
+      .filter((file) => !isTestFile(file))
+      .filter((file) => /\bfrom\s*["'](@openai\/agents|openai|langchain|@langchain\/|ai["'])/.test(readFileSync(file, "utf8")))
       .map((file) => relative(ROOT, file));
     expect(offenders).toEqual([]);
   });
