@@ -15,6 +15,9 @@ import {
   type ErrorCode,
   ErrorCodes,
   isCompactionError,
+  lastUserIndex,
+  type ShrinkResult,
+  shrinkToBudget,
 } from "@compaction/core";
 import { ContextSize } from "./context-size.js";
 import type { ContextStore } from "./context-store.js";
@@ -233,15 +236,17 @@ export class ContextManager<T> {
     const isOverflow = options.isOverflow ?? isContextOverflowError;
     await this.check();
     await this.idle();
+    const first = this.#shape(this.budget);
+    let retry: readonly T[];
     try {
-      return await request(this.messages);
+      return await request(first.messages);
     } catch (error) {
       if (!isOverflow(error)) throw error;
-      await this.#serial(() => this.#recoverFromOverflow(error));
+      retry = await this.#serial(() => this.#recoverFromOverflow(error, first));
       await this.idle();
     }
     try {
-      return await request(this.messages);
+      return await request(retry);
     } catch (error) {
       if (!isOverflow(error)) throw error;
       throw overflowError(
@@ -293,6 +298,9 @@ export class ContextManager<T> {
       // between pruneThreshold and summarizeThreshold, with a session file): while the context
       // still fits the window that is news (compaction-end says why), not a failure to free room.
       if (result.status === "noop" && this.#size.tokens <= this.contextWindow) return result;
+      // A session file keeps the messages a compaction kept as they are; when what it kept is
+      // over the threshold, what is sent is shrunk to fit (requestMessages), which is not a failure.
+      if (result.status === "compacted" && (result.shrunk?.length ?? 0) > 0 && this.#shape(this.budget).fits) return result;
       const why =
         result.status === "compacted"
           ? `after compacting, the context is still ${this.#size.tokens} tokens, over the threshold of ${Math.round(this.threshold)}`
@@ -302,7 +310,33 @@ export class ContextManager<T> {
     return result;
   }
 
-  async #recoverFromOverflow(cause: unknown): Promise<void> {
+  /** Most tokens a request may hold: the context window less the compactor's reserve for the reply. */
+  get budget(): number {
+    return this.contextWindow - this.compactor.reserveTokens;
+  }
+
+  /**
+   * The messages `send()` hands to the request: the context, with what is over the budget shrunk
+   * to head and tail (the core's `shrinkToBudget`: largest tool outputs, then the newest turn's
+   * other messages, the newest user message last). The context itself (and its session file)
+   * keeps the full text. Deterministic: the same context gives the same request, so the
+   * provider's prompt cache stays warm. The context itself when it fits.
+   */
+  requestMessages(): readonly T[] {
+    return this.#shape(this.budget).messages;
+  }
+
+  #shape(budget: number): ShrinkResult<T> {
+    return shrinkToBudget(this.#store.messages, this.compactor.tokens, { budget, recallTool: recallToolOf(this.compactor) });
+  }
+
+  /**
+   * After the provider rejected `sent` as too long: compacts once (as asked for, whatever the
+   * thresholds say), then returns the request to retry with, shaped to fit the budget and to be
+   * smaller than what was rejected. Throws COMPACTION_CONTEXT_OVERFLOW when no such request
+   * exists: the system prompt, pinned messages and newest user message alone are too large.
+   */
+  async #recoverFromOverflow(cause: unknown, sent: ShrinkResult<T>): Promise<readonly T[]> {
     const rejected = `The provider rejected the request as too long for the context window (${describeError(cause)})`;
     if (!this.autoCompact) {
       throw overflowError(`${rejected}, and auto-compaction is off for this ${this.#store.path === null ? "context" : "session"}, so nothing was compacted.`, "Compact by hand (compact()), or turn auto-compaction on.", cause);
@@ -317,21 +351,29 @@ export class ContextManager<T> {
     // The provider has the last word on the size: compact as asked for (trigger "manual"), not
     // by the strategy's thresholds, which our count may place below them (layered, rolling).
     const result = await this.#compactNow("overflow", "manual", {});
-    if (result.status !== "compacted") {
+    if (result.error?.code === ErrorCodes.CONTEXT_OVERFLOW) {
+      throw overflowError(`${rejected}. ${result.error.message} Not retrying.`, result.error.hint ?? "Use a model with a larger context window.", cause);
+    }
+    // The provider counts more than we do (another tokenizer, the system prompt, tools): the
+    // retry must be smaller than what it rejected, not only within our count of the budget.
+    const budget = Math.min(this.budget, Math.max(1, Math.floor(sent.tokens * RETRY_SHARE)));
+    const shaped = this.#shape(budget);
+    if (result.status !== "compacted" && shaped.shrunk.length === 0) {
       throw overflowError(
         `${rejected}; compacting could not free any room (${result.status}): ${(result.reason ?? "no reason given").replace(/\.$/, "")}. Not retrying.`,
         result.error?.hint ?? "Start a fresh session (compaction context export, then context import), or use a model with a larger context window.",
         cause,
       );
     }
-    const budget = this.contextWindow - this.compactor.reserveTokens;
-    if (this.#size.tokens > budget) {
+    if (!shaped.fits) {
+      const parts = whatCannotShrink(this.compactor, shaped.messages);
       throw overflowError(
-        `${rejected}; after compacting, the context is still ${this.#size.tokens} tokens, over the budget of ${budget} (window ${this.contextWindow} minus ${this.compactor.reserveTokens} reserved). Not retrying.`,
-        "Start a fresh session (compaction context export, then context import), or use a model with a larger context window.",
+        `${rejected}; after compacting and shrinking, the request is still ${shaped.tokens} tokens, over the ${budget} it must fit (the budget of ${this.budget}: window ${this.contextWindow} minus ${this.compactor.reserveTokens} reserved, and below the ${sent.tokens} rejected): the system prompt and the pinned messages (${parts.pinned} tokens), the newest user message (${parts.request}, cut to head and tail), summaries (${parts.summaries}) and what cannot be shortened (${parts.other}: tool-call arguments, short messages). Not retrying.`,
+        "Start a fresh session (compaction context export, then context import), unpin messages, or use a model with a larger context window.",
         cause,
       );
     }
+    return shaped.messages;
   }
 
   /** One compaction, start to end: notification, compactor, store, warnings. Never throws. */
@@ -425,6 +467,31 @@ export class ContextManager<T> {
       hint: "Create a new one with createContextManager().",
     });
   }
+}
+
+/** A retry after "too long" may hold at most this share of what the provider rejected. */
+export const RETRY_SHARE = 0.9;
+
+/** The recall tool shrink markers name: `memory_search` when a plugin provides it, else recall's own. */
+function recallToolOf<T>(compactor: Compactor<T>): string | undefined {
+  if (compactor.provides("memory_search")) return "memory_search";
+  return compactor.plugins.find((plugin) => plugin.name === "recall")?.provides?.[0];
+}
+
+/** Tokens of a shaped request by what could not be shrunk further, for the overflow error. */
+function whatCannotShrink<T>(compactor: Compactor<T>, messages: readonly T[]): { pinned: number; request: number; summaries: number; other: number } {
+  const facts = messages.map((m) => compactor.facts.of(m));
+  const request = lastUserIndex(facts);
+  const parts = { pinned: 0, request: 0, summaries: 0, other: 0 };
+  messages.forEach((message, i) => {
+    const f = facts[i]!;
+    const tokens = compactor.tokens.count(message);
+    if (f.kind === "system" || f.pinned) parts.pinned += tokens;
+    else if (i === request) parts.request += tokens;
+    else if (f.kind === "summary") parts.summaries += tokens;
+    else parts.other += tokens;
+  });
+  return parts;
 }
 
 function overflowError(message: string, hint: string, cause: unknown): CompactionError {

@@ -38,6 +38,17 @@ export {
   summaryRoomLeft,
 } from "./compactor/summarize-cut.js";
 
+// Shrinking: how the core brings any context under a budget when cutting alone cannot.
+export {
+  shrinkToBudget,
+  type ShrinkOptions,
+  type ShrinkResult,
+  type ShrunkMessage,
+} from "./shrink/shrink-to-budget.js";
+export { SHRINK_MARKER_PATTERN, shrinkMarker, type ShrinkMarkerInfo } from "./shrink/head-and-tail.js";
+export { keepNewestRequest, latestCutIndex } from "./compactor/fit-budget.js";
+export { summaryHasContent } from "./summarizer/has-content.js";
+
 // Errors and the compaction event.
 export {
   CompactionError,

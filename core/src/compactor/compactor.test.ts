@@ -363,13 +363,21 @@ describe("Compactor.compact", () => {
     expect(result.reason).toContain("'wild'");
   });
 
-  it("fails with CUT_REFUSED when the kept part is over the budget", async () => {
+  // Issue 10 changed this on purpose: a kept part over the budget used to fail with CUT_REFUSED.
+  it("shrinks a kept part over the budget to head and tail instead of failing", async () => {
     const input = [user("old"), assistant("ok"), user(words(400)), assistant(words(400))];
-    const result = await compactor([cutAt(2, "greedy")]).compact({ messages: input, contextWindow: 300 });
-    expect(result.status).toBe("failed");
-    expect(result.error?.code).toBe(ErrorCodes.CUT_REFUSED);
-    expect(result.reason).toContain("'greedy'");
-    expect(result.messages).toBe(input);
+    const c = compactor([cutAt(2, "greedy")]);
+    const result = await c.compact({ messages: input, contextWindow: 300 });
+    expect(result.status).toBe("compacted");
+    expect(c.tokens.total(result.messages)).toBeLessThanOrEqual(300);
+    expect((result.shrunk ?? []).map((s) => s.index)).toContain(3);
+    expect(result.warnings.join("\n")).toContain("'greedy'");
+  });
+
+  it("pulls a cut past the newest user message back to it", async () => {
+    const result = await compactor([cutAt(7, "eager")]).compact({ messages: conversation() });
+    expect(result.cut?.firstKeptIndex).toBe(4);
+    expect(result.warnings.join("\n")).toContain("the request being worked on stays in the context");
   });
 
   it("preserves the pinned message and its tool partners ahead of the summary", async () => {
@@ -416,7 +424,8 @@ describe("Compactor.compact", () => {
           return draft;
         }),
     };
-    const result = await compactor([cutAt(7), inspect]).compact({ messages: conversation() });
+    // A split turn is never the newest turn (the newest user message is never compacted).
+    const result = await compactor([cutAt(7), inspect]).compact({ messages: [...conversation(), user("third request")] });
     expect(result.cut?.isSplitTurn).toBe(true);
     expect(result.cut?.turnStartIndex).toBe(4);
     expect(history).toBe(4);

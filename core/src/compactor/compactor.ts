@@ -5,14 +5,18 @@ import { FactsCache, type MessageAdapter } from "../messages/adapter.js";
 import { describeValue } from "../messages/message-fields.js";
 import { checkCut } from "../cut/check-cut.js";
 import type { Cut } from "../cut/cut.js";
+import { shrinkToBudget } from "../shrink/shrink-to-budget.js";
 import { createExtractiveSummarizer } from "../summarizer/extractive.js";
+import { summaryHasContent } from "../summarizer/has-content.js";
+import { fitCutToBudget, keepNewestRequest, latestCutIndex } from "./fit-budget.js";
+import { summarizeCut } from "./summarize-cut.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
 import { MessageTokenCounter } from "../tokens/message-tokens.js";
 import { createTiktokenCounter } from "../tokens/tiktoken-counter.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import type { CompactionPlugin } from "./plugin.js";
 import type { CompactionResult } from "./result.js";
-import { type CompactInput, CompactionRun, type SummaryDraft } from "./run.js";
+import { type CompactInput, CompactionRun, isEmptyDraft, type SummaryDraft } from "./run.js";
 import { RunState } from "./run-state.js";
 
 export interface CompactorOptions<T> {
@@ -150,13 +154,34 @@ export class Compactor<T> {
       run.running = "core";
       const stoppedAtCut = this.#stopped(run);
       if (stoppedAtCut) return untouched("cancelled", stoppedAtCut.message, stoppedAtCut);
-      if (proposed === undefined || proposed === null) return await this.#withoutCut(run, noCutReason(run));
+      const overBudget = sumAll(run.view.tokens) > run.budget;
+      // Over the budget, a run must compact even when no plugin chose where: the core cuts at
+      // the newest user message (and shrinks what that keeps, below).
+      const chosen = proposed ?? (overBudget ? { firstKeptIndex: latestCutIndex(run.view), layer: "fit" } : null);
+      if (chosen === null) return await this.#withoutCut(run, noCutReason(run));
+      const cutBy = proposed === undefined || proposed === null ? "core" : selectedBy;
 
-      run.cut = checkCut(run.view, proposed, { plugin: selectedBy, budget: run.budget });
-      for (const repair of run.cut.repairs) run.warnings.push(`[core] ${repair}`);
+      const kept = keepNewestRequest(run.view, chosen, cutBy);
+      if (kept.repair !== null) run.warnings.push(`[core] ${kept.repair}`);
+      const checked = checkCut(run.view, kept.cut, { plugin: cutBy, budget: Number.POSITIVE_INFINITY });
+      for (const repair of checked.repairs) run.warnings.push(`[core] ${repair}`);
+      const fitted = fitCutToBudget({
+        view: run.view,
+        messages: run.messages,
+        tokens: this.tokens,
+        checked,
+        budget: run.budget,
+        summaryOverheadTokens: run.summaryOverheadTokens,
+        summaryMaxTokens: run.summaryMaxTokens,
+        recallTool: this.#recallTool(),
+      });
+      for (const repair of fitted.repairs) run.warnings.push(`[core] ${repair}`);
+      run.cut = fitted.cut;
+      run.shrink = fitted.shrink;
       if (run.cut.compactedIndices.length === 0) {
         run.cut = null;
-        return await this.#withoutCut(run, `The cut chosen by '${selectedBy}' compacts no messages.`);
+        run.shrink = null;
+        return await this.#withoutCut(run, `The cut chosen by '${cutBy}' compacts no messages.`);
       }
       run.previousSummary = latestSummary(run);
       if (run.cut.compactedIndices.every((i) => run.view.facts[i]?.kind === "summary")) {
@@ -166,24 +191,37 @@ export class Compactor<T> {
       const unrecordable = keptMessagesChanged(run);
       if (unrecordable) return untouched("failed", unrecordable.message, unrecordable);
 
-      const draft = await this.hooks.summarize.promise({ text: "", kind: "summary" }, coreView);
+      let draft = await this.hooks.summarize.promise({ text: "", kind: "summary" }, coreView);
       run.running = "core";
+      // A cut the core chose itself (no plugin selected one) is summarised by the core when no
+      // plugin took it, as pi does.
+      if (cutBy === "core" && isEmptyDraft(draft)) draft = { kind: "summary", text: await summarizeCut(coreView) };
       const stoppedAtSummary = this.#stopped(run);
       if (stoppedAtSummary) return untouched("cancelled", stoppedAtSummary.message, stoppedAtSummary);
-      if (draft.kind !== "none" && draft.text.trim() === "") {
+      if (draft.kind !== "none" && !summaryHasContent(draft.text)) {
+        const what = draft.text.trim() === "" ? "No plugin wrote a summary or note" : "The summary holds only headings (nothing in it)";
         const error = new CompactionError(
           ErrorCodes.SUMMARIZER_FAILED,
-          `No plugin wrote a summary or note for the ${run.cut.compactedIndices.length} compacted messages; nothing was changed.`,
+          `${what} for the ${run.cut.compactedIndices.length} compacted messages; a summary with nothing in it is never written, so nothing was changed.`,
           { hint: "Add a strategy plugin that summarises (e.g. safeguard), or one that sets the draft kind to 'none' on purpose." },
         );
         return untouched("failed", error.message, error);
       }
-      return await this.#finish(run, selectedBy, draft);
+      return await this.#finish(run, cutBy, draft);
     } catch (error) {
       const failure = asRunError(error, run);
       const status = failure.code === ErrorCodes.CANCELLED ? "cancelled" : "failed";
       return untouched(status, failure.message, failure);
     }
+  }
+
+  /**
+   * The recall tool shrink markers point at: `memory_search` when an applied plugin provides it
+   * (the recall plugin's default tool name), else the tool a plugin named `recall` provides.
+   */
+  #recallTool(): string | undefined {
+    if (this.provides("memory_search")) return "memory_search";
+    return this.plugins.find((plugin) => plugin.name === "recall")?.provides?.[0];
   }
 
   /** Frees the token counter if the compactor created it. */
@@ -229,6 +267,25 @@ export class Compactor<T> {
    * (`suffixOnly`) cannot record an in-place change, so that run is a noop too.
    */
   async #withoutCut(run: RunState<T>, reason: string): Promise<CompactionResult<T>> {
+    // Nothing to cut, yet over the budget: shrink the working set itself (a host that records
+    // only summary + suffix shrinks at send time instead, see shrinkToBudget).
+    if (!run.suffixOnly && sumAll(run.view.tokens) > run.budget) {
+      const shrink = shrinkToBudget(run.messages, this.tokens, { budget: run.budget, recallTool: this.#recallTool() });
+      if (!shrink.fits) {
+        const error = new CompactionError(
+          ErrorCodes.CONTEXT_OVERFLOW,
+          `${reason} The context cannot be brought under the budget of ${run.budget} tokens: with every tool output and message shrunk to head and tail it is still ${shrink.tokens} tokens (the system prompt, pinned messages, the newest user message and what cannot be shortened).`,
+          { hint: "Unpin messages, shorten the system prompt, or use a model with a larger context window." },
+        );
+        return this.#untouched(run, "failed", error.message, error);
+      }
+      run.warnings.push(
+        `[core] ${reason} Shrunk ${shrink.shrunk.length} message(s) to head and tail to fit the budget of ${run.budget} tokens; the full text stays in the transcript.`,
+      );
+      run.replaceMessages("core", shrink.messages);
+      run.shrink = shrink;
+      return await this.#finish(run, null, { text: "", kind: "none" });
+    }
     if (run.messages === run.input.messages) return this.#untouched(run, "noop", reason, null);
     if (!run.suffixOnly) return await this.#finish(run, null, { text: "", kind: "none" });
     const layer = run.layer === null ? "" : ` (layer ${run.layer})`;
@@ -250,8 +307,12 @@ export class Compactor<T> {
     const cut = run.cut;
     const messages: T[] = [];
     let summary: string | null = null;
+    // Shrunk copies replace kept messages, unless the host records only summary + suffix: it
+    // applies the same shrinking when it sends the request (shrinkToBudget is deterministic).
+    const shrunk = cut !== null && run.shrink !== null && !run.suffixOnly ? shrunkByIndex(run) : null;
+    const at = (i: number) => shrunk?.get(i) ?? (run.messages[i] as T);
     if (cut) {
-      messages.push(...run.preservedMessages("core"));
+      messages.push(...cut.preservedIndices.map(at));
       if (draft.kind !== "none") {
         summary = draft.text;
         messages.push(
@@ -260,13 +321,17 @@ export class Compactor<T> {
             : this.adapter.createSummary(draft.text, { tokensBefore: run.tokensBefore }),
         );
       }
-      messages.push(...run.keptMessages("core"));
+      for (let i = cut.firstKeptIndex; i < run.messages.length; i++) messages.push(at(i));
     } else {
       messages.push(...run.messages);
     }
     // Provider usage stored on kept messages describes the old context, so after is a count.
     const tokensAfter = this.tokens.total(messages);
-    if (tokensAfter > run.budget) {
+    if (tokensAfter > run.budget && run.suffixOnly && run.shrink !== null) {
+      run.warnings.push(
+        `[core] The compacted context is ${tokensAfter} tokens, over the budget of ${run.budget}: the host records only a summary and the unchanged messages it keeps, so it must shrink them when it sends the request (shrinkToBudget, the result's \`shrunk\`), to ${cut?.keptTokens ?? run.shrink.tokens} tokens kept.`,
+      );
+    } else if (tokensAfter > run.budget) {
       run.warnings.push(`[core] The compacted context is ${tokensAfter} tokens, still over the budget of ${run.budget} tokens.`);
     }
     const firstKept = cut ? run.messages[cut.firstKeptIndex] : undefined;
@@ -291,6 +356,7 @@ export class Compactor<T> {
       tokensBefore: run.tokensBefore,
       tokensAfter,
       warnings: run.warnings,
+      shrunk: run.shrink?.shrunk ?? [],
       reason: null,
       error: null,
     };
@@ -330,6 +396,7 @@ export class Compactor<T> {
       tokensBefore: tokens,
       tokensAfter: tokens,
       warnings: run.warnings,
+      shrunk: [],
       reason,
       error,
     };
@@ -489,4 +556,23 @@ function asRunError<T>(error: unknown, run: RunState<T>): CompactionError {
   if (run.signal?.aborted) return new CompactionError(ErrorCodes.CANCELLED, "Cancelled: the AbortSignal was aborted.", { cause: error });
   const plugin = run.running;
   return new CompactionError(ErrorCodes.PLUGIN_FAILED, `Plugin '${plugin}' failed: ${describeError(error)}`, { plugin, cause: error });
+}
+
+function sumAll(tokens: readonly number[]): number {
+  let total = 0;
+  for (const t of tokens) total += t;
+  return total;
+}
+
+/** The shrunk copies of the run's shrinking, by index in the working set. */
+function shrunkByIndex<T>(run: RunState<T>): Map<number, T> {
+  const cut = run.cut;
+  const shrink = run.shrink;
+  const map = new Map<number, T>();
+  if (cut === null || shrink === null) return map;
+  // The shrink's messages are the preserved ones, then the kept ones (see fitCutToBudget).
+  const indices = [...cut.preservedIndices];
+  for (let i = cut.firstKeptIndex; i < run.messages.length; i++) indices.push(i);
+  for (const s of shrink.shrunk) map.set(s.index, shrink.messages[indices.indexOf(s.index)] as T);
+  return map;
 }

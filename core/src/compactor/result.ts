@@ -1,6 +1,7 @@
 import type { CompactionError } from "../errors.js";
 import type { CompactionEvent } from "../event.js";
 import type { CheckedCut } from "../cut/cut.js";
+import type { ShrunkMessage } from "../shrink/shrink-to-budget.js";
 
 /**
  * `compacted`: the messages changed. `noop`: nothing to do (no plugin chose a cut, or the cut
@@ -29,6 +30,13 @@ export interface CompactionResult<T> {
    */
   readonly tokensAfter: number;
   readonly warnings: readonly string[];
+  /**
+   * Messages the core shrank to head and tail because cutting alone could not bring the context
+   * under the budget (`index` into the run's working set; empty when none). Without
+   * `suffixOnly`, `messages` holds the shrunk copies; with it, `messages` holds the originals and
+   * the host shrinks at send time (`shrinkToBudget`). Absent in results built by hosts.
+   */
+  readonly shrunk?: readonly ShrunkMessage[];
   /** Why the run did not compact, or null. */
   readonly reason: string | null;
   /** The error behind a `failed` or `cancelled` run, with a stable code. */

@@ -3,6 +3,7 @@ import type { CompactionTrigger } from "../event.js";
 import type { FactsCache, MessageFacts } from "../messages/adapter.js";
 import type { CheckedCut } from "../cut/cut.js";
 import type { MessageView } from "../cut/message-view.js";
+import type { ShrinkResult } from "../shrink/shrink-to-budget.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
 import type { MessageTokenCounter } from "../tokens/message-tokens.js";
 import type { CompactInput, RunInit, SummarizeOptions } from "./run.js";
@@ -25,6 +26,12 @@ export class RunState<T> {
   readonly state = new Map<string, unknown>();
   /** The checked cut, set after `selectCut`. */
   cut: CheckedCut | null = null;
+  /**
+   * What the core shrank to bring the cut under the budget (set with the cut), or null. With a
+   * cut, its messages are the preserved then the kept messages, and `shrunk[].index` points into
+   * the working set.
+   */
+  shrink: ShrinkResult<T> | null = null;
   /** Text of the latest summary among the compacted messages, to be updated rather than re-summarised. */
   previousSummary: string | undefined;
   /** Which layer ran (plugins set it; defaults to the cut's layer). */

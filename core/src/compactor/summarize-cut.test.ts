@@ -53,8 +53,9 @@ describe("summarizeCut", () => {
     expect(calls.map((c) => c.maxTokens)).toEqual([800]);
   });
 
+  // A split turn is never the newest one (the newest user message is never compacted), hence the last user message.
   it("adds a separate turn-prefix summary for a split turn, at half the length", async () => {
-    const { result, calls } = await run([user("a"), assistant("b"), user("c"), assistant("d"), assistant("e")], 4);
+    const { result, calls } = await run([user("a"), assistant("b"), user("c"), assistant("d"), assistant("e"), user("f")], 4);
     expect(result.summary).toBe(`history:2\n\n---\n\n${SPLIT_TURN_HEADING}\n\nturnPrefix:2`);
     expect(calls.map((c) => [c.kind, c.maxTokens])).toEqual([
       ["history", 800],
@@ -92,8 +93,8 @@ describe("summarizeCut", () => {
   });
 
   it("shares a tight room between a split turn's two summaries in proportion", async () => {
-    const input = [user(words(40)), assistant(words(40)), user(words(40)), assistant(words(40)), assistant(words(100))];
-    // kept: the last assistant message, 150 tokens by chars/4; window 450 leaves 300 of the 800 + 400 asked
+    const input = [user(words(40)), assistant(words(40)), user(words(40)), assistant(words(40)), assistant(words(100)), user("")];
+    // kept: the last assistant message, 150 tokens by chars/4, and an empty request; window 450 leaves 300 of the 800 + 400 asked
     const { calls } = await run(input, 4, {}, { contextWindow: 450 });
     expect(calls.map((c) => [c.kind, c.maxTokens])).toEqual([
       ["history", 200],

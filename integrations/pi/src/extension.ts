@@ -1,6 +1,7 @@
 /**
  * The pi extension: `session_before_compact` runs the agent's preset from `.compactionrc` and
- * returns our compaction; `context` prunes old tool outputs in what is sent; when the preset has
+ * returns our compaction; `context` prunes old tool outputs in what is sent and shrinks what is
+ * still over the window (head and tail of the largest outputs, the request kept); when the preset has
  * recall, the session's index is opened and `memory_search` registered. Everything is set up
  * on `session_start`, or on first use by hosts that never emit it (a bare SDK session).
  */
@@ -12,6 +13,7 @@ import { ContextPruner } from "./context-pruner.js";
 import { explain, hintOf } from "./explain.js";
 import { type PiCompactionOptions, resolvePiCompactionOptions, type ResolvedPiCompactionOptions } from "./options.js";
 import { RecallLink, type RecallStatus } from "./recall-link.js";
+import { shapeRequest } from "./shape-request.js";
 
 /**
  * The extension factory, for `createAgentSession` (`DefaultResourceLoader({ extensionFactories })`)
@@ -74,19 +76,31 @@ class PiCompactionHost {
     });
   }
 
-  /** Prunes old tool outputs in what is sent; sends the messages unchanged on any problem. */
+  /**
+   * Shapes what is sent: prunes old tool outputs (layered's layer 1, when `pruneContext`), then
+   * shrinks what is still over the budget (shapeRequest). Sends the messages unchanged on any problem.
+   */
   async context(event: ContextEvent, ctx: ExtensionContext): Promise<{ messages: ContextEvent["messages"] } | undefined> {
     const compactor = await this.prepare(ctx);
-    if (compactor === undefined || !this.#settings.pruneContext) return undefined;
-    try {
-      const contextWindow = ctx.model?.contextWindow ?? (compactor.config as ResolvedConfig | undefined)?.contextWindow;
-      if (contextWindow === undefined || contextWindow <= 0) return undefined;
-      const pruned = this.#prunerFor(compactor).prune(event.messages as PiMessage[], { contextWindow, systemPrompt: ctx.getSystemPrompt() });
-      return pruned === undefined ? undefined : { messages: pruned.messages as ContextEvent["messages"] };
-    } catch (error) {
-      this.#reportOnce("warning", `compaction: could not prune tool outputs: ${explain(error)}. The messages were sent unchanged.`, ctx);
-      return undefined;
+    if (compactor === undefined) return undefined;
+    const contextWindow = ctx.model?.contextWindow ?? (compactor.config as ResolvedConfig | undefined)?.contextWindow;
+    if (contextWindow === undefined || contextWindow <= 0) return undefined;
+    const systemPrompt = ctx.getSystemPrompt();
+    let messages = event.messages as PiMessage[];
+    if (this.#settings.pruneContext) {
+      try {
+        const pruned = this.#prunerFor(compactor).prune(messages, { contextWindow, systemPrompt });
+        if (pruned !== undefined) messages = pruned.messages;
+      } catch (error) {
+        this.#reportOnce("warning", `compaction: could not prune tool outputs: ${explain(error)}. The messages were sent unpruned.`, ctx);
+      }
     }
+    try {
+      messages = shapeRequest(compactor, messages, { contextWindow, systemPrompt }) as PiMessage[];
+    } catch (error) {
+      this.#reportOnce("warning", `compaction: could not shrink the request to the context window: ${explain(error)}. The messages were sent as they are.`, ctx);
+    }
+    return messages === event.messages ? undefined : { messages: messages as ContextEvent["messages"] };
   }
 
   /** After a compaction the context starts over: the pruners forget what they pruned. */

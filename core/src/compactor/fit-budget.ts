@@ -1,0 +1,151 @@
+/**
+ * How the core brings a cut under the budget, whatever plugin chose it. The rules, in order:
+ * 1. The newest user message (the request being worked on) is never compacted: a cut past it is
+ *    pulled back to it.
+ * 2. A cut that keeps more than the budget is moved later, to the earliest place (no later than
+ *    the newest user message) where what it keeps leaves room for the summary.
+ * 3. When no cut can do that, the cut is at the newest user message and the core shrinks what
+ *    is kept (shrinkToBudget: largest tool outputs, then the newest turn's other messages, then
+ *    the request itself to head and tail).
+ * 4. When even that cannot fit (the system prompt, pinned messages and the request alone are
+ *    over the budget), the run fails with COMPACTION_CONTEXT_OVERFLOW and the numbers.
+ */
+import { CompactionError, ErrorCodes } from "../errors.js";
+import { checkCut } from "../cut/check-cut.js";
+import type { CheckedCut, Cut } from "../cut/cut.js";
+import type { MessageView } from "../cut/message-view.js";
+import { isCutPoint, lastUserIndex } from "../cut/turns.js";
+import { shrinkToBudget, type ShrinkResult } from "../shrink/shrink-to-budget.js";
+import type { MessageTokenCounter } from "../tokens/message-tokens.js";
+
+/** The room a cut that had to be moved or shrunk leaves for the summary, at most. */
+export function summaryAllowance(budget: number, summaryMaxTokens: number): number {
+  return Math.min(summaryMaxTokens, Math.floor(budget / 4));
+}
+
+/** Rule 1: the proposed cut, pulled back to the newest user message when it is past it. */
+export function keepNewestRequest(view: MessageView, proposed: Cut, plugin: string): { cut: Cut; repair: string | null } {
+  const request = lastUserIndex(view.facts);
+  const first = (proposed as Partial<Cut> | null | undefined)?.firstKeptIndex;
+  // A malformed cut is left for checkCut to refuse with its own message.
+  if (typeof first !== "number" || !Number.isInteger(first) || first > view.facts.length) return { cut: proposed, repair: null };
+  if (request < 0 || !(first > request) || view.facts[request]?.pinned === true) return { cut: proposed, repair: null };
+  return {
+    cut: { ...proposed, firstKeptIndex: request },
+    repair: `Plugin '${plugin}' cut at message ${first}, after the newest user message; the cut was moved back to message ${request} so the request being worked on stays in the context.`,
+  };
+}
+
+/** Where the latest cut may be: the newest user message, or (with none) the last cut point. */
+export function latestCutIndex(view: MessageView): number {
+  const request = lastUserIndex(view.facts);
+  if (request >= 0) return request;
+  for (let i = view.facts.length - 1; i >= 0; i--) if (isCutPoint(view.facts[i]!)) return i;
+  return view.facts.length;
+}
+
+export interface FitInput<T> {
+  readonly view: MessageView;
+  readonly messages: readonly T[];
+  readonly tokens: MessageTokenCounter<T>;
+  readonly checked: CheckedCut;
+  readonly budget: number;
+  /** Tokens the summary message's wrapper costs. */
+  readonly summaryOverheadTokens: number;
+  readonly summaryMaxTokens: number;
+  readonly recallTool: string | undefined;
+}
+
+export interface FittedCut<T> {
+  readonly cut: CheckedCut;
+  /** The shrinking of preserved + kept messages, or null when the cut fits as it is. */
+  readonly shrink: ShrinkResult<T> | null;
+  /** What the core changed, one sentence each. */
+  readonly repairs: readonly string[];
+}
+
+/** Rules 2 to 4 for a checked cut. Throws COMPACTION_CONTEXT_OVERFLOW for rule 4. */
+export function fitCutToBudget<T>(input: FitInput<T>): FittedCut<T> {
+  const { view, checked, budget } = input;
+  if (checked.keptTokens <= budget) return { cut: checked, shrink: null, repairs: [] };
+  const target = Math.max(1, budget - input.summaryOverheadTokens - summaryAllowance(budget, input.summaryMaxTokens));
+  const plugin = checked.selectedBy;
+  const latest = latestCutIndex(view);
+
+  const later = earliestFittingCut(view, checked, latest, target);
+  if (later !== null) {
+    return {
+      cut: later,
+      shrink: null,
+      repairs: [
+        `The cut chosen by '${plugin}' keeps ${checked.keptTokens} tokens, more than the budget of ${budget}; it was moved from message ${checked.firstKeptIndex} to ${later.firstKeptIndex}, which keeps ${later.keptTokens}.`,
+      ],
+    };
+  }
+
+  const atRequest = latest > checked.firstKeptIndex ? recheck(view, checked, latest) : checked;
+  const keptIndices = [...atRequest.preservedIndices];
+  for (let i = atRequest.firstKeptIndex; i < view.facts.length; i++) keptIndices.push(i);
+  const kept = keptIndices.map((i) => input.messages[i] as T);
+  let shrink = shrinkToBudget(kept, input.tokens, { budget: target, recallTool: input.recallTool });
+  // No room for a summary of its own: the summary may be short, but the request must fit.
+  if (!shrink.fits) shrink = shrinkToBudget(kept, input.tokens, { budget: budget - input.summaryOverheadTokens - 1, recallTool: input.recallTool });
+  if (!shrink.fits) throw overflow(view, keptIndices, shrink, budget);
+  const shrunkText = shrink.shrunk.map((s) => `message ${keptIndices[s.index]} (${s.what}, ${s.tokensBefore} -> ${s.tokensAfter} tokens)`).join(", ");
+  return {
+    cut: { ...atRequest, keptTokens: shrink.tokens },
+    shrink: { ...shrink, shrunk: shrink.shrunk.map((s) => ({ ...s, index: keptIndices[s.index] as number })) },
+    repairs: [
+      ...(atRequest !== checked ? [`The cut chosen by '${plugin}' was moved from message ${checked.firstKeptIndex} to the newest user message (${atRequest.firstKeptIndex}).`] : []),
+      `The cut chosen by '${plugin}' keeps ${atRequest.keptTokens} tokens and cutting alone could not bring the context under the budget of ${budget} tokens; shrunk to head and tail: ${shrunkText}. The full text stays in the transcript.`,
+    ],
+  };
+}
+
+function recheck(view: MessageView, checked: CheckedCut, firstKeptIndex: number): CheckedCut {
+  return checkCut(view, { ...checked, firstKeptIndex }, { plugin: checked.selectedBy, budget: Number.POSITIVE_INFINITY });
+}
+
+/**
+ * The earliest cut point after the checked cut, no later than `latest`, whose kept part fits
+ * `target`; null when none does. What a cut keeps shrinks as it moves later, so a binary search
+ * over the cut points finds it with a few checks.
+ */
+function earliestFittingCut(view: MessageView, checked: CheckedCut, latest: number, target: number): CheckedCut | null {
+  const points: number[] = [];
+  for (let i = checked.firstKeptIndex + 1; i <= latest; i++) if (isCutPoint(view.facts[i]!)) points.push(i);
+  let low = 0;
+  let high = points.length - 1;
+  let found: CheckedCut | null = null;
+  while (low <= high) {
+    const mid = (low + high) >> 1;
+    const candidate = recheck(view, checked, points[mid] as number);
+    if (candidate.keptTokens <= target) {
+      found = candidate;
+      high = mid - 1;
+    } else {
+      low = mid + 1;
+    }
+  }
+  return found;
+}
+
+/** Rule 4's error: what alone is over the budget, with the numbers. */
+function overflow<T>(view: MessageView, keptIndices: readonly number[], shrink: ShrinkResult<T>, budget: number): CompactionError {
+  const request = lastUserIndex(view.facts);
+  let system = 0;
+  let pinned = 0;
+  for (const i of keptIndices) {
+    const f = view.facts[i]!;
+    if (f.kind === "system") system += view.tokens[i] ?? 0;
+    else if (f.pinned) pinned += view.tokens[i] ?? 0;
+  }
+  const requestIndex = keptIndices.indexOf(request);
+  const requestTokens = requestIndex < 0 ? 0 : (shrink.shrunk.find((s) => s.index === requestIndex)?.tokensAfter ?? view.tokens[request] ?? 0);
+  const other = Math.max(0, shrink.tokens - system - pinned - requestTokens);
+  return new CompactionError(
+    ErrorCodes.CONTEXT_OVERFLOW,
+    `The context cannot be brought under the budget of ${budget} tokens: the system prompt (${system} tokens), the pinned messages (${pinned}) and the newest user message (${requestTokens}, cut to head and tail) with what cannot be shortened (${other}: tool-call arguments, summaries, short messages) are ${shrink.tokens} tokens.`,
+    { hint: "Unpin messages, shorten the system prompt, or use a model with a larger context window." },
+  );
+}

@@ -1,0 +1,141 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { FactsCache } from "../messages/adapter.js";
+import { builders, FORMATS, words } from "../testing/builders.js";
+import { MessageTokenCounter } from "../tokens/message-tokens.js";
+import { createEstimateCounter } from "../tokens/estimate-counter.js";
+import { headAndTail, SHRINK_MARKER_PATTERN, shrinkMarker } from "./head-and-tail.js";
+import { shrinkToBudget } from "./shrink-to-budget.js";
+
+function counterFor(format: (typeof FORMATS)[number]) {
+  const b = builders(format);
+  return { b, tokens: new MessageTokenCounter(new FactsCache(b.adapter), createEstimateCounter()) };
+}
+
+/** Distinct lines, so head and tail can be told apart from the middle. */
+function lines(n: number, label = "line"): string {
+  return Array.from({ length: n }, (_, i) => `${label} ${i} ${words(6, "beta")}`).join("\n");
+}
+
+describe("headAndTail", () => {
+  const marker = (removed: number) => `[removed ${removed}]`;
+  it("keeps the head and the tail with the marker between them", () => {
+    const text = lines(1000);
+    const out = headAndTail(text, 2000, marker);
+    expect(out.startsWith("line 0 ")).toBe(true);
+    expect(out.endsWith(`line 999 ${words(6, "beta")}`)).toBe(true);
+    expect(out).toMatch(/\[removed \d+\]/);
+    expect(out.length).toBeLessThan(2200);
+  });
+
+  it("leaves a text that is not longer than what would be kept", () => {
+    expect(headAndTail("short", 100, marker)).toBe("short");
+  });
+
+  it("says exactly how many characters it removed", () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 0, maxLength: 3000 }), fc.nat(3000), (text, keep) => {
+        const out = headAndTail(text, keep, marker);
+        if (out === text) return;
+        const removed = Number(/\[removed (\d+)\]/.exec(out)?.[1]);
+        const [head, tail] = out.split(`\n[removed ${removed}]\n`);
+        expect((head ?? "").length + (tail ?? "").length + removed).toBe(text.length);
+        expect(text.startsWith(head ?? "")).toBe(true);
+        expect(text.endsWith(tail ?? "")).toBe(true);
+      }),
+    );
+  });
+});
+
+describe("shrinkMarker", () => {
+  it("names what was removed, the tool call and the recall tool", () => {
+    const marker = shrinkMarker({ removedChars: 1204311, removedTokens: 281004, what: "tool output", toolCallIds: ["call_7"], recallTool: "memory_search" });
+    expect(marker).toBe(
+      "[compaction: 1,204,311 characters (~281,004 tokens) removed from the middle of this tool output; the full text is in the transcript (tool call call_7). Search it with memory_search.]",
+    );
+    expect(marker).toMatch(SHRINK_MARKER_PATTERN);
+  });
+
+  it("says nothing of recall when none is configured", () => {
+    const marker = shrinkMarker({ removedChars: 10, removedTokens: 3, what: "request", toolCallIds: [], messageId: "m1" });
+    expect(marker).toBe("[compaction: 10 characters (~3 tokens) removed from the middle of this request; the full text is in the transcript (entry m1).]");
+  });
+});
+
+describe.each(FORMATS)("shrinkToBudget (%s)", (format) => {
+  const { b, tokens } = counterFor(format);
+  const conversation = (huge: number, request = "please read the log") => [
+    b.user("first"),
+    b.assistant("ok"),
+    b.user(request),
+    b.assistant("reading", [{ id: "c1" }, { id: "c2" }]),
+    ...b.toolResults([
+      { id: "c1", text: lines(huge, "log") },
+      { id: "c2", text: lines(200, "small") },
+    ]),
+    b.assistant(lines(300, "thoughts")),
+  ];
+
+  it("returns the same array when the messages already fit", () => {
+    const messages = conversation(10);
+    const result = shrinkToBudget(messages, tokens, { budget: 1_000_000 });
+    expect(result.messages).toBe(messages);
+    expect(result.shrunk).toEqual([]);
+    expect(result.fits).toBe(true);
+  });
+
+  it("shrinks the largest tool output first, to head and tail with a marker naming its call", () => {
+    const messages = conversation(20000);
+    const budget = 12000;
+    const result = shrinkToBudget(messages, tokens, { budget, recallTool: "memory_search" });
+    expect(result.fits).toBe(true);
+    expect(tokens.total(result.messages)).toBe(result.tokens);
+    expect(result.tokens).toBeLessThanOrEqual(budget);
+    expect(result.shrunk[0]?.what).toBe("tool output");
+    expect(result.shrunk[0]?.toolCallIds).toContain("c1");
+    const text = b.adapter.readFacts(result.messages[result.shrunk[0]!.index]).text;
+    expect(text).toMatch(SHRINK_MARKER_PATTERN);
+    expect(text).toContain("tool call c1");
+    expect(text).toContain("memory_search");
+    expect(text).toContain("log 0 ");
+    expect(text).toContain("log 19999 ");
+    // The request is untouched while tool outputs can make room.
+    expect(result.messages[2]).toBe(messages[2]);
+  });
+
+  it("keeps every tool call and every answer", () => {
+    const messages = conversation(20000);
+    const result = shrinkToBudget(messages, tokens, { budget: 3000 });
+    const ids = (m: unknown) => b.adapter.readFacts(m);
+    expect(result.messages.map((m) => ids(m).toolCalls.map((c) => c.id))).toEqual(messages.map((m) => ids(m).toolCalls.map((c) => c.id)));
+    expect(result.messages.map((m) => ids(m).toolResultIds)).toEqual(messages.map((m) => ids(m).toolResultIds));
+  });
+
+  it("shrinks the newest user message last, and only to head and tail", () => {
+    const request = lines(4000, "request");
+    const messages = conversation(20000, request);
+    const result = shrinkToBudget(messages, tokens, { budget: 1500 });
+    expect(result.fits).toBe(true);
+    const shrunkRequest = b.adapter.readFacts(result.messages[2]).text;
+    expect(shrunkRequest).toMatch(SHRINK_MARKER_PATTERN);
+    expect(shrunkRequest).toContain("this request");
+    expect(shrunkRequest.startsWith("request 0 ")).toBe(true);
+    expect(shrunkRequest).toContain("request 3999 ");
+    // Everything else was already down to its smallest head and tail.
+    for (const s of result.shrunk.filter((s) => s.what !== "request")) expect(s.tokensAfter).toBeLessThan(200);
+  });
+
+  it("never shrinks a pinned message and says when the rest cannot make room", () => {
+    const pinned = b.pin(b.user(lines(3000, "policy")));
+    const messages = [pinned, ...conversation(100)];
+    const result = shrinkToBudget(messages, tokens, { budget: 1000 });
+    expect(result.messages[0]).toBe(pinned);
+    expect(result.fits).toBe(false);
+  });
+
+  it("gives the same result for the same input", () => {
+    const a = shrinkToBudget(conversation(5000), tokens, { budget: 2000 });
+    const c = shrinkToBudget(conversation(5000), tokens, { budget: 2000 });
+    expect(JSON.stringify(a.messages.map((m) => b.adapter.readFacts(m).text))).toBe(JSON.stringify(c.messages.map((m) => b.adapter.readFacts(m).text)));
+  });
+});
