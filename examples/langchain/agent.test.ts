@@ -9,7 +9,7 @@ const tsx = createRequire(import.meta.url).resolve("tsx/cli");
 
 it("runs the LangChain example: it compacts, finishes the loop and answers", () => {
   const output = execFileSync(process.execPath, [tsx, "agent.ts"], { cwd: here, encoding: "utf8" });
-  const compactions = output.match(/^compacted: compacted, \d+ -> \d+ tokens$/gm) ?? [];
+  const compactions = output.match(/^compaction: compacted, \d+ -> \d+ tokens$/gm) ?? [];
   expect(compactions.length).toBeGreaterThan(0);
   expect(output).toMatch(/^model calls: 9, messages in state: \d+$/m);
   expect(output).toContain("answer: The eight reports agree: revenue grew in every quarter.");

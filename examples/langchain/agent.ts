@@ -37,7 +37,7 @@ const agent = createAgent({
       cwd: fileURLToPath(new URL(".", import.meta.url)),
       on: (event: LangChainCompactionEvent) => {
         if (event.type === "compaction-end") {
-          console.log(`compacted: ${event.result.status}, ${event.result.tokensBefore} -> ${event.tokens} tokens`);
+          console.log(`compaction: ${event.result.status}, ${event.result.tokensBefore} -> ${event.tokens} tokens`);
         } else if (event.type === "warning") {
           console.warn(`warning: ${event.message}`);
         }

@@ -63,7 +63,7 @@ export async function runExample() {
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { model, finalOutput, compactions } = await runExample();
-  for (const result of compactions) console.log(`compacted: ${result.status}, ${result.tokensBefore} -> ${result.tokensAfter} tokens`);
+  for (const result of compactions) console.log(`compaction: ${result.status}, ${result.tokensBefore} -> ${result.tokensAfter} tokens`);
   console.log(`model calls: ${model.calls.length}`);
   console.log(`answer: ${finalOutput}`);
 }

@@ -10,8 +10,10 @@
  *   summarising the whole history again, and the same history gives the same messages.
  * - `wrapModelCall`: measures the system prompt and tool definitions the call carries (so the
  *   next `beforeModel` leaves room for them) and, should the call still be over the window (a
- *   large system prompt first seen now), compacts this call's messages only. A call that cannot
- *   be brought under the window is not sent: it throws COMPACTION_CONTEXT_OVERFLOW.
+ *   large system prompt first seen now, one turn's outputs larger than the window), compacts this
+ *   call's messages and shrinks what is still too large to head and tail (the core's
+ *   `shrinkToBudget`), for this call only. A call that cannot be brought under the window is not
+ *   sent: it throws COMPACTION_CONTEXT_OVERFLOW.
  */
 import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
@@ -22,6 +24,7 @@ import {
   createCompactor,
   describeError,
   ErrorCodes,
+  shrinkToBudget,
 } from "@compaction/core";
 import { createMiddleware } from "langchain";
 import { createLangChainAdapter } from "./langchain-adapter.js";
@@ -141,10 +144,11 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
       const signal = (runtime as { signal?: AbortSignal } | undefined)?.signal;
       const done = await fit(engine, messages, window, overhead, "state", signal);
       if (done.result?.status !== "compacted") return undefined;
-      if (done.tokens > engine.autoCompact.threshold * window) {
+      const budget = window - (options.reserveTokens ?? engine.reserveTokens);
+      if (done.tokens > budget) {
         emit({
           type: "warning",
-          message: `After compacting, the call is still ${done.tokens} tokens, over the threshold of ${Math.round(engine.autoCompact.threshold * window)}.`,
+          message: `After compacting, the call is still ${done.tokens} tokens, over the budget of ${budget} (window ${window} minus the reply's reserve); the call itself is shrunk to fit the window.`,
           code: null,
         });
       }
@@ -165,14 +169,20 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
           hint: "Lower the system prompt or tool definitions, or raise contextWindow.",
         });
       }
-      if (done.tokens > window) {
+      // What compacting could not bring under the window is shrunk to head and tail (the core's
+      // shrinkToBudget: largest tool outputs first, the request last), for this call only.
+      const shaped = shrinkToBudget(done.messages, engine.tokens, { budget: Math.max(0, window - overhead) });
+      if (!shaped.fits) {
         throw new CompactionError(
           ErrorCodes.CONTEXT_OVERFLOW,
-          `@compaction/langchain: the model call is ${done.tokens} tokens after compacting (system prompt and tools: ${overhead}), over the ${window}-token window; it was not sent.`,
+          `@compaction/langchain: the model call is ${shaped.tokens + overhead} tokens after compacting and shrinking (system prompt and tools: ${overhead}), over the ${window}-token window; it was not sent.`,
           { hint: "Shorten the system prompt or tool definitions, pin fewer messages, or use a model with a larger window." },
         );
       }
-      return handler({ ...request, messages: [...done.messages] });
+      if (shaped.shrunk.length > 0) {
+        emit({ type: "warning", message: `Shrunk ${shaped.shrunk.length} message(s) to head and tail for this call to fit the ${window}-token window.`, code: null });
+      }
+      return handler({ ...request, messages: [...shaped.messages] });
     },
   });
 }
