@@ -165,6 +165,8 @@ describe("createResponsesAdapter: compacting an agent's items", () => {
   function items(): ResponsesItem[] {
     const out: ResponsesItem[] = [{ role: "user", content: "Find the failing test and fix it." }];
     for (let step = 0; step < 15; step++) {
+      // Three requests: the core never compacts the newest one, so the earlier turns are summarised.
+      if (step === 5 || step === 10) out.push({ role: "user", content: `Now the next package (part ${step / 5 + 1}).` });
       out.push({ type: "reasoning", id: `rs_${step}`, summary: [{ type: "summary_text", text: `step ${step}: look at the next file` }] });
       out.push({ type: "function_call", call_id: `call_${step}`, name: "read_file", arguments: JSON.stringify({ path: `src/f${step}.ts` }) });
       out.push({ type: "function_call_output", call_id: `call_${step}`, output: `// file ${step}\n` + "export const value = compute(); // long line of code\n".repeat(40) });
