@@ -247,7 +247,10 @@ describe.each(FORMATS)("lastTurnInjection with a Compactor on %s messages", (for
           messages.push(b.assistant(s.text === "" && calls.length === 0 ? "x" : s.text, calls));
           messages.push(...b.toolResults(calls.map((c) => ({ id: c.id, text: "result" }))));
         }
-        const cutStep = 1 + (pick % (steps.length - 1));
+        // The core never compacts the newest user message: a cut past it lands on it (issue 10).
+        const newestUserStep = steps.map((s) => s.kind).lastIndexOf("user");
+        const cutStep = Math.min(1 + (pick % (steps.length - 1)), newestUserStep < 0 ? steps.length : newestUserStep);
+        if (cutStep === 0) return;
         const counter = createEstimateCounter();
         const c = compactor(b.adapter, [cutAt(starts[cutStep] as number), baseSummary(BASE), lastTurnInjection({ lastTurnMaxTokens: cap })], counter);
         const result = await c.compact({ messages });

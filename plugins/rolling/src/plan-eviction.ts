@@ -1,4 +1,4 @@
-import { alwaysKept, type MessageView, safeCuts, toolPairs } from "@compaction/core";
+import { alwaysKept, lastUserIndex, type MessageView, safeCuts, toolPairs } from "@compaction/core";
 
 export interface EvictionPlanOptions {
   /** Most tokens the kept messages (plus `noteTokens` when something is evicted) may hold. */
@@ -29,7 +29,8 @@ export interface EvictionPlan {
  * Chooses the oldest messages to evict so that what stays fits `targetTokens`:
  * - the cut is the smallest index that meets the target (evicting as little as possible);
  *   when no cut meets it, the one that frees the most tokens (`targetMet: false`);
- * - at least `minKeepMessages` of the newest messages stay;
+ * - at least `minKeepMessages` of the newest messages stay, and never fewer than from the newest
+ *   user message on (the request being worked on is never evicted, whatever `minKeepMessages` is);
  * - the system prompt and pinned messages stay, with their tool partners (the core's `alwaysKept`);
  * - no cut separates a tool call from a result answering it (the core's `safeCuts`, pairing by
  *   position as the core's cut check does, so ids reused every turn block only their own turn).
@@ -46,7 +47,8 @@ export function planEviction(view: MessageView, options: EvictionPlanOptions): E
   const safe = safeCuts(view, pairs);
   const keep = new Array<boolean>(n).fill(false);
   for (const i of alwaysKept(view, pairs).indices) keep[i] = true;
-  const lastCut = n - Math.min(Math.max(0, options.minKeepMessages), n);
+  const request = lastUserIndex(facts);
+  const lastCut = Math.min(n - Math.min(Math.max(0, options.minKeepMessages), n), request >= 0 ? request : n);
 
   let total = 0;
   for (let i = 0; i < n; i++) total += tokens(i);

@@ -83,6 +83,17 @@ describe("rollingEvict: minKeepMessages", () => {
     expect(result.targetMet).toBe(kept === 2);
   });
 
+  it.each(FORMATS)("never evicts the newest user message, whatever minKeepMessages is (%s)", (format) => {
+    const b = builders(format);
+    // The newest turn: a request, then tool results that alone fill the target.
+    const messages = [...chat(4, b), b.user("the request"), b.assistant("on it", [{ id: "c1" }, { id: "c2" }]), ...b.toolResults([{ id: "c1", text: "x" }, { id: "c2", text: "y" }])];
+    for (const minKeepMessages of [0, 1, 2]) {
+      const result = rollingEvict({ messages, maxContextTokens: 20, targetUtilization: 1, minKeepMessages, adapter: b.adapter, countTokens: ten });
+      expect(result.kept.map((m) => textOf(m, b))).toContain("the request");
+      expect(result.targetMet).toBe(false);
+    }
+  });
+
   it("counts the newest messages toward the minimum, with pinned older ones kept on top", () => {
     const messages = chat(10);
     messages[0] = pi.pin(messages[0]);
@@ -235,7 +246,9 @@ describe.each(FORMATS)("rollingEvict on the %s adapter", (format) => {
     const messages = conversation();
     messages[0] = b.pin(messages[0]);
     const result = rollingEvict({ messages, maxContextTokens: 1, minKeepMessages: 0, adapter: b.adapter, countTokens: ten });
-    expect(result.kept).toEqual([messages[0]]);
+    // ... and the newest user message with what follows it: the request is never evicted.
+    const request = messages.findLastIndex((m) => b.adapter.readFacts(m).kind === "user");
+    expect(result.kept).toEqual([messages[0], ...messages.slice(request)]);
     expect(result.targetMet).toBe(false);
   });
 });

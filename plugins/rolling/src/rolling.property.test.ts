@@ -74,10 +74,16 @@ describe.each(FORMATS)("rolling properties on the %s adapter", (format) => {
           contextWindow: window,
         });
         const result = await compactor.compact({ messages });
-        expect(["compacted", "noop"]).toContain(result.status);
+        // Failed only when what must stay cannot be brought under the budget even by shrinking (issue 10).
+        if (result.status === "failed") expect(result.error?.code).toBe("COMPACTION_CONTEXT_OVERFLOW");
+        else expect(["compacted", "noop"]).toContain(result.status);
         expect(invariantProblems(adapter, messages, result.messages)).toEqual([]);
+        // Messages the core shrank to head and tail are there as shortened copies.
+        const shrunk = new Set((result.shrunk ?? []).map((x) => messages[x.index]));
+        const present = (m: unknown) => result.messages.includes(m) || shrunk.has(m);
         const newest = messages.slice(n - Math.min(s.minKeepMessages, n));
-        expect(newest.every((m) => result.messages.includes(m))).toBe(true);
+        // When rolling declines and the context is over the budget, the core cuts at the newest user message itself.
+        if (result.cut?.selectedBy !== "core") expect(newest.every(present)).toBe(true);
 
         const total = view.tokens.reduce((a, b) => a + b, 0);
         const worstNote = formatEvictionNote({ count: n, tokens: total, firstTimestamp: LONGEST_ISO_TIME, lastTimestamp: LONGEST_ISO_TIME });
@@ -90,9 +96,9 @@ describe.each(FORMATS)("rolling properties on the %s adapter", (format) => {
           expect(result.tokensAfter).toBeLessThanOrEqual(target);
         }
         if (result.status === "compacted") {
-          const evicted = messages.filter((m) => !result.messages.includes(m));
+          const evicted = messages.filter((m) => !present(m));
           const notes = result.messages.filter((m) => !messages.includes(m));
-          expect(notes).toHaveLength(s.evictionNote ? 1 : 0);
+          expect(notes).toHaveLength((s.evictionNote ? 1 : 0) + shrunk.size);
           if (s.evictionNote) expect(result.summary).toMatch(new RegExp(`^\\[Context rolled: ${evicted.length} messages evicted \\(${counter().total(evicted)} tokens\\)`));
         }
       }),

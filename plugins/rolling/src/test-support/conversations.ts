@@ -121,7 +121,7 @@ export function invariantProblems<T>(adapter: MessageAdapter<T>, input: readonly
 
 /**
  * An independent oracle, built on the core's cut check: the smallest cut that leaves at least
- * `minKeepMessages` of the newest messages, needs no repair, compacts something and keeps at most
+ * `minKeepMessages` of the newest messages and the newest user message, needs no repair, compacts something and keeps at most
  * `targetTokens` (plus `noteTokens`). `null` when the context already fits; `undefined` when no cut does.
  */
 export function smallestCutMeetingTarget(
@@ -131,7 +131,10 @@ export function smallestCutMeetingTarget(
   const n = view.facts.length;
   const total = view.tokens.reduce((a, b) => a + b, 0);
   if (total <= options.targetTokens) return null;
-  const lastCut = n - Math.min(options.minKeepMessages, n);
+  // The newest user message is never evicted: no cut after it.
+  let request = n;
+  for (let i = n - 1; i >= 0; i--) if (view.facts[i]?.kind === "user") { request = i; break; }
+  const lastCut = Math.min(n - Math.min(options.minKeepMessages, n), request);
   for (let c = 1; c <= lastCut; c++) {
     const cut = checkCut(view, { firstKeptIndex: c }, { plugin: "oracle", budget: Number.POSITIVE_INFINITY });
     if (cut.repairs.length > 0 || cut.compactedIndices.length === 0) continue;
