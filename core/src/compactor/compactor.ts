@@ -284,6 +284,7 @@ export class Compactor<T> {
       );
       run.replaceMessages("core", shrink.messages);
       run.shrink = shrink;
+      run.layer = "shrink";
       return await this.#finish(run, null, { text: "", kind: "none" });
     }
     if (run.messages === run.input.messages) return this.#untouched(run, "noop", reason, null);

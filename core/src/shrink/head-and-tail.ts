@@ -18,6 +18,8 @@ export interface ShrinkMarkerInfo {
   readonly messageId?: string | undefined;
   /** The recall tool the agent can search the full text with, when recall is configured. */
   readonly recallTool?: string | undefined;
+  /** The short form, for budgets too small for the full marker. */
+  readonly short?: boolean;
 }
 
 /** Where the full text of a shrunk piece can be found, as the marker says it. */
@@ -31,18 +33,21 @@ function whereToFind(info: ShrinkMarkerInfo): string {
 }
 
 /**
- * The marker put between head and tail:
+ * The marker put between head and tail (the short form, `[compaction: 1,204,311 characters
+ * removed; full text in the transcript]`, only where the budget is too small for this one):
  * `[compaction: 1,204,311 characters (~281,004 tokens) removed from the middle of this tool
  * output; the full text is in the transcript (tool call call_7). Search it with memory_search.]`
  */
 export function shrinkMarker(info: ShrinkMarkerInfo): string {
   const chars = info.removedChars.toLocaleString("en-US");
+  if (info.short === true) return `[compaction: ${chars} characters removed; full text in the transcript]`;
   const tokens = info.removedTokens.toLocaleString("en-US");
   return `[compaction: ${chars} characters (~${tokens} tokens) removed from the middle of this ${info.what}; ${whereToFind(info)}]`;
 }
 
 /** The pattern every marker matches (for hosts that look for shrunk text). */
-export const SHRINK_MARKER_PATTERN = /\[compaction: [\d,]+ characters \(~[\d,]+ tokens\) removed from the middle of this (?:tool output|message|request); [^\]]*\]/;
+export const SHRINK_MARKER_PATTERN =
+  /\[compaction: [\d,]+ characters (?:\(~[\d,]+ tokens\) removed from the middle of this (?:tool output|message|request); [^\]]*|removed; full text in the transcript)\]/;
 
 /**
  * `text` cut to about `keepChars` characters: the head and the tail (half each, moved to a line

@@ -56,8 +56,13 @@ export interface ShrinkResult<T> {
   readonly fits: boolean;
 }
 
-/** A message smaller than this is never worth shrinking: the marker would take most of it. */
-const SMALLEST_SHRINKABLE = 160;
+/**
+ * A message smaller than this (in tokens) is never worth shrinking: the marker would take most
+ * of it. Small budgets lower it, down to 16.
+ */
+function smallestShrinkable(budget: number): number {
+  return Math.min(160, Math.max(16, Math.floor(budget / 8)));
+}
 /** Attempts at hitting a token target by characters before settling for what fits. */
 const ATTEMPTS = 8;
 
@@ -71,6 +76,7 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
   const newestUser = lastUserIndex(facts);
   const keep = options.keepTokens ?? Math.min(2000, Math.max(64, Math.floor(options.budget / 16)));
   const minimum = Math.min(keep, options.minimumKeepTokens ?? 48);
+  const smallest = smallestShrinkable(options.budget);
   const shrinkable = (i: number) => {
     const f = facts[i] as MessageFacts;
     return !f.pinned && f.kind !== "system" && f.kind !== "summary" && options.protect?.has(i) !== true && f.text.length > 0;
@@ -91,10 +97,10 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
       if (excess <= 0) return;
       const current = counts[i] as number;
       const target = Math.max(floor, current - excess);
-      if (current < SMALLEST_SHRINKABLE || target >= current) continue;
+      if (current < smallest || target >= current) continue;
       const original = messages[i] as T;
       const what: ShrinkMarkerInfo["what"] = i === newestUser ? "request" : facts[i]?.kind === "toolResult" ? "tool output" : "message";
-      const smaller = shrinkMessage(original, tokens, target, {
+      const smaller = shrinkMessage(original, tokens, target, smallest, {
         what,
         toolCallIds: facts[i]?.toolResultIds ?? [],
         messageId: facts[i]?.id,
@@ -129,19 +135,23 @@ function shrinkMessage<T>(
   message: T,
   tokens: MessageTokenCounter<T>,
   target: number,
+  smallest: number,
   about: Omit<ShrinkMarkerInfo, "removedChars" | "removedTokens">,
 ): T {
   const adapter = tokens.facts.adapter;
   const current = tokens.count(message);
   const text = tokens.facts.of(message).text;
   const charsPerToken = text.length / Math.max(1, current);
+  let short = false;
   const marker = (removedChars: number) =>
-    shrinkMarker({ ...about, removedChars, removedTokens: Math.max(1, Math.round(removedChars / Math.max(1, charsPerToken))) });
+    shrinkMarker({ ...about, short, removedChars, removedTokens: Math.max(1, Math.round(removedChars / Math.max(1, charsPerToken))) });
   let share = target / current;
   let best = message;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    // Half the attempts with the full marker; then, for a budget too small for it, the short one.
+    if (attempt === ATTEMPTS / 2) short = true;
     const candidate = adapter.mapText(message, (piece) =>
-      piece.length < SMALLEST_SHRINKABLE * charsPerToken ? piece : headAndTail(piece, piece.length * share, marker),
+      piece.length < smallest * charsPerToken ? piece : headAndTail(piece, piece.length * share, marker),
     );
     const count = tokens.count(candidate);
     if (count <= target) return candidate;

@@ -151,7 +151,8 @@ describe.each(FORMATS)("layered, every layer (%s)", (format) => {
 
   it("shares summaryMaxTokens between the history and a split turn's early part", async () => {
     const calls: Recorded[] = [];
-    const messages = [...chatTurn(b, "old", 2000), b.user("task"), b.assistant(text(9000)), b.assistant(text(9000)), b.assistant(text(100))];
+    // A split turn is never the newest turn (issue 10), hence the request after it.
+    const messages = [...chatTurn(b, "old", 2000), b.user("task"), b.assistant(text(9000)), b.assistant(text(9000)), b.assistant(text(100)), b.user("next")];
     const c = compactorFor(format, [layered({ summarizeProtectTokens: 1000, summaryMaxTokens: 900 })], recordingSummarizer(calls));
     const result = await c.compact({ messages, contextWindow: windowFor(c.tokens.total(messages), 0.9), trigger: "auto" });
     expect(result.cut?.isSplitTurn).toBe(true);

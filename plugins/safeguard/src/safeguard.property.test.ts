@@ -17,16 +17,24 @@ describe.each(FORMATS)("safeguard properties (%s)", (format) => {
         const compactor = compactorFor(format, { plugins: [safeguard({ keepRecentTokens })] });
         const messages = buildConversation(b, spec);
         const result = await compactor.compact({ messages });
+        // A summary with nothing in it (only empty messages compacted) is never written (issue 10).
+        if (result.status === "failed") {
+          expect(result.error?.code).toBe(ErrorCodes.SUMMARIZER_FAILED);
+          expect(result.messages).toBe(messages);
+          return;
+        }
         expect(["compacted", "noop"]).toContain(result.status);
         const inputFacts = factsOf(compactor, messages);
-        const newestValid = inputFacts.findLastIndex((f) => isCutPoint(f));
+        // The core never cuts past the newest user message (issue 10).
+        const lastUser = inputFacts.findLastIndex((f) => f.kind === "user" && !f.pinned);
+        const newestValid = Math.min(inputFacts.findLastIndex((f) => isCutPoint(f)), lastUser < 0 ? Number.POSITIVE_INFINITY : lastUser);
         const total = compactor.tokens.total(messages);
         if (result.status === "noop") {
           // Nothing older than the allowance, or nothing outside the largest fitting suffix but
           // messages the core preserves anyway.
           const view = { facts: inputFacts, tokens: messages.map((m) => compactor.tokens.count(m)) };
           const plain = findCutPoint(view, { keepRecentTokens }).firstKeptIndex;
-          const onlyPreserved = inputFacts.slice(0, plain).every((f) => f.kind === "system" || f.pinned);
+          const onlyPreserved = inputFacts.slice(0, Math.min(plain, newestValid)).every((f) => f.kind === "system" || f.pinned);
           expect(total <= keepRecentTokens || onlyPreserved).toBe(true);
           return;
         }
@@ -94,7 +102,8 @@ describe.each(FORMATS)("safeguard properties (%s)", (format) => {
           const result = await compactor.compact({ messages });
           if (result.status === "compacted") expect(result.tokensAfter).toBeLessThanOrEqual(contextWindow);
           else if (result.status === "failed") {
-            expect(result.error?.code).toBe(ErrorCodes.CUT_REFUSED);
+            // Over the budget even when shrunk, or a summary with nothing in it (never written) (issue 10).
+            expect([ErrorCodes.CUT_REFUSED, ErrorCodes.CONTEXT_OVERFLOW, ErrorCodes.SUMMARIZER_FAILED]).toContain(result.error?.code);
             expect(result.messages).toBe(messages);
           } else expect(result.messages).toBe(messages);
         },

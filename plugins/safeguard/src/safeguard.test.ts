@@ -65,7 +65,8 @@ describe.each(FORMATS)("safeguard (%s)", (format) => {
     it("splits the last turn when it alone is larger than keepRecentTokens and summarises its early part", async () => {
       const { requests, summarizer } = recordingSummarizer();
       const compactor = compactorFor(format, { plugins: [safeguard({ keepRecentTokens: 200 })], summarizer });
-      const messages = [...turns(b, 0, 3), ...turns(b, 3, 4, { outputWords: 200, reads: "big.ts" })];
+      // A split turn is never the newest one (issue 10): a short request follows the large turn.
+      const messages = [...turns(b, 0, 3), ...turns(b, 3, 4, { outputWords: 200, reads: "big.ts" }), b.user("Go on."), b.assistant("OK.")];
       const result = await compactor.compact({ messages });
       expect(result.status).toBe("compacted");
       expect(result.cut!.isSplitTurn).toBe(true);
@@ -138,7 +139,7 @@ describe.each(FORMATS)("safeguard (%s)", (format) => {
       const plugin = safeguard({ keepRecentTokens: 200, summaryMaxTokens: 900, turnPrefixMaxTokens: 123 });
       const compactor = compactorFor(format, { plugins: [plugin], summarizer });
       const lastTurn = [b.user("Explain the design."), ...Array.from({ length: 6 }, (_, i) => b.assistant(`Part ${i}: ${words(60, "design")}`))];
-      const result = await compactor.compact({ messages: [...chat(b, 0, 5), ...lastTurn] });
+      const result = await compactor.compact({ messages: [...chat(b, 0, 5), ...lastTurn, b.user("Thanks."), b.assistant("Welcome.")] });
       expect(result.cut?.isSplitTurn).toBe(true);
       expect(requests.map((r) => [r.kind, r.maxTokens])).toEqual([
         ["history", 900],
@@ -337,7 +338,7 @@ describe.each(FORMATS)("safeguard (%s)", (format) => {
         return "history";
       });
       const compactor = compactorFor(format, { plugins: [safeguard({ keepRecentTokens: 200 })], summarizer });
-      const messages = [...turns(b, 0, 3), ...turns(b, 3, 4, { outputWords: 200, reads: "big.ts" })];
+      const messages = [...turns(b, 0, 3), ...turns(b, 3, 4, { outputWords: 200, reads: "big.ts" }), b.user("Go on."), b.assistant("OK.")];
       const result = await compactor.compact({ messages });
       expect(result.status).toBe("failed");
       expect(result.messages).toBe(messages);
