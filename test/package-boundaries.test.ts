@@ -46,6 +46,7 @@ const MODEL = "@compaction/model-summarizer";
  */
 const FRAMEWORK_INTEGRATIONS: Readonly<Record<string, { readonly framework: string; readonly majors: string }>> = {
   "@compaction/ai-sdk": { framework: "ai", majors: "^6.0.0 || ^7.0.0" },
+  "@compaction/langchain": { framework: "@langchain/core", majors: "^1.0.0" },
 };
 
 /**
@@ -131,6 +132,18 @@ describe("package boundaries", () => {
     const offenders = sourceFiles("core")
       .filter((file) => !isTestFile(file))
       .filter((file) => writes.test(readFileSync(file, "utf8")))
+      .map((file) => relative(ROOT, file));
+    expect(offenders).toEqual([]);
+  });
+
+  it("the engine depends on no agent framework (the Responses and Anthropic adapters read plain objects)", () => {
+    const frameworks = /["'](@openai\/agents[^"']*|openai|@anthropic-ai\/[^"']+|langchain|@langchain\/[^"']+|ai)["']/;
+    const core = all.find((workspace) => workspace.name === ENGINE);
+    const declared = Object.keys({ ...core?.manifest.dependencies, ...core?.manifest.peerDependencies });
+    expect(declared.filter((dep) => frameworks.test(JSON.stringify(dep)))).toEqual([]);
+    const offenders = sourceFiles("core")
+      .filter((file) => !isTestFile(file))
+      .filter((file) => /\bfrom\s*["'](@openai\/agents|openai|langchain|@langchain\/|ai["'])/.test(readFileSync(file, "utf8")))
       .map((file) => relative(ROOT, file));
     expect(offenders).toEqual([]);
   });

@@ -60,7 +60,7 @@ export {
 } from "./errors.js";
 export { type CompactionEvent, type CompactionTrigger, createCompactionEvent, type CreateEventInput } from "./event.js";
 
-// Messages: the adapter contract and the pi, OpenAI Chat Completions and Anthropic adapters.
+// Messages: the adapter contract and the pi, OpenAI Chat Completions, OpenAI Responses and Anthropic adapters.
 export {
   type AdapterOptions,
   type CreateSummaryOptions,
@@ -107,7 +107,12 @@ export {
   type OpenAIUserMessage,
 } from "./messages/openai-adapter.js";
 export {
+  type AnthropicCompactionBlock,
   type AnthropicContentBlock,
+  type AnthropicMCPToolResultBlock,
+  type AnthropicMCPToolUseBlock,
+  type AnthropicServerToolResultBlock,
+  type AnthropicServerToolUseBlock,
   type AnthropicImageBlock,
   type AnthropicMessage,
   type AnthropicRedactedThinkingBlock,
@@ -118,6 +123,28 @@ export {
   type AnthropicUsage,
   createAnthropicAdapter,
 } from "./messages/anthropic-adapter.js";
+export {
+  createResponsesAdapter,
+  RESPONSES_NOTE_PREFIX,
+  type ResponsesCustomToolCallItem,
+  type ResponsesCustomToolCallOutputItem,
+  type ResponsesFunctionCallItem,
+  type ResponsesFunctionCallOutputItem,
+  type ResponsesInputText,
+  type ResponsesItem,
+  type ResponsesMessageItem,
+  type ResponsesOtherItem,
+  type ResponsesReasoningItem,
+} from "./messages/responses-adapter.js";
+/** Readers of Responses item parts, shared with the Codex importer of @compaction/transcript. */
+export {
+  mapResponsesContent,
+  readResponsesContent,
+  readResponsesOutput,
+  type ResponsesContentReading,
+  type ResponsesOutputReading,
+  responsesReasoningTexts,
+} from "./messages/responses-items.js";
 // The words around a summary sent as an ordinary user message (for adapters of other formats).
 export { unwrapSummary, wrapSummary } from "./messages/message-fields.js";
 

@@ -16,6 +16,9 @@
  * as `build_compacted_history` in compact.rs; Codex truncates the one that crosses the budget, we
  * leave it out) followed by the summary; a `thread_rolled_back` event drops the last n user turns.
  *
+ * The item readers (content parts, reasoning text, tool outputs and their failure) are the core's
+ * (`readResponsesOutput`, `responsesReasoningTexts`), shared with its Responses adapter.
+ *
  * Mapping: `message` -> a message of its role (`developer` kept as `developer`); `function_call`,
  * `custom_tool_call` and `local_shell_call` -> `tool_calls` on the assistant message they follow
  * (or a new one with null content); `function_call_output` / `custom_tool_call_output` -> a
@@ -26,6 +29,8 @@
  */
 import {
   createOpenAIAdapter,
+  readResponsesOutput,
+  responsesReasoningTexts,
   type OpenAIAssistantMessage,
   type OpenAIChatMessage,
   type OpenAIImagePart,
@@ -141,7 +146,7 @@ class ContextBuilder {
       case "message":
         return this.#message(item, line, timestamp);
       case "reasoning":
-        this.#pendingReasoning.push(...reasoningTexts(item));
+        this.#pendingReasoning.push(...responsesReasoningTexts(item));
         return;
       case "function_call":
         return this.#call(String(item["call_id"] ?? ""), String(item["name"] ?? ""), stringArgument(item["arguments"]), line, timestamp);
@@ -229,7 +234,7 @@ class ContextBuilder {
       return;
     }
     this.#openAssistant = undefined;
-    const { text, isError } = readOutput(item["output"]);
+    const { text, isError } = readResponsesOutput(item["output"], { imagePlaceholder: "[image]" });
     const message: OpenAIToolMessage = { role: "tool", tool_call_id: id, content: text };
     if (isError) message.isError = true;
     this.#push(message, line, timestamp);
@@ -265,46 +270,6 @@ function contentParts(content: unknown): (OpenAITextPart | OpenAIImagePart)[] {
     }
   }
   return parts;
-}
-
-function reasoningTexts(item: Fields): string[] {
-  const texts: string[] = [];
-  for (const key of ["summary", "content"]) {
-    const list = item[key];
-    if (!Array.isArray(list)) continue;
-    for (const part of list) if (isFields(part) && typeof part["text"] === "string" && part["text"] !== "") texts.push(part["text"]);
-  }
-  return texts;
-}
-
-/**
- * A tool output's text and whether it failed. `output` is a string (shell tools put
- * `{"output", "metadata": {"exit_code"}}` JSON in it), a list of content items, or in some
- * versions `{ content, success }`.
- */
-function readOutput(output: unknown): { text: string; isError: boolean } {
-  if (Array.isArray(output)) {
-    const text = contentParts(output)
-      .map((part) => ("text" in part ? part.text : "[image]"))
-      .join("\n");
-    return { text, isError: false };
-  }
-  if (isFields(output)) {
-    return { text: typeof output["content"] === "string" ? output["content"] : JSON.stringify(output), isError: output["success"] === false };
-  }
-  const text = typeof output === "string" ? output : JSON.stringify(output ?? "");
-  return { text, isError: exitCodeFailed(text) };
-}
-
-function exitCodeFailed(text: string): boolean {
-  if (!text.startsWith("{")) return false;
-  try {
-    const parsed = JSON.parse(text) as unknown;
-    const exitCode = isFields(parsed) && isFields(parsed["metadata"]) ? parsed["metadata"]["exit_code"] : undefined;
-    return typeof exitCode === "number" && exitCode !== 0;
-  } catch {
-    return false;
-  }
 }
 
 function userText(message: OpenAIChatMessage): string | undefined {

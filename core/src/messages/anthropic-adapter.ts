@@ -62,13 +62,65 @@ export interface AnthropicRedactedThinkingBlock {
   data: string;
 }
 
+/**
+ * The summary the API writes when server-side compaction (`compact_20260112`) runs: it leads the
+ * assistant response, and the API drops every block before it on later requests. `content` is
+ * null when that compaction failed.
+ */
+export interface AnthropicCompactionBlock {
+  type: "compaction";
+  content: string | null;
+}
+
+/** A call of a tool the API runs itself (`web_search`, `web_fetch`, `code_execution`, ...). */
+export interface AnthropicServerToolUseBlock {
+  type: "server_tool_use";
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+/**
+ * The result of a server tool call, in the same assistant response (`web_search_tool_result`,
+ * `web_fetch_tool_result`, `code_execution_tool_result`, `bash_code_execution_tool_result`,
+ * `text_editor_code_execution_tool_result`, `tool_search_tool_result`, ...). Its `content` is the
+ * tool's own shape; the adapter reads its text, output, titles and URLs.
+ */
+export interface AnthropicServerToolResultBlock {
+  type: `${string}_tool_result`;
+  tool_use_id: string;
+  content: unknown;
+}
+
+/** A call of a tool on a remote MCP server (the MCP connector). */
+export interface AnthropicMCPToolUseBlock {
+  type: "mcp_tool_use";
+  id: string;
+  name: string;
+  server_name: string;
+  input: unknown;
+}
+
+/** The MCP server's answer, in the same assistant response. */
+export interface AnthropicMCPToolResultBlock {
+  type: "mcp_tool_result";
+  tool_use_id: string;
+  content: string | AnthropicTextBlock[];
+  is_error?: boolean;
+}
+
 export type AnthropicContentBlock =
   | AnthropicTextBlock
   | AnthropicImageBlock
   | AnthropicToolUseBlock
   | AnthropicToolResultBlock
   | AnthropicThinkingBlock
-  | AnthropicRedactedThinkingBlock;
+  | AnthropicRedactedThinkingBlock
+  | AnthropicCompactionBlock
+  | AnthropicServerToolUseBlock
+  | AnthropicServerToolResultBlock
+  | AnthropicMCPToolUseBlock
+  | AnthropicMCPToolResultBlock;
 
 /** Usage as the API returns it (and Claude Code stores it on assistant messages). */
 export interface AnthropicUsage {
@@ -98,6 +150,8 @@ const ADAPTER_NAME = "anthropic";
 
 interface BlocksReading {
   texts: string[];
+  /** The `content` of the message's server compaction block, when it has one that succeeded. */
+  compaction: string | undefined;
   thoughts: string[];
   toolCalls: ToolCallInfo[];
   toolResultIds: string[];
@@ -123,6 +177,7 @@ function readToolResultContent(content: unknown, reading: BlocksReading): void {
 function readBlocks(content: unknown): BlocksReading {
   const reading: BlocksReading = {
     texts: [],
+    compaction: undefined,
     thoughts: [],
     toolCalls: [],
     toolResultIds: [],
@@ -147,7 +202,9 @@ function readBlocks(content: unknown): BlocksReading {
       case "image":
         reading.imageCount += 1;
         break;
-      case "tool_use": {
+      case "tool_use":
+      case "server_tool_use":
+      case "mcp_tool_use": {
         const id = readString(block, "id");
         if (id !== undefined) reading.toolCalls.push({ id, name: readString(block, "name") ?? "", arguments: block["input"] });
         break;
@@ -160,9 +217,60 @@ function readBlocks(content: unknown): BlocksReading {
         readToolResultContent(block["content"], reading);
         break;
       }
+      case "compaction": {
+        const summary = readString(block, "content");
+        if (summary !== undefined) reading.compaction = summary;
+        break;
+      }
+      default:
+        if (isServerToolResult(block)) {
+          // A server or MCP tool's result, answered inside the assistant response that called it.
+          const id = readString(block, "tool_use_id");
+          if (id !== undefined) reading.toolResultIds.push(id);
+          mapServerResultText(block["content"], (text) => {
+            reading.texts.push(text);
+            return text;
+          });
+        }
     }
   }
   return reading;
+}
+
+/** `mcp_tool_result` and the `*_tool_result` blocks of server tools (not the client's `tool_result`). */
+function isServerToolResult(block: Fields): boolean {
+  const type = block["type"];
+  return typeof type === "string" && type !== "tool_result" && type.endsWith("_tool_result");
+}
+
+/** Keys of a server tool result's content that hold readable text (never encrypted or base64 data). */
+const SERVER_RESULT_TEXT_KEYS = new Set(["text", "stdout", "stderr", "title", "url", "error_code", "tool_name"]);
+/** Keys a server tool result nests its content under. */
+const SERVER_RESULT_NESTED_KEYS = new Set(["content", "source", "tool_references"]);
+
+/**
+ * A server tool result's content with each readable piece replaced by `rewrite(piece)`, in
+ * document order: strings (an MCP result's string content), text blocks, command output,
+ * search-result titles and URLs, error codes, the text of a fetched text document. Encrypted
+ * content, base64 data, ids and numbers are kept as they are. Reading is this with a rewrite
+ * that collects.
+ */
+function mapServerResultText(value: unknown, rewrite: (text: string) => string): unknown {
+  if (typeof value === "string") return rewrite(value);
+  if (Array.isArray(value)) return (value as unknown[]).map((item) => mapServerResultText(item, rewrite));
+  if (!isFields(value)) return value;
+  const copy: Record<string, unknown> = { ...value };
+  const isTextSource = value["type"] === "text" && typeof value["data"] === "string";
+  for (const [key, inner] of Object.entries(value)) {
+    if (typeof inner === "string") {
+      if (SERVER_RESULT_TEXT_KEYS.has(key) || (key === "data" && isTextSource) || (key === "content" && value["type"] !== undefined)) {
+        copy[key] = rewrite(inner);
+      }
+    } else if (SERVER_RESULT_NESTED_KEYS.has(key)) {
+      copy[key] = mapServerResultText(inner, rewrite);
+    }
+  }
+  return copy;
 }
 
 /** Whole-context figure: every input token (cached or not) plus the response's output. */
@@ -183,6 +291,19 @@ function readAnthropicFacts(message: Fields, pinned: boolean): MessageFacts {
   if (role !== "user" && role !== "assistant") return buildFacts({ ...common, kind: "other" });
   const reading = readBlocks(message["content"]);
   const text = joinText(reading.texts);
+  if (reading.compaction !== undefined) {
+    // Anthropic's server-side compaction: the API drops everything before this block, so the
+    // message stands for the history before it. What the response says after it is kept with it.
+    return buildFacts({
+      ...common,
+      kind: "summary",
+      text: joinText([reading.compaction, text]),
+      thinking: joinText(reading.thoughts),
+      toolCalls: reading.toolCalls,
+      toolResultIds: reading.toolResultIds,
+      imageCount: reading.imageCount,
+    });
+  }
   if (role === "assistant") {
     return buildFacts({
       ...common,
@@ -190,6 +311,7 @@ function readAnthropicFacts(message: Fields, pinned: boolean): MessageFacts {
       text,
       thinking: joinText(reading.thoughts),
       toolCalls: reading.toolCalls,
+      toolResultIds: reading.toolResultIds,
       imageCount: reading.imageCount,
       usageContextTokens: readUsageContextTokens(message),
     });
@@ -215,6 +337,14 @@ function readAnthropicFacts(message: Fields, pinned: boolean): MessageFacts {
  * The adapter for Anthropic Messages. A user message holding any `tool_result` block is a tool
  * result (answering all its `tool_use_id`s). Summaries and notes are user messages marked with
  * `compaction: "summary" | "note"`; Claude Code's `isCompactSummary` messages read as summaries.
+ *
+ * Anthropic's own blocks: a message with a `compaction` block (server-side compaction,
+ * `compact_20260112`) is a summary, its text the block's `content` followed by the rest of the
+ * response (a failed one, `content: null`, is ignored). `server_tool_use` and `mcp_tool_use` are
+ * tool calls and their `*_tool_result` / `mcp_tool_result` blocks answer them, usually inside the
+ * same assistant message: the pair is never split, and a result in a later message (a paused
+ * turn continued) stays with its call. Their readable output (text, stdout/stderr, titles, URLs,
+ * fetched text, error codes) is text; encrypted content is not.
  */
 export function createAnthropicAdapter(
   options: AdapterOptions<AnthropicMessage> = {},
@@ -271,6 +401,8 @@ export function createAnthropicAdapter(
         if (block["type"] === "tool_result" && block["content"] !== undefined) {
           return { ...block, content: mapTextContent(block["content"], rewrite, "text") };
         }
+        if (block["type"] === "compaction" && typeof block["content"] === "string") return { ...block, content: rewrite(block["content"]) };
+        if (isServerToolResult(block)) return { ...block, content: mapServerResultText(block["content"], rewrite) };
         return block;
       });
       return { ...message, content: blocks as AnthropicContentBlock[] };

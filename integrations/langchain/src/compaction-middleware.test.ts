@@ -1,0 +1,160 @@
+/**
+ * compactionMiddleware in a real LangChain v1 agent (`createAgent` from `langchain`) driven by
+ * @langchain/core's own fake chat model (`fakeModel()`): a multi-step tool loop whose tool results
+ * are large. Every model call is checked: never more than the window, no tool result without its
+ * call, and the user's request present.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createTiktokenCounter, messageTokenText, type TokenCounter } from "@compaction/core";
+import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { fakeModel } from "@langchain/core/testing";
+import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
+import { createAgent, tool } from "langchain";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { compactionMiddleware } from "./compaction-middleware.js";
+import { createLangChainAdapter } from "./langchain-adapter.js";
+import type { LangChainCompactionEvent } from "./options.js";
+
+const TMP = fileURLToPath(new URL("../.tmp/", import.meta.url));
+const made: string[] = [];
+afterEach(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A project folder with a `.compactionrc.json`, inside the repo so presets resolve as installed. */
+function project(config: object): string {
+  mkdirSync(TMP, { recursive: true });
+  const dir = mkdtempSync(join(TMP, "agent-"));
+  made.push(dir);
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "user-project", private: true }));
+  writeFileSync(join(dir, ".compactionrc.json"), JSON.stringify(config));
+  return dir;
+}
+
+const REQUEST = "Audit every module under src/ and list the functions that never close their file handles.";
+const SYSTEM = "You are a careful code auditor. Read files with read_file before answering.";
+const STEPS = 14;
+
+const readFile = tool(
+  async ({ path }: { path: string }) =>
+    // ~2,500 tokens of distinct text per result: the history outgrows a 12k window after a few steps.
+    Array.from({ length: 180 }, (_, line) => `${path}:${line + 1}: export function handler${line}(fd) { return open(fd, ${line}); }`).join("\n"),
+  { name: "read_file", description: "Read a source file.", schema: z.object({ path: z.string() }) },
+);
+
+/** A script of STEPS tool calls (two calls in parallel on every third step), then an answer. */
+function scriptedModel() {
+  const model = fakeModel();
+  for (let step = 0; step < STEPS; step++) {
+    const calls = [{ id: `call_${step}_a`, name: "read_file", args: { path: `src/module-${step}.ts` } }];
+    if (step % 3 === 2) calls.push({ id: `call_${step}_b`, name: "read_file", args: { path: `src/extra-${step}.ts` } });
+    model.respond(new AIMessage({ content: `Reading step ${step}.`, tool_calls: calls.map((c) => ({ ...c, type: "tool_call" as const })) }));
+  }
+  model.respond(new AIMessage("handler3 in src/module-3.ts never closes its handle."));
+  return model;
+}
+
+let counter: TokenCounter;
+beforeAll(() => {
+  counter = createTiktokenCounter();
+});
+afterAll(() => counter.dispose());
+
+const adapter = createLangChainAdapter();
+/** The size of one model call as sent: every message, and the tool definitions. */
+function sentTokens(messages: readonly BaseMessage[]): number {
+  const tools = counter.count(JSON.stringify(convertToOpenAITool(readFile)));
+  return messages.reduce((sum, message) => sum + counter.count(messageTokenText(adapter.readFacts(message))), tools);
+}
+
+async function runAgent(cwd: string, window: number, events: LangChainCompactionEvent[] = []) {
+  const model = scriptedModel();
+  const agent = createAgent({
+    model,
+    tools: [readFile],
+    systemPrompt: SYSTEM,
+    middleware: [compactionMiddleware({ cwd, contextWindow: window, agent: "auditor", on: (event) => events.push(event) })],
+  });
+  const state = await agent.invoke({ messages: [new HumanMessage(REQUEST)] }, { recursionLimit: 200 });
+  return { model, state, events };
+}
+
+describe("compactionMiddleware in a createAgent tool loop", () => {
+  const WINDOW = 12_000;
+
+  it("never sends more than the window, never a tool result without its call, always the user's request", async () => {
+    const cwd = project({ reserveTokens: 1000, agents: { auditor: { preset: "safeguard" } } });
+    const { model, state, events } = await runAgent(cwd, WINDOW);
+
+    expect(model.callCount).toBe(STEPS + 1);
+    const uncompacted = 16 + STEPS * 2_500;
+    expect(uncompacted).toBeGreaterThan(WINDOW * 2);
+    let peak = 0;
+    for (const [index, call] of model.calls.entries()) {
+      const sent = call.messages as BaseMessage[];
+      expect(sentTokens(sent), `call ${index}`).toBeLessThanOrEqual(WINDOW);
+      // The system prompt goes first, as createAgent sends it.
+      expect(sent[0]?.type).toBe("system");
+      const issued = new Set<string>();
+      for (const message of sent) {
+        const facts = adapter.readFacts(message);
+        for (const id of facts.toolResultIds) expect(issued.has(id), `call ${index}: result ${id} without its call`).toBe(true);
+        for (const toolCall of facts.toolCalls) issued.add(toolCall.id);
+      }
+      const text = sent.map((message) => adapter.readFacts(message).text).join("\n");
+      expect(text, `call ${index}`).toContain(REQUEST);
+      peak = Math.max(peak, sentTokens(sent));
+    }
+    expect(peak).toBeLessThan(uncompacted / 2);
+
+    // The state holds the compacted history (real BaseMessages, under the window), the answer last.
+    expect(sentTokens(state.messages as BaseMessage[])).toBeLessThanOrEqual(WINDOW);
+    expect(state.messages.at(-1)?.text).toContain("never closes its handle");
+    const ends = events.filter((event) => event.type === "compaction-end");
+    expect(ends.length).toBeGreaterThan(0);
+    expect(ends.every((event) => event.type === "compaction-end" && event.result.status === "compacted")).toBe(true);
+    // Fewer compactions than steps: each one leaves room for several more before the next.
+    expect(ends.length).toBeLessThan(STEPS);
+    expect(events.filter((event) => event.type === "warning")).toEqual([]);
+    // One turn: the request is never compacted, so the old outputs were shrunk, not summarised.
+    expect(ends.some((event) => event.type === "compaction-end" && event.result.messages.length < (state.messages as BaseMessage[]).length)).toBe(true);
+  }, 60_000);
+
+  it("gives the same messages for the same history (prompt caches stay warm)", async () => {
+    const cwd = project({ reserveTokens: 1000, agents: { auditor: { preset: "safeguard" } } });
+    // A history as the agent's state holds it (LangGraph gives every message an id).
+    const history = (): BaseMessage[] => {
+      const messages: BaseMessage[] = [new HumanMessage({ content: REQUEST, id: "m-request" })];
+      for (let step = 0; step < STEPS; step++) {
+        messages.push(new AIMessage({ id: `m-ai-${step}`, content: `Reading step ${step}.`, tool_calls: [{ id: `call_${step}`, name: "read_file", args: { path: `src/module-${step}.ts` }, type: "tool_call" }] }));
+        messages.push(new ToolMessage({ id: `m-tool-${step}`, tool_call_id: `call_${step}`, content: `// module ${step}\n` + "export const value = compute(); // a long line of code\n".repeat(150) }));
+      }
+      return messages;
+    };
+    const compactOnce = async (messages: BaseMessage[]) => {
+      const middleware = compactionMiddleware({ cwd, contextWindow: WINDOW, agent: "auditor" });
+      const beforeModel = middleware.beforeModel as (state: unknown, runtime: unknown) => Promise<{ messages: BaseMessage[] } | undefined>;
+      const update = await beforeModel({ messages }, {});
+      expect(update).toBeDefined();
+      return update!.messages.map((message) => `${message.type}:${message.id ?? ""}:${adapter.readFacts(message).text}`);
+    };
+    // Two middlewares (two processes, or a restart) and two copies of the same history.
+    expect(await compactOnce(history())).toEqual(await compactOnce(history()));
+  }, 60_000);
+
+  it("does nothing while the history is under the threshold", async () => {
+    const cwd = project({ agents: { auditor: { preset: "safeguard" } } });
+    const { model, events } = await runAgent(cwd, 1_000_000);
+    expect(events).toEqual([]);
+    const last = model.calls.at(-1)?.messages as BaseMessage[];
+    expect(last).toHaveLength(2 + STEPS * 2 + Math.floor(STEPS / 3));
+  }, 60_000);
+
+  it("rejects bad options with the option's path", () => {
+    expect(() => compactionMiddleware({ contextWindow: -5 })).toThrow(expect.objectContaining({ code: "COMPACTION_INPUT_INVALID", path: "/contextWindow" }));
+    expect(() => compactionMiddleware({ on: "log" as never })).toThrow(/on must be a function/);
+  });
+});

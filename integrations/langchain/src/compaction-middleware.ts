@@ -1,0 +1,188 @@
+/**
+ * `compactionMiddleware(options)`: a LangChain.js v1 agent middleware (`createAgent({ middleware })`)
+ * that compacts the agent's history before each model call, by the preset and agent section of
+ * `.compactionrc`.
+ *
+ * - `beforeModel`: when the call would carry more than the preset's auto-compaction share of the
+ *   window (messages plus system prompt and tool definitions), the compactor runs on
+ *   `state.messages` and the state is replaced by its result (a summary message and the kept
+ *   messages). The next call starts from that, so each compaction extends the last one instead of
+ *   summarising the whole history again, and the same history gives the same messages.
+ * - `wrapModelCall`: measures the system prompt and tool definitions the call carries (so the
+ *   next `beforeModel` leaves room for them) and, should the call still be over the window (a
+ *   large system prompt first seen now, one turn's outputs larger than the window), compacts this
+ *   call's messages and shrinks what is still too large to head and tail (the core's
+ *   `shrinkToBudget`), for this call only. A call that cannot be brought under the window is not
+ *   sent: it throws COMPACTION_CONTEXT_OVERFLOW.
+ */
+import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
+import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
+import {
+  CompactionError,
+  type CompactionResult,
+  type Compactor,
+  createCompactor,
+  describeError,
+  ErrorCodes,
+  shrinkToBudget,
+} from "@compaction/core";
+import { createMiddleware } from "langchain";
+import { createLangChainAdapter } from "./langchain-adapter.js";
+import { checkOptions, type LangChainCompactionEvent, type LangChainCompactionOptions } from "./options.js";
+
+/** LangGraph's `REMOVE_ALL_MESSAGES`: a RemoveMessage with this id clears the message list. */
+const REMOVE_ALL_MESSAGES = "__remove_all__";
+
+/** The middleware's name in the agent graph. */
+export const COMPACTION_MIDDLEWARE_NAME = "CompactionMiddleware";
+
+interface Fit {
+  readonly result: CompactionResult<BaseMessage> | null;
+  readonly messages: readonly BaseMessage[];
+  readonly tokens: number;
+}
+
+/** What one model call carries besides the messages: the system prompt and the tool definitions. */
+function overheadText(request: { systemPrompt?: unknown; systemMessage?: unknown; tools?: readonly unknown[] }): string {
+  const pieces: string[] = [];
+  const system = request.systemMessage as { text?: unknown } | undefined;
+  if (system !== undefined && typeof system.text === "string") pieces.push(system.text);
+  else if (typeof request.systemPrompt === "string") pieces.push(request.systemPrompt);
+  for (const tool of request.tools ?? []) {
+    try {
+      pieces.push(JSON.stringify(convertToOpenAITool(tool as Parameters<typeof convertToOpenAITool>[0])));
+    } catch {
+      pieces.push(JSON.stringify(tool) ?? "");
+    }
+  }
+  return pieces.join("\n");
+}
+
+/**
+ * The compacting middleware for `createAgent({ middleware: [compactionMiddleware({ ... })] })`.
+ * The compactor is built from the config on the first model call (errors in the config surface
+ * there, with their COMPACTION_CONFIG_* code).
+ */
+export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
+  checkOptions(options);
+  let compactor: Promise<Compactor<BaseMessage>> | undefined;
+  /** Tokens of the system prompt and tool definitions, as the last call carried them. */
+  let overhead = 0;
+
+  const emit = (event: LangChainCompactionEvent) => options.on?.(event);
+
+  const getCompactor = (): Promise<Compactor<BaseMessage>> => {
+    compactor ??= (async () => {
+      const built =
+        options.compactor ??
+        (await createCompactor<BaseMessage>({
+          cwd: options.cwd,
+          configPath: options.configPath,
+          agent: options.agent,
+          preset: options.preset,
+          adapter: createLangChainAdapter(options.isPinned === undefined ? {} : { isPinned: options.isPinned }),
+        }));
+      for (const plugin of options.plugins ?? []) if (options.compactor === undefined) built.use(plugin);
+      return built;
+    })();
+    return compactor;
+  };
+
+  const windowOf = (engine: Compactor<BaseMessage>): number => {
+    const window = options.contextWindow ?? engine.contextWindow;
+    if (window === undefined) {
+      throw new CompactionError(ErrorCodes.INPUT_INVALID, "@compaction/langchain: no context window: neither the contextWindow option nor the config's contextWindow is set.", {
+        path: "/contextWindow",
+        hint: "Pass compactionMiddleware({ contextWindow: <the model's window in tokens> }) or set contextWindow in .compactionrc.",
+      });
+    }
+    return window;
+  };
+
+  /** Compacts `messages` so that, with `extra` tokens beside them, the call fits `window`. */
+  const fit = async (
+    engine: Compactor<BaseMessage>,
+    messages: readonly BaseMessage[],
+    window: number,
+    extra: number,
+    scope: "state" | "request",
+    signal: AbortSignal | undefined,
+  ): Promise<Fit> => {
+    const before = engine.tokens.contextTokens(messages).tokens + extra;
+    emit({
+      type: "compaction-start",
+      tokens: before,
+      threshold: engine.autoCompact.threshold * window,
+      contextWindow: window,
+      messages: messages.length,
+      scope,
+    });
+    const result = await engine.compact({
+      messages,
+      contextWindow: Math.max(1, window - extra),
+      reserveTokens: options.reserveTokens ?? engine.reserveTokens,
+      trigger: "auto",
+      ...(options.agent === undefined ? {} : { agent: options.agent }),
+      ...(signal === undefined ? {} : { signal }),
+    });
+    const tokens = result.status === "compacted" ? engine.tokens.total(result.messages) + extra : before;
+    emit({ type: "compaction-end", result, tokens, scope });
+    if (result.status === "failed" || result.status === "cancelled") {
+      emit({ type: "warning", message: `Compaction ${result.status}: ${result.reason ?? ""}`.trim(), code: result.error?.code ?? null });
+    }
+    return { result, messages: result.messages, tokens };
+  };
+
+  return createMiddleware({
+    name: COMPACTION_MIDDLEWARE_NAME,
+    beforeModel: async (state, runtime) => {
+      const engine = await getCompactor();
+      const window = windowOf(engine);
+      const messages = state.messages as BaseMessage[];
+      const tokens = engine.tokens.contextTokens(messages).tokens + overhead;
+      if (!engine.autoCompact.enabled || tokens <= engine.autoCompact.threshold * window) return undefined;
+      const signal = (runtime as { signal?: AbortSignal } | undefined)?.signal;
+      const done = await fit(engine, messages, window, overhead, "state", signal);
+      if (done.result?.status !== "compacted") return undefined;
+      const budget = window - (options.reserveTokens ?? engine.reserveTokens);
+      if (done.tokens > budget) {
+        emit({
+          type: "warning",
+          message: `After compacting, the call is still ${done.tokens} tokens, over the budget of ${budget} (window ${window} minus the reply's reserve); the call itself is shrunk to fit the window.`,
+          code: null,
+        });
+      }
+      return { messages: [new RemoveMessage({ id: REMOVE_ALL_MESSAGES }), ...done.messages] };
+    },
+    wrapModelCall: async (request, handler) => {
+      const engine = await getCompactor();
+      const window = windowOf(engine);
+      overhead = engine.tokens.counter.count(overheadText(request));
+      const sent = engine.tokens.total(request.messages) + overhead;
+      if (sent <= window) return handler(request);
+      let done: Fit;
+      try {
+        done = await fit(engine, request.messages, window, overhead, "request", undefined);
+      } catch (error) {
+        throw new CompactionError(ErrorCodes.CONTEXT_OVERFLOW, `@compaction/langchain: the model call is ${sent} tokens, over the ${window}-token window, and compacting it failed: ${describeError(error)}`, {
+          cause: error,
+          hint: "Lower the system prompt or tool definitions, or raise contextWindow.",
+        });
+      }
+      // What compacting could not bring under the window is shrunk to head and tail (the core's
+      // shrinkToBudget: largest tool outputs first, the request last), for this call only.
+      const shaped = shrinkToBudget(done.messages, engine.tokens, { budget: Math.max(0, window - overhead) });
+      if (!shaped.fits) {
+        throw new CompactionError(
+          ErrorCodes.CONTEXT_OVERFLOW,
+          `@compaction/langchain: the model call is ${shaped.tokens + overhead} tokens after compacting and shrinking (system prompt and tools: ${overhead}), over the ${window}-token window; it was not sent.`,
+          { hint: "Shorten the system prompt or tool definitions, pin fewer messages, or use a model with a larger window." },
+        );
+      }
+      if (shaped.shrunk.length > 0) {
+        emit({ type: "warning", message: `Shrunk ${shaped.shrunk.length} message(s) to head and tail for this call to fit the ${window}-token window.`, code: null });
+      }
+      return handler({ ...request, messages: [...shaped.messages] });
+    },
+  });
+}
