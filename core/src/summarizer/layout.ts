@@ -7,6 +7,8 @@ import { type ItemStyle, parseItemLine, parseSections, unwrapCode } from "./sect
 /** The item lists a history summary is made of. */
 export type SlotId =
   | "goal"
+  | "currentTask"
+  | "plan"
   | "constraints"
   | "done"
   | "inProgress"
@@ -20,6 +22,8 @@ export type SlotId =
 
 export const SLOT_IDS: readonly SlotId[] = [
   "goal",
+  "currentTask",
+  "plan",
   "constraints",
   "done",
   "inProgress",
@@ -43,6 +47,8 @@ export interface LayoutEntry {
 /** The history summary: headings in order. Other code and tests parse these exact titles. */
 export const HISTORY_LAYOUT: readonly LayoutEntry[] = [
   { level: 2, title: "Goal", slot: "goal", style: "bullet" },
+  { level: 2, title: "Current Task", slot: "currentTask", style: "bullet" },
+  { level: 2, title: "Plan", slot: "plan", style: "verbatim" },
   { level: 2, title: "Constraints & Preferences", slot: "constraints", style: "bullet" },
   { level: 2, title: "Progress", style: "bullet" },
   { level: 3, title: "Done", slot: "done", style: "done" },
@@ -106,6 +112,9 @@ const TOP_ALIASES = new Map<string, string>([
   ["focus", FOCUS_TITLE],
   ["goal", "Goal"],
   ["goals", "Goal"],
+  ["current task", "Current Task"],
+  ["plan", "Plan"],
+  ["agreed plan", "Plan"],
   ["constraints and preferences", "Constraints & Preferences"],
   ["constraints", "Constraints & Preferences"],
   ["progress", "Progress"],
@@ -197,9 +206,18 @@ function slotOf(entry: LayoutEntry): SlotId | undefined {
   return undefined;
 }
 
+/** A done item naming a file the work wrote or edited: the file is listed as modified again on reading. */
+const DONE_FILE_ITEM = /^(?:Wrote|Edited|Patched) `([^`]+)`$/;
+
 function readItems(slots: Record<SlotId, string[]>, entry: LayoutEntry, lines: readonly string[]): void {
   const slot = slotOf(entry);
   if (slot === undefined) return;
+  if (slot === "plan") {
+    // Verbatim: a tree or list is one item, its layout and blank lines kept.
+    const text = lines.filter((line) => !SPLIT_TURN_LINE.test(line)).join("\n").trim();
+    if (text !== "") slots.plan.push(text);
+    return;
+  }
   const code = HISTORY_LAYOUT.some((e) => e.slot === slot && e.style === "code");
   for (const line of lines) {
     if (SPLIT_TURN_LINE.test(line)) continue;
@@ -212,6 +230,8 @@ function readItems(slots: Record<SlotId, string[]>, entry: LayoutEntry, lines: r
       else if (item.checked === false) target = "inProgress";
     }
     slots[target].push(text);
+    const file = target === "done" ? DONE_FILE_ITEM.exec(text) : null;
+    if (file?.[1] !== undefined) slots.filesModified.push(file[1]);
   }
 }
 
