@@ -3,8 +3,9 @@
  * at most N items per section, items matching the focus first, and a rank on every item that
  * says what to drop first when the summary must shrink.
  */
-import { LOOKING_COMMAND } from "./cues.js";
-import { type Extraction, commandWorkItem } from "./extract.js";
+import { CHECKING_COMMAND, LOOKING_COMMAND } from "./cues.js";
+import { ItemList } from "./item-list.js";
+import type { Extraction } from "./extract.js";
 import {
   type ExtraSection,
   FOCUS_TITLE,
@@ -96,6 +97,26 @@ export function historyBlocks(
   return blocks;
 }
 
+/** Output plumbing after a command (`2>&1 | tail -20`): the same check, shown once. */
+const OUTPUT_PLUMBING = /(?:\s+2>&1)?(?:\s*\|\s*(?:head|tail)(?:\s+-n?\s*\d+|\s+-\d+)?)+\s*$|\s+2>&1\s*$/;
+
+/**
+ * Commands worth listing for whoever continues: checks (build, test, lint) and other tools'
+ * calls, each once without its output plumbing. Commands that only looked are left out, and so
+ * are commands that changed something: Done names those (commits by their message). Newest last.
+ */
+function shownCommands(commands: readonly string[]): string[] {
+  const shown = new ItemList({ repeat: "latest", caseless: false });
+  for (const command of commands) {
+    if (LOOKING_COMMAND.test(command)) continue;
+    if (CHECKING_COMMAND.test(command) || OTHER_TOOL_CALL.test(command)) shown.add(command.replace(OUTPUT_PLUMBING, ""));
+  }
+  return shown.values();
+}
+
+/** How the summary writes a call of a tool that is neither a file nor a shell tool: `name(arguments)`. */
+const OTHER_TOOL_CALL = /^[\w.-]+\(/;
+
 /** The slots of the `### ` subsections under the `## ` heading `title`. */
 function childSlots(title: string): SlotId[] {
   const start = HISTORY_LAYOUT.findIndex((entry) => entry.level === 2 && entry.title === title);
@@ -114,15 +135,10 @@ function shownItems(state: SummaryState, limits: SectionLimits): Record<SlotId, 
   // Only done items the section has room for name a file or command for the other sections.
   const doneText = slots.done.slice(-limits.maxItemsPerSection).join("\n");
   const named = (text: string) => doneText.includes(`\`${text}\``);
-  const done = new Set(slots.done.slice(-limits.maxItemsPerSection));
   const shown: Record<SlotId, readonly string[]> = {
     ...slots,
     filesModified: slots.filesModified.filter((path) => !named(path)),
-    commands: slots.commands.filter((command) => {
-      if (LOOKING_COMMAND.test(command)) return false;
-      const work = commandWorkItem(command);
-      return work === undefined || !done.has(work);
-    }),
+    commands: shownCommands(slots.commands),
   };
   const files = new Set([...slots.filesRead, ...slots.filesModified]);
   const elsewhere = SLOT_IDS.filter((id) => id !== "identifiers")

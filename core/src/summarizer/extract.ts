@@ -167,11 +167,11 @@ export function extractFacts(messages: readonly MessageFacts[], options: Extract
     lastReplyIndex = index;
     lastReplyText = text;
     for (const sentence of proseSentences(text)) {
+      const completion = completionItem(sentence, options.maxItemChars);
+      if (completion !== undefined) done.add(completion);
       if (!looksLikeProse(sentence)) continue;
       const decision = decisionItem(sentence, options.maxItemChars);
       if (decision !== undefined) decisions.add(decision);
-      const completion = completionItem(sentence, options.maxItemChars);
-      if (completion !== undefined) done.add(completion);
     }
     const plan = findPlan(text, isNewestReply);
     if (plan !== undefined) messagePlan = { index, text: plan };
@@ -364,19 +364,27 @@ function firstString(record: Record<string, unknown>, fields: readonly string[])
 }
 
 /**
- * A decision sentence as an item: lead-in words ("Let me", "Now I'll") and a trailing colon
- * removed; undefined when it is no decision or only chatter is left.
+ * A decision sentence as an item, verbatim; a chatty lead-in ("Now let me", "Good,") is
+ * removed with the trailing colon. Undefined when it is no decision or only chatter is left.
  */
 function decisionItem(sentence: string, maxChars: number): string | undefined {
   if (!DECISION_CUE.test(sentence) || sentence.endsWith("?")) return undefined;
+  if (!CHATTY_LEAD_IN.test(sentence)) return clip(collapseWhitespace(sentence), maxChars);
   const text = progressItem(sentence, maxChars);
   if (text.split(/\s+/).length < MIN_STATEMENT_WORDS || CHATTER_OPENER.test(text)) return undefined;
   return text;
 }
 
+/** The openers of a decision sentence that narrate rather than decide ("Now let me", "Good,"). */
+const CHATTY_LEAD_IN = /^(?:now|good|great|perfect|ok(?:ay)?|alright|let me)\b/i;
+
+/** Longest sentence taken as a completion: longer ones are explanations, not status lines. */
+const MAX_COMPLETION_CHARS = 160;
+
 /** An assistant sentence stating something finished ("WP15 complete", "All checks pass"), not chatter. */
 function completionItem(sentence: string, maxChars: number): string | undefined {
-  if (!COMPLETION_CUE.test(sentence) || sentence.endsWith("?") || !isStatement(sentence)) return undefined;
+  if (!COMPLETION_CUE.test(sentence) || sentence.endsWith("?") || FILLER_SENTENCE.test(sentence)) return undefined;
+  if (sentence.trim().split(/\s+/).length < 2 || sentence.length > MAX_COMPLETION_CHARS) return undefined;
   if (CHATTER_OPENER.test(sentence) || INTENT_LEAD_IN.test(sentence) || NEXT_STEP_CUE.test(sentence)) return undefined;
   return progressItem(sentence, maxChars);
 }
@@ -391,11 +399,6 @@ function isConstraint(sentence: string): boolean {
   return CONSTRAINT_CUE.test(sentence) && !sentence.endsWith("?") && !NOT_A_CONSTRAINT.test(sentence);
 }
 
-/** An assistant sentence that can stand as a progress item: not filler, at least three words. */
-function isStatement(sentence: string): boolean {
-  if (FILLER_SENTENCE.test(sentence)) return false;
-  return sentence.trim().split(/\s+/, MIN_STATEMENT_WORDS).length >= MIN_STATEMENT_WORDS;
-}
 
 /**
  * The line of a failed call's output to show: the first line that names an error when the
@@ -441,7 +444,7 @@ function nextStepsOf(reply: string, maxChars: number): string[] {
     }
     for (const sentence of splitSentences(line.text)) {
       if (!NEXT_STEP_CUE.test(sentence) || !looksLikeProse(sentence) || sentence.trim().endsWith("?")) continue;
-      const text = progressItem(sentence, maxChars);
+      const text = CHATTY_LEAD_IN.test(sentence) ? progressItem(sentence, maxChars) : clip(collapseWhitespace(sentence), maxChars);
       if (!CHATTER_OPENER.test(text) && text.split(/\s+/).length >= MIN_STATEMENT_WORDS) steps.add(text);
     }
   }

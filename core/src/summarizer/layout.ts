@@ -231,7 +231,7 @@ function readItems(slots: Record<SlotId, string[]>, entry: LayoutEntry, lines: r
     }
     slots[target].push(text);
     const file = target === "done" ? DONE_FILE_ITEM.exec(text) : null;
-    if (file?.[1] !== undefined) slots.filesModified.push(file[1]);
+    if (file?.[1] !== undefined && !slots.filesModified.includes(file[1])) slots.filesModified.push(file[1]);
   }
 }
 
