@@ -5,6 +5,9 @@
 
 const APOS = "['’]";
 
+/** Openers that react rather than inform. */
+const REACTIONS = String.raw`good|great|perfect|excellent|nice|ok(?:ay)?|alright|sure|hmm+|wait|ah|oh|actually|got it|looks good|you${APOS}re (?:absolutely |totally |quite )?right|that${APOS}s (?:much |a lot |way )?(?:better|it|right|correct)|understood|thanks|thank you`;
+
 /** A user sentence that states a constraint or preference. */
 export const CONSTRAINT_CUE = new RegExp(
   String.raw`\b(?:must|never|don${APOS}t|do not|always|only|prefers?|preferred|avoid|without|should not|shouldn${APOS}t|make sure|ensure|no need to|not allowed)\b`,
@@ -58,13 +61,16 @@ export const ERROR_LINE =
  * Such sentences narrate the work; what the work did is read from the tool calls instead.
  */
 export const CHATTER_OPENER = new RegExp(
-  String.raw`^(?:now|good|great|perfect|excellent|nice|ok(?:ay)?|alright|sure|hmm+|wait|ah|oh|actually|done|got it|looks good|see how|revert|let me|let${APOS}s|I${APOS}ll|I will|I${APOS}m going to|you${APOS}re (?:absolutely |totally |quite )?right|that${APOS}s (?:much |a lot |way )?(?:better|it|right|correct)|understood|thanks|thank you)\b`,
+  String.raw`^(?:now|done|see how|revert|let me|let${APOS}s|I${APOS}ll|I will|I${APOS}m going to|${REACTIONS})\b`,
   "i",
 );
 
+/** A sentence that opens with a reaction to what was said or seen ("Good,", "You're absolutely right"). */
+export const REACTION_OPENER = new RegExp(String.raw`^(?:${REACTIONS})\b`, "i");
+
 /** An assistant sentence stating that something is finished ("WP15 complete.", "All checks pass."). */
 export const COMPLETION_CUE =
-  /\b(?:(?:is|are) (?:now )?(?:complete|done|finished|working|passing)|completed?|all (?:checks|tests) pass(?:es|ed)?|(?:checks|tests) (?:now )?pass)\b/i;
+  /\b(?:(?:is|are) (?:now )?(?:complete|done|finished|working|passing)|completed?|all (?:checks|tests) pass(?:es|ed)?|(?:checks|tests) (?:now )?pass)\b|^(?:fixed|added|implemented|created|updated|removed|renamed|moved|refactored|replaced|extracted|resolved|ported)\s/i;
 
 /** A user sentence or message that is an error someone pasted, not a rule ("Error: 400 ...", JSON). */
 export const PASTED_ERROR =

@@ -19,6 +19,7 @@ import {
   NEXT_STEP_CUE,
   NOT_A_CONSTRAINT,
   PASTED_ERROR,
+  REACTION_OPENER,
   SLASH_COMMAND,
   TRAILING_PUNCTUATION,
 } from "./cues.js";
@@ -445,7 +446,7 @@ function nextStepsOf(reply: string, maxChars: number): string[] {
     for (const sentence of splitSentences(line.text)) {
       if (!NEXT_STEP_CUE.test(sentence) || !looksLikeProse(sentence) || sentence.trim().endsWith("?")) continue;
       const text = CHATTY_LEAD_IN.test(sentence) ? progressItem(sentence, maxChars) : clip(collapseWhitespace(sentence), maxChars);
-      if (!CHATTER_OPENER.test(text) && text.split(/\s+/).length >= MIN_STATEMENT_WORDS) steps.add(text);
+      if (!REACTION_OPENER.test(text) && text.split(/\s+/).length >= MIN_STATEMENT_WORDS) steps.add(text);
     }
   }
   const last = lines[lines.length - 1];
