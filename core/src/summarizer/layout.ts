@@ -78,6 +78,13 @@ export const PENDING_PREFIX = "Pending: ";
 /** Next-step items for unanswered user asks start with this. */
 export const RESPOND_PREFIX = "Respond to: ";
 
+/**
+ * Heading of the one-line note a history summary is when its messages held nothing to keep
+ * (say, tool output only): never empty headings, never an empty answer for messages that exist.
+ * Not carried into the next summary.
+ */
+export const NOTHING_KEPT_TITLE = "Earlier Messages";
+
 /** Heading under which text before the first heading of a previous summary is kept. */
 export const EARLIER_SUMMARY_HEADING = "## Earlier Summary";
 
@@ -170,6 +177,11 @@ export function readSummary(text: string): SummaryState {
         const text = (parseItemLine(line)?.text ?? line).trim();
         if (text !== "" && !SPLIT_TURN_LINE.test(text)) slots[turnSlot].push(text);
       }
+      parent = undefined;
+      unknownParent = undefined;
+      continue;
+    }
+    if (section.level === 2 && section.title === NOTHING_KEPT_TITLE) {
       parent = undefined;
       unknownParent = undefined;
       continue;
