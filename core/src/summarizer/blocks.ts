@@ -97,8 +97,8 @@ export function historyBlocks(
   return blocks;
 }
 
-/** Output plumbing after a command (`2>&1 | tail -20`): the same check, shown once. */
-const OUTPUT_PLUMBING = /(?:\s+2>&1)?(?:\s*\|\s*(?:head|tail)(?:\s+-n?\s*\d+|\s+-\d+)?)+\s*$|\s+2>&1\s*$/;
+/** Output plumbing after a command (`2>&1 | tail -20`, `| grep error`): the same check, shown once. */
+const OUTPUT_PLUMBING = /(?:\s+2>&1)?(?:\s*\|\s*(?:head|tail|grep|wc)\b[^|]*)+$|\s+2>&1\s*$/;
 
 /**
  * Commands worth listing for whoever continues: checks (build, test, lint) and other tools'

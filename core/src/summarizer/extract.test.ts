@@ -122,6 +122,18 @@ describe("extractFacts: done work comes from what happened, not from the narrati
     expect(out.done).toEqual([]);
   });
 
+  it("leaves a call that never got a result, before the newest calls, out of both done and in progress (it was aborted)", () => {
+    const out = extract([
+      user("Fix it"),
+      assistant("", [call("c1", "edit", { path: "old.ts" })]),
+      user("stop, do it differently"),
+      assistant("", [call("c2", "edit", { path: "new.ts" })]),
+      result("c2", "ok"),
+    ]);
+    expect(out.done).toEqual(["Edited `new.ts`"]);
+    expect(out.inProgress).toEqual([]);
+  });
+
   it("puts the intent of the last reply under next steps, not under done", () => {
     const out = extract([user("Fix it"), assistant("Fixed the parser."), assistant("Next I'll update the docs for the parser.")]);
     expect(out.nextSteps).toEqual(["Next I'll update the docs for the parser."]);
@@ -200,6 +212,16 @@ describe("extractFacts: errors are not constraints", () => {
     expect(out.currentTask).toEqual([]);
     expect(out.failed).toHaveLength(1);
     expect(out.failed[0]).toMatch(/^user reported: Error: 400/);
+  });
+
+  it("does not list a search that found nothing (grep exiting with 1) as an error", () => {
+    const out = extract([
+      user("x"),
+      assistant("", [call("c1", "bash", { command: "grep -n foo src/a.ts" }), call("c2", "bash", { command: "npm test" })]),
+      result("c1", "Command exited with code 1", true, "bash"),
+      result("c2", "Command exited with code 1", true, "bash"),
+    ]);
+    expect(out.failed).toEqual(["bash(npm test): Command exited with code 1"]);
   });
 
   it("marks a failure that a later run of the same command got through", () => {

@@ -184,6 +184,8 @@ export function extractFacts(messages: readonly MessageFacts[], options: Extract
       issued.add(call.id);
       const reading = readToolCall(call);
       const status = statusOf(call.id);
+      // A call without a result before the newest calls was abandoned (aborted): neither done nor running.
+      const abandoned = status === "pending" && index !== newestCalls;
       const key = failureKey(reading);
       if (status === "ok" && key !== "") succeeded.set(key, callIndex);
       switch (reading.kind) {
@@ -195,7 +197,7 @@ export function extractFacts(messages: readonly MessageFacts[], options: Extract
           for (const path of reading.paths) {
             filesModified.add(path);
             if (status === "ok") completed.add(path);
-            (status === "ok" ? done : inProgress).add(fileWorkItem(reading, path, status));
+            if (!abandoned) (status === "ok" ? done : inProgress).add(fileWorkItem(reading, path, status));
             if (followWrite(written, reading, call.arguments, path)) planFile = { index, path };
           }
           break;
@@ -205,7 +207,7 @@ export function extractFacts(messages: readonly MessageFacts[], options: Extract
           if (status === "ok") completed.add(command);
           const work = commandWorkItem(reading.command ?? reading.argsSummary);
           if (work !== undefined && status === "ok") done.add(work);
-          else if (work !== undefined && status === "pending") inProgress.add(`${work} (no result yet)`);
+          else if (work !== undefined && status === "pending" && !abandoned) inProgress.add(`${work} (no result yet)`);
           collectIdentifiers(reading.command ?? "", addIdentifier);
           break;
         }
@@ -214,7 +216,7 @@ export function extractFacts(messages: readonly MessageFacts[], options: Extract
           break;
       }
       const result = results.get(call.id);
-      if (status === "failed" && result !== undefined) {
+      if (status === "failed" && result !== undefined && !isEmptySearch(reading, result.text)) {
         const name = result.toolName ?? reading.name;
         const args = clip(collapseWhitespace(reading.argsSummary), FAILED_ARGS_CHARS);
         failures.push({ text: item(`${name}(${args}): ${errorLine(result.text)}`), key, callIndex });
@@ -229,6 +231,7 @@ export function extractFacts(messages: readonly MessageFacts[], options: Extract
   };
 
   const newestReply = newestReplyIndex(messages);
+  const newestCalls = newestCallsIndex(messages);
   messages.forEach((facts, index) => {
     switch (facts.kind) {
       case "summary":
@@ -290,6 +293,22 @@ export function extractFacts(messages: readonly MessageFacts[], options: Extract
 
 /** Appended to a failed call that a later call of the same command (or tool on the same file) got through. */
 export const RESOLVED_MARK = "(later succeeded)";
+
+/** The index of the newest assistant message with tool calls, or -1. */
+function newestCallsIndex(messages: readonly MessageFacts[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const facts = messages[i];
+    if (facts?.kind === "assistant" && facts.toolCalls.length > 0) return i;
+  }
+  return -1;
+}
+
+/** A command that only looked and found nothing (`grep` exiting with 1): no error anyone must act on. */
+function isEmptySearch(reading: ToolCallReading, output: string): boolean {
+  if (reading.kind !== "command" || !LOOKING_COMMAND.test(collapseWhitespace(reading.command ?? ""))) return false;
+  const text = output.trim();
+  return text === "" || /^command exited with code 1\.?$/i.test(text);
+}
 
 /** The index of the newest assistant message with text, or -1. */
 function newestReplyIndex(messages: readonly MessageFacts[]): number {

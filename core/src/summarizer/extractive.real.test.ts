@@ -67,9 +67,11 @@ describe("extractive summarizer on pi-large-session.jsonl, first 400 messages", 
     expect(state.slots.filesModified).toHaveLength(15);
   });
 
-  it("reports as many failed tool calls as there are error results in the range", async () => {
-    const errors = first400.filter((m) => m.role === "toolResult" && m.isError).length;
+  it("reports every failed tool call of the range but searches that found nothing (grep exiting with 1)", async () => {
+    const isEmptySearch = (m: PiMessage) => m.role === "toolResult" && /^Command exited with code 1\.?$/.test(cache.of(m).text.trim());
+    const errors = first400.filter((m) => m.role === "toolResult" && m.isError && !isEmptySearch(m)).length;
     expect(errors).toBeGreaterThan(0);
+    expect(first400.some(isEmptySearch)).toBe(true);
     const state = readSummary(await summarize(first400, 3000));
     expect(state.slots.failed).toHaveLength(errors);
     expect(state.slots.failed).toContain("bash(grep -A 3 \"function applyBackgroundToLine\" packages/tui/src/wrap-ansi.ts): grep: packages/tui/src/wrap-ansi.ts: No such file or directory");
