@@ -9,6 +9,9 @@
  *    or lost; and per run the compactions, the context after them and the summary sizes.
  * 2. The same on the real transcripts, with facts taken from their own early messages (see
  *    fidelity/real-facts.ts) and a window of 1/FIDELITY_REAL_RATIO of each transcript.
+ * 0. First, the extractive summary beside the two summaries a model wrote for pi in
+ *    pi-before-compaction.jsonl, of the same spans: identifiers of the model's kept, filler
+ *    lines, tokens (see fidelity/model-summaries.ts; FIDELITY_MODEL_SUMMARIES=0 skips it).
  *
  * Environment (all optional): FIDELITY_WINDOW (32000), FIDELITY_MULTIPLE (4), FIDELITY_SEED (1),
  * FIDELITY_FACTS (facts per kind, 6; at most 9), FIDELITY_PRESETS (comma list), FIDELITY_COUNTER
@@ -25,6 +28,7 @@ import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from
 import { type Fact, REAL_KINDS, SYNTHETIC_KINDS } from "./fidelity/facts.js";
 import { generateSession } from "./fidelity/generator.js";
 import { measureFacts, recallSearch, sharesByKind } from "./fidelity/measure.js";
+import { modelSummaryTable } from "./fidelity/model-summaries.js";
 import { realFacts } from "./fidelity/real-facts.js";
 import { type ReplayOutcome, replayPreset, replayTruncation } from "./fidelity/replay.js";
 import { costTable, factMatrix, notes, retentionTable, type RunResult, summarySeries } from "./fidelity/table.js";
@@ -48,6 +52,7 @@ const FIXTURES = env("FIDELITY_FIXTURES", [...PI_FIXTURES, ...CLAUDE_FIXTURES].j
 const REAL_RATIO = num("FIDELITY_REAL_RATIO", 4);
 const MIN_WINDOW = num("FIDELITY_MIN_WINDOW", 8_000);
 const MATRIX_REAL = env("FIDELITY_MATRIX", "0") === "1";
+const MODEL_SUMMARIES = env("FIDELITY_MODEL_SUMMARIES", "1") !== "0";
 /** The truncation baseline: past 80% of the window (the default threshold), drop the oldest messages down to 60%. */
 const TRUNCATE = { trigger: 0.8, target: 0.6 };
 /** The config's default reserve (16,384 of a 200,000 window), scaled to the window. */
@@ -144,6 +149,10 @@ async function main(): Promise<void> {
   mkdirSync(tmpRoot, { recursive: true });
   const dirs = { projects: mkdtempSync(join(tmpRoot, "fidelity-")), sessions: mkdtempSync(join(tmpdir(), "fidelity-sessions-")) };
   try {
+    if (MODEL_SUMMARIES) {
+      console.log("\n## The extractive summary beside pi's model-written summaries (pi-before-compaction.jsonl, same spans)\n");
+      console.log(await modelSummaryTable(tokens.counter));
+    }
     await synthetic(dirs);
     if (REAL) await real(dirs);
   } finally {

@@ -85,7 +85,7 @@ describe.each(FORMATS)("extractSessionState on %s messages", (format) => {
 
   it("records the edit as done and the decision worded with 'instead of'", () => {
     const state = extract(conversation());
-    expect(state.done).toContain("edited src/auth.ts");
+    expect(state.done).toContain("Edited `src/auth.ts`");
     expect(state.decisions).toEqual(["I'll use a constant-time compare instead of ===."]);
   });
 

@@ -75,6 +75,8 @@ export function extractSessionState<T>(
       tokens: new MessageTokenCounter(cache, options.counter).total(messages),
     },
     goal: slots.goal.filter((goal) => !goal.startsWith(PENDING_PREFIX)),
+    currentTask: [...slots.currentTask],
+    plan: [...slots.plan],
     constraints: [...slots.constraints],
     decisions: [...slots.decisions],
     openTasks: openTasksOf(state),

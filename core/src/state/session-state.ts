@@ -55,6 +55,17 @@ export interface SessionState {
   source: SessionStateSource;
   /** What the user asked for (the opening requests, or the goal kept by earlier summaries). */
   goal: string[];
+  /**
+   * The newest requests after the opening ones (at most two, oldest first). Written by every
+   * exporter since the handover summary; optional so documents written before it still read.
+   */
+  currentTask?: string[];
+  /**
+   * The latest plan, each item verbatim and possibly several lines: a plan or agreed structure
+   * written in a message (a tree, a numbered list, a checklist), then the open work of a plan
+   * file the assistant wrote. Optional like `currentTask`.
+   */
+  plan?: string[];
   constraints: string[];
   decisions: string[];
   /** Work in progress, next steps, and user asks not answered yet. */

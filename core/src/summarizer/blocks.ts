@@ -3,11 +3,14 @@
  * at most N items per section, items matching the focus first, and a rank on every item that
  * says what to drop first when the summary must shrink.
  */
+import { CHECKING_COMMAND, LOOKING_COMMAND } from "./cues.js";
+import { ItemList } from "./item-list.js";
 import type { Extraction } from "./extract.js";
 import {
   type ExtraSection,
   FOCUS_TITLE,
   HISTORY_LAYOUT,
+  SLOT_IDS,
   type SlotId,
   type SummaryState,
   TURN_PREFIX_TITLES,
@@ -34,34 +37,56 @@ interface RankPolicy {
   readonly matchesFocus: (text: string) => boolean;
 }
 
-/** The blocks of a history summary, in the fixed layout, with unknown sections after their parent. */
+/**
+ * The blocks of a history summary, in the fixed layout, with unknown sections after their
+ * parent. Empty sections are left out (a container heading such as `## Files` too when all its
+ * subsections are empty): a summary never lists bare headings. What another section already
+ * says is not repeated: commands that only looked or are named by a done item, modified files
+ * named by a done item, and identifiers that occur in any other item.
+ */
 export function historyBlocks(
   state: SummaryState,
   focus: string | undefined,
   matchesFocus: (text: string) => boolean,
   limits: SectionLimits,
 ): SummaryBlock[] {
+  const shown = shownItems(state, limits);
   const blocks: SummaryBlock[] = focusBlocks(focus, limits);
-  const files = new Set([...state.slots.filesRead, ...state.slots.filesModified]);
+  let openParent: string | undefined;
+  let container: SummaryBlock | undefined;
   const flushExtrasOf = (parent: string | undefined) => {
     if (parent === undefined) return;
-    for (const extra of state.extras) if (extra.parent === parent) blocks.push(extraBlock(extra));
+    for (const extra of state.extras) {
+      if (extra.parent !== parent || extra.lines.length === 0) continue;
+      if (container !== undefined) blocks.push(container);
+      container = undefined;
+      blocks.push(extraBlock(extra));
+    }
   };
-  let openParent: string | undefined;
   for (const entry of HISTORY_LAYOUT) {
     if (entry.level === 2) {
       flushExtrasOf(openParent);
       openParent = entry.title;
+      container = undefined;
     }
     const heading = `${"#".repeat(entry.level)} ${entry.title}`;
     if (entry.slot === undefined) {
-      blocks.push({ heading, style: entry.style, items: [], optional: false });
+      // Pushed once its first non-empty subsection (or kept section) is.
+      container = { heading, style: entry.style, items: [], optional: false };
       continue;
     }
-    let items = state.slots[entry.slot];
-    if (entry.slot === "identifiers") items = items.filter((identifier) => !files.has(identifier));
+    const items = shown[entry.slot];
+    const hasChildren =
+      entry.level === 2 &&
+      (state.extras.some((extra) => extra.parent === entry.title && extra.lines.length > 0) ||
+        childSlots(entry.title).some((slot) => shown[slot].length > 0));
+    if (items.length === 0 && !hasChildren) continue;
+    if (container !== undefined) {
+      blocks.push(container);
+      container = undefined;
+    }
     const policy: RankPolicy = {
-      keep: entry.slot === "goal" ? "oldest" : "newest",
+      keep: entry.slot === "goal" || entry.slot === "plan" ? "oldest" : "newest",
       max: limitOf(entry.slot, limits),
       matchesFocus,
     };
@@ -70,6 +95,57 @@ export function historyBlocks(
   flushExtrasOf(openParent);
   for (const extra of state.extras) if (extra.parent === undefined) blocks.push(extraBlock(extra));
   return blocks;
+}
+
+/** Output plumbing after a command (`2>&1 | tail -20`, `| grep error`): the same check, shown once. */
+const OUTPUT_PLUMBING = /(?:\s+2>&1)?(?:\s*\|\s*(?:head|tail|grep|wc)\b[^|]*)+$|\s+2>&1\s*$/;
+
+/**
+ * Commands worth listing for whoever continues: checks (build, test, lint) and other tools'
+ * calls, each once without its output plumbing. Commands that only looked are left out, and so
+ * are commands that changed something: Done names those (commits by their message). Newest last.
+ */
+function shownCommands(commands: readonly string[]): string[] {
+  const shown = new ItemList({ repeat: "latest", caseless: false });
+  for (const command of commands) {
+    if (LOOKING_COMMAND.test(command)) continue;
+    if (CHECKING_COMMAND.test(command) || OTHER_TOOL_CALL.test(command)) shown.add(command.replace(OUTPUT_PLUMBING, ""));
+  }
+  return shown.values();
+}
+
+/** How the summary writes a call of a tool that is neither a file nor a shell tool: `name(arguments)`. */
+const OTHER_TOOL_CALL = /^[\w.-]+\(/;
+
+/** The slots of the `### ` subsections under the `## ` heading `title`. */
+function childSlots(title: string): SlotId[] {
+  const start = HISTORY_LAYOUT.findIndex((entry) => entry.level === 2 && entry.title === title);
+  const slots: SlotId[] = [];
+  for (let i = start + 1; start !== -1 && i < HISTORY_LAYOUT.length; i++) {
+    const entry = HISTORY_LAYOUT[i];
+    if (entry === undefined || entry.level === 2) break;
+    if (entry.slot !== undefined) slots.push(entry.slot);
+  }
+  return slots;
+}
+
+/** Each list as the summary shows it (see historyBlocks for what is left out as said elsewhere). */
+function shownItems(state: SummaryState, limits: SectionLimits): Record<SlotId, readonly string[]> {
+  const { slots } = state;
+  // Only done items the section has room for name a file or command for the other sections.
+  const doneText = slots.done.slice(-limits.maxItemsPerSection).join("\n");
+  const named = (text: string) => doneText.includes(`\`${text}\``);
+  const shown: Record<SlotId, readonly string[]> = {
+    ...slots,
+    filesModified: slots.filesModified.filter((path) => !named(path)),
+    commands: shownCommands(slots.commands),
+  };
+  const files = new Set([...slots.filesRead, ...slots.filesModified]);
+  const elsewhere = SLOT_IDS.filter((id) => id !== "identifiers")
+    .map((id) => shown[id].join("\n"))
+    .join("\n");
+  shown.identifiers = slots.identifiers.filter((identifier) => !files.has(identifier) && !elsewhere.includes(identifier));
+  return shown;
 }
 
 /** The blocks of a turn-prefix summary: Original Request, Early Progress, Context for Suffix. */

@@ -66,20 +66,25 @@ describe("extractFacts: constraints", () => {
   });
 });
 
-describe("extractFacts: progress", () => {
-  it("turns the first sentence of a reply whose tool calls succeeded into a done item without its lead-in", () => {
+describe("extractFacts: done work comes from what happened, not from the narration", () => {
+  it("never turns a narrating sentence into a done item, whatever its tool calls did", () => {
     const out = extract([
       user("Fix it"),
       assistant("Perfect! Now let me read the config file. More text.", [call("c1", "read", { path: "cfg.json" })]),
       result("c1", "{}"),
-      assistant("All good."),
+      assistant("Good, those are all relative imports - those can stay as-is.", [call("c2", "edit", { path: "a.ts" })]),
+      result("c2", "ok"),
+      assistant("You're absolutely right. That's much better. Revert first."),
     ]);
-    expect(out.done).toContain("Read the config file");
+    expect(out.done).toEqual(["Edited `a.ts`"]);
   });
 
-  it("records a successful edit as done work naming the file", () => {
-    const out = extract([user("Fix it"), assistant("", [call("c1", "edit", { path: "src/a.ts" })]), result("c1", "ok")]);
-    expect(out.done).toEqual(["edited src/a.ts"]);
+  it.each([
+    ["edit", "Edited `src/a.ts`"],
+    ["write", "Wrote `src/a.ts`"],
+  ])("records a successful %s as done work naming the file", (tool, item) => {
+    const out = extract([user("Fix it"), assistant("", [call("c1", tool, { path: "src/a.ts" })]), result("c1", "ok")]);
+    expect(out.done).toEqual([item]);
   });
 
   it("does not record a failed edit as done work", () => {
@@ -87,32 +92,147 @@ describe("extractFacts: progress", () => {
     expect(out.done).toEqual([]);
   });
 
-  it("puts an intent in the last reply, with no tool call yet, in progress", () => {
+  it("records a commit by its message and a command that changed something, not commands that looked or checked", () => {
+    const out = extract([
+      user("Ship it"),
+      assistant("", [
+        call("c1", "bash", { command: "cd /repo && git add -A && git commit -m \"WP3: add event subscription\"" }),
+        call("c2", "bash", { command: "mkdir -p src/modes" }),
+        call("c3", "bash", { command: "cd /repo && grep -n foo src/a.ts" }),
+        call("c4", "bash", { command: "npm run check 2>&1 | tail -5" }),
+        call("c5", "bash", { command: "git status" }),
+      ]),
+      ...["c1", "c2", "c3", "c4", "c5"].map((id) => result(id, "ok")),
+    ]);
+    expect(out.done).toEqual(['Committed "WP3: add event subscription"', "Ran `mkdir -p src/modes`"]);
+  });
+
+  it("keeps a sentence saying something is finished, but not a plan or a question", () => {
+    const out = extract([
+      user("Go"),
+      assistant("WP15 complete. All checks pass. Next we will make the tests pass. Is it complete?"),
+      user("ok"),
+    ]);
+    expect(out.done).toEqual(["WP15 complete", "All checks pass"]);
+  });
+
+  it("puts a call with no result yet in progress, named by what it does", () => {
+    const out = extract([user("Fix it"), assistant("Let me run the tests now.", [call("c1", "bash", { command: "mkdir out" }), call("c2", "edit", { path: "b.ts" })])]);
+    expect(out.inProgress).toEqual(["Ran `mkdir out` (no result yet)", "Edited `b.ts` (no result yet)"]);
+    expect(out.done).toEqual([]);
+  });
+
+  it("leaves a call that never got a result, before the newest calls, out of both done and in progress (it was aborted)", () => {
+    const out = extract([
+      user("Fix it"),
+      assistant("", [call("c1", "edit", { path: "old.ts" })]),
+      user("stop, do it differently"),
+      assistant("", [call("c2", "edit", { path: "new.ts" })]),
+      result("c2", "ok"),
+    ]);
+    expect(out.done).toEqual(["Edited `new.ts`"]);
+    expect(out.inProgress).toEqual([]);
+  });
+
+  it("puts the intent of the last reply under next steps, not under done", () => {
     const out = extract([user("Fix it"), assistant("Fixed the parser."), assistant("Next I'll update the docs for the parser.")]);
-    expect(out.inProgress).toEqual(["Update the docs for the parser"]);
+    expect(out.nextSteps).toEqual(["Next I'll update the docs for the parser."]);
+    // "Fixed ..." states a finished piece of work; the announced one is not done.
     expect(out.done).toEqual(["Fixed the parser"]);
   });
 
-  it("puts a reply whose tool calls have no results yet in progress", () => {
-    const out = extract([user("Fix it"), assistant("Let me run the tests now.", [call("c1", "bash", { command: "npm test" })])]);
-    expect(out.inProgress).toEqual(["Run the tests now"]);
+  it("ends next steps with the question the last reply asked the user", () => {
+    const out = extract([user("Fix it"), assistant("Here is the layout.\n\nShould I proceed with these moves?")]);
+    expect(out.nextSteps).toEqual(["Awaiting the user's answer: Should I proceed with these moves?"]);
   });
+});
 
-  it("keeps a failed last step in progress but calls an earlier failure that was followed up done", () => {
-    const failedLast = extract([user("x"), assistant("Let me build it now.", [call("c1", "bash", { command: "make" })]), result("c1", "boom", true)]);
-    expect(failedLast.inProgress).toEqual(["Build it now"]);
-    const followedUp = extract([
-      user("x"),
-      assistant("Let me build it now.", [call("c1", "bash", { command: "make" })]),
-      result("c1", "boom", true),
-      assistant("The build failed on a typo, fixed."),
+describe("extractFacts: current task and plan", () => {
+  it("takes the newest answered requests after the opening one as the current task, skipping approvals", () => {
+    const out = extract([
+      user("Refactor the CLI"),
+      assistant("Done with the first part."),
+      user("Now move the helpers into utils/ and keep the old code working"),
+      assistant("Moving."),
+      user("Also rename TuiRenderer to InteractiveMode"),
+      assistant("Renamed."),
+      user("yes, go ahead"),
+      assistant("Continuing."),
     ]);
-    expect(followedUp.inProgress).toEqual([]);
+    expect(out.firstRequests).toEqual(["Refactor the CLI"]);
+    expect(out.currentTask).toEqual(["Now move the helpers into utils/ and keep the old code working", "Also rename TuiRenderer to InteractiveMode"]);
   });
 
-  it("skips filler and too-short first sentences", () => {
-    const out = extract([user("x"), assistant("Great! So. Updated the three selectors."), user("y")]);
-    expect(out.done).toEqual(["Updated the three selectors"]);
+  it("has no current task when the opening request is the only one", () => {
+    expect(extract([user("Refactor the CLI"), assistant("On it.")]).currentTask).toEqual([]);
+  });
+
+  it("keeps the newest tree the assistant proposed verbatim, blank lines and comments included", () => {
+    const tree = "```\nsrc/\n├── core/          # business logic\n│   └── tools/     # MOVE\n\n└── utils/         # MOVE\n```";
+    const out = extract([
+      user("Propose a layout"),
+      assistant("First idea:\n```\nsrc/\n└── lib/\n```"),
+      user("no, that's horrible"),
+      assistant(`That's much better:\n\n${tree}\n\nShould I proceed?`),
+    ]);
+    expect(out.plan).toEqual([tree]);
+  });
+
+  it("keeps a numbered list of the newest reply as the plan, but not one of an older reply without a plan lead-in", () => {
+    const older = extract([user("x"), assistant("The key changes:\n1. a\n2. b\n3. c"), assistant("Working on it.")]);
+    expect(older.plan).toEqual([]);
+    const newest = extract([user("x"), assistant("Working on it."), assistant("Here is what I will do:\n1. Move files\n2. Fix imports\n3. Run the check")]);
+    expect(newest.plan).toEqual(["1. Move files\n2. Fix imports\n3. Run the check"]);
+  });
+
+  it("reads the open work of a plan file the assistant wrote, through its later edits", () => {
+    const content = "# Plan\n\n### WP1: Parser\n- [ ] write parser\n- [ ] test parser\n\n### WP2: Docs\n- [ ] write docs\n";
+    const out = extract([
+      user("Write a plan and start"),
+      assistant("", [call("c1", "write", { path: "docs/plan.md", content })]),
+      result("c1", "ok"),
+      assistant("", [call("c2", "edit", { path: "docs/plan.md", oldText: "- [ ] write parser", newText: "- [x] write parser" })]),
+      result("c2", "ok"),
+    ]);
+    expect(out.plan).toEqual([
+      "Plan file `docs/plan.md`: 1 of 3 items checked.\nNext: **WP1: Parser**\n- [ ] test parser\nLater: WP2: Docs (1 open)",
+    ]);
+  });
+});
+
+describe("extractFacts: errors are not constraints", () => {
+  it("files a pasted API error under failures, not constraints or requests", () => {
+    const out = extract([
+      user("Fix the login."),
+      assistant("Fixed."),
+      user('Error: 400 {"type":"error","error":{"message":"prompt is too long: you must not send more than 200000 tokens"}}'),
+      assistant("Looking."),
+    ]);
+    expect(out.constraints).toEqual([]);
+    expect(out.currentTask).toEqual([]);
+    expect(out.failed).toHaveLength(1);
+    expect(out.failed[0]).toMatch(/^user reported: Error: 400/);
+  });
+
+  it("does not list a search that found nothing (grep exiting with 1) as an error", () => {
+    const out = extract([
+      user("x"),
+      assistant("", [call("c1", "bash", { command: "grep -n foo src/a.ts" }), call("c2", "bash", { command: "npm test" })]),
+      result("c1", "Command exited with code 1", true, "bash"),
+      result("c2", "Command exited with code 1", true, "bash"),
+    ]);
+    expect(out.failed).toEqual(["bash(npm test): Command exited with code 1"]);
+  });
+
+  it("marks a failure that a later run of the same command got through", () => {
+    const out = extract([
+      user("x"),
+      assistant("", [call("c1", "bash", { command: "npm test" })]),
+      result("c1", "Error: 1 failed", true, "bash"),
+      assistant("", [call("c2", "bash", { command: "npm test" })]),
+      result("c2", "ok", false, "bash"),
+    ]);
+    expect(out.failed).toEqual(["bash(npm test): Error: 1 failed (later succeeded)"]);
   });
 });
 

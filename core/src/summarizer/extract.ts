@@ -5,19 +5,28 @@
  */
 import type { MessageFacts } from "../messages/adapter.js";
 import {
+  APPROVAL,
+  CHATTER_OPENER,
+  CHECKING_COMMAND,
+  COMPLETION_CUE,
   CONSTRAINT_CUE,
   DECISION_CUE,
   ERROR_LINE,
   FILLER_SENTENCE,
+  GIT_COMMIT_MESSAGE,
   INTENT_LEAD_IN,
+  LOOKING_COMMAND,
   NEXT_STEP_CUE,
   NOT_A_CONSTRAINT,
+  PASTED_ERROR,
+  REACTION_OPENER,
   SLASH_COMMAND,
   TRAILING_PUNCTUATION,
 } from "./cues.js";
 import { collectIdentifiers } from "./identifiers.js";
 import { ItemList } from "./item-list.js";
-import { readToolCall } from "./tool-calls.js";
+import { WrittenFiles, findPlan, planFileSummary } from "./plan.js";
+import { type ToolCallReading, readToolCall } from "./tool-calls.js";
 import {
   clip,
   collapseWhitespace,
@@ -39,6 +48,13 @@ export interface Extraction {
   readonly firstRequests: readonly string[];
   /** User messages after the assistant's last reply (not answered yet). */
   readonly pendingAsks: readonly string[];
+  /** The newest requests the assistant answered, after the opening request (at most two, oldest first). */
+  readonly currentTask: readonly string[];
+  /**
+   * The latest plan, verbatim: a plan written in a message (newer than any plan file), then the
+   * open work of the plan file the assistant wrote last. Empty when there is none.
+   */
+  readonly plan: readonly string[];
   readonly constraints: readonly string[];
   readonly done: readonly string[];
   readonly inProgress: readonly string[];
@@ -59,6 +75,13 @@ export interface Extraction {
   readonly completedTargets: readonly string[];
 }
 
+/** How many of the newest answered requests make up the current task. */
+const MAX_CURRENT_TASK = 2;
+/** Longest request kept under Current Task: the user's own words, so longer than other items. */
+const CURRENT_TASK_CHARS = 600;
+/** Longest command or commit message named in a done item. */
+const DONE_COMMAND_CHARS = 120;
+
 /** How many user messages before the first reply count as the opening request. */
 const MAX_FIRST_REQUESTS = 3;
 /** Arguments shown in a failed-call item, in characters, so the error line still fits. */
@@ -72,14 +95,12 @@ interface ResultInfo {
 
 type CallStatus = "ok" | "failed" | "pending";
 
-interface ProgressEntry {
+interface Failure {
   readonly text: string;
-  readonly messageIndex: number;
-  readonly callIds: readonly string[];
-  readonly intent: boolean;
+  /** What a later successful call must match to show the failure resolved: the command, or tool and path. */
+  readonly key: string;
+  readonly callIndex: number;
 }
-
-type WorkEvent = { readonly progress: ProgressEntry } | { readonly toolDone: string };
 
 const prose = () => new ItemList({ repeat: "first", caseless: true });
 const exact = () => new ItemList({ repeat: "latest", caseless: false });
@@ -98,59 +119,75 @@ export function extractFacts(messages: readonly MessageFacts[], options: Extract
   const firstRequestIndexes = new Set<number>();
   const asks: { index: number; text: string }[] = [];
   const summaries: string[] = [];
-  const events: WorkEvent[] = [];
   const issued = new Set<string>();
   const constraints = prose();
   const decisions = prose();
   const filesRead = exact();
   const filesModified = exact();
   const commands = exact();
-  const failed = exact();
   const identifiers = exact();
   const completed = exact();
+  const done = new ItemList({ repeat: "latest", caseless: true });
+  const inProgress = new ItemList({ repeat: "first", caseless: true });
+  const failures: Failure[] = [];
+  /** Keys of successful calls, with the index of the last one: resolves earlier failures. */
+  const succeeded = new Map<string, number>();
+  const written = new WrittenFiles();
   const addIdentifier = (identifier: string): void => identifiers.add(identifier);
+  let callIndex = 0;
   let lastReplyIndex = -1;
   let lastReplyText = "";
+  let messagePlan: { index: number; text: string } | undefined;
+  let planFile: { index: number; path: string } | undefined;
 
   const readUser = (facts: MessageFacts, index: number): void => {
     const text = facts.text.trim();
     if (text.length === 0 || SLASH_COMMAND.test(text)) return;
+    // A pasted error is a failure to look at, not a request and not a rule.
+    if (PASTED_ERROR.test(text)) {
+      failures.push({ text: item(`user reported: ${errorLine(text)}`), key: "", callIndex: callIndex++ });
+      return;
+    }
     if (lastReplyIndex === -1 && firstRequests.length < MAX_FIRST_REQUESTS) {
       firstRequests.push(item(text));
       firstRequestIndexes.add(index);
     }
-    asks.push({ index, text: item(text) });
+    asks.push({ index, text });
     for (const sentence of proseSentences(text)) {
       if (!looksLikeProse(sentence)) continue;
       if (isConstraint(sentence)) constraints.add(item(sentence));
-      if (DECISION_CUE.test(sentence)) decisions.add(item(sentence));
+      const decision = decisionItem(sentence, options.maxItemChars);
+      if (decision !== undefined) decisions.add(decision);
     }
+    const plan = findPlan(text, false);
+    if (plan !== undefined) messagePlan = { index, text: plan };
     collectIdentifiers(text, addIdentifier);
   };
 
-  const readAssistantText = (facts: MessageFacts, index: number, text: string): void => {
+  const readAssistantText = (index: number, text: string, isNewestReply: boolean): void => {
     lastReplyIndex = index;
     lastReplyText = text;
-    const sentences = proseSentences(text);
-    const statement = sentences.find(isStatement);
-    if (statement !== undefined) {
-      const progress = progressItem(statement, options.maxItemChars);
-      if (progress.length > 0) {
-        const callIds = facts.toolCalls.map((call) => call.id);
-        events.push({ progress: { text: progress, messageIndex: index, callIds, intent: INTENT_LEAD_IN.test(statement) } });
-      }
+    for (const sentence of proseSentences(text)) {
+      const completion = completionItem(sentence, options.maxItemChars);
+      if (completion !== undefined) done.add(completion);
+      if (!looksLikeProse(sentence)) continue;
+      const decision = decisionItem(sentence, options.maxItemChars);
+      if (decision !== undefined) decisions.add(decision);
     }
-    for (const sentence of sentences) {
-      if (looksLikeProse(sentence) && DECISION_CUE.test(sentence)) decisions.add(item(sentence));
-    }
+    const plan = findPlan(text, isNewestReply);
+    if (plan !== undefined) messagePlan = { index, text: plan };
     collectIdentifiers(text, addIdentifier);
   };
 
-  const readToolCalls = (facts: MessageFacts): void => {
+  const readToolCalls = (facts: MessageFacts, index: number): void => {
     for (const call of facts.toolCalls) {
       issued.add(call.id);
       const reading = readToolCall(call);
       const status = statusOf(call.id);
+      // A call without a result before the newest calls was abandoned (aborted): neither done nor running.
+      const abandoned = status === "pending" && index !== newestCalls;
+      const key = failureKey(reading);
+      if (status === "ok" && key !== "") succeeded.set(key, callIndex);
       switch (reading.kind) {
         case "read":
           if (status !== "failed") for (const path of reading.paths) filesRead.add(path);
@@ -159,35 +196,42 @@ export function extractFacts(messages: readonly MessageFacts[], options: Extract
           if (status === "failed") break;
           for (const path of reading.paths) {
             filesModified.add(path);
-            if (status === "ok") {
-              events.push({ toolDone: `${reading.verb} ${path}` });
-              completed.add(path);
-            }
+            if (status === "ok") completed.add(path);
+            if (!abandoned) (status === "ok" ? done : inProgress).add(fileWorkItem(reading, path, status));
+            if (followWrite(written, reading, call.arguments, path)) planFile = { index, path };
           }
           break;
-        case "command":
-          commands.add(item(reading.command ?? reading.argsSummary));
-          if (status === "ok") completed.add(item(reading.command ?? reading.argsSummary));
+        case "command": {
+          const command = item(reading.command ?? reading.argsSummary);
+          commands.add(command);
+          if (status === "ok") completed.add(command);
+          const work = commandWorkItem(reading.command ?? reading.argsSummary);
+          if (work !== undefined && status === "ok") done.add(work);
+          else if (work !== undefined && status === "pending" && !abandoned) inProgress.add(`${work} (no result yet)`);
           collectIdentifiers(reading.command ?? "", addIdentifier);
           break;
+        }
         case "other":
           commands.add(item(`${reading.name}(${reading.argsSummary})`));
           break;
       }
       const result = results.get(call.id);
-      if (status === "failed" && result !== undefined) {
+      if (status === "failed" && result !== undefined && !isEmptySearch(reading, result.text)) {
         const name = result.toolName ?? reading.name;
         const args = clip(collapseWhitespace(reading.argsSummary), FAILED_ARGS_CHARS);
-        failed.add(item(`${name}(${args}): ${errorLine(result.text)}`));
+        failures.push({ text: item(`${name}(${args}): ${errorLine(result.text)}`), key, callIndex });
       }
+      callIndex++;
     }
   };
 
   const readOrphanResult = (facts: MessageFacts): void => {
     if (!facts.isError || facts.toolResultIds.some((id) => issued.has(id))) return;
-    failed.add(item(`${facts.toolName ?? "tool"}: ${errorLine(facts.text)}`));
+    failures.push({ text: item(`${facts.toolName ?? "tool"}: ${errorLine(facts.text)}`), key: "", callIndex: callIndex++ });
   };
 
+  const newestReply = newestReplyIndex(messages);
+  const newestCalls = newestCallsIndex(messages);
   messages.forEach((facts, index) => {
     switch (facts.kind) {
       case "summary":
@@ -198,8 +242,8 @@ export function extractFacts(messages: readonly MessageFacts[], options: Extract
         break;
       case "assistant": {
         const text = facts.text.trim();
-        if (text.length > 0) readAssistantText(facts, index, text);
-        readToolCalls(facts);
+        if (text.length > 0) readAssistantText(index, text, index === newestReply);
+        readToolCalls(facts, index);
         break;
       }
       case "toolResult":
@@ -210,27 +254,27 @@ export function extractFacts(messages: readonly MessageFacts[], options: Extract
     }
   });
 
-  const done = new ItemList({ repeat: "latest", caseless: true });
-  const inProgress = new ItemList({ repeat: "first", caseless: true });
-  for (const event of events) {
-    if ("toolDone" in event) {
-      done.add(event.toolDone);
-      continue;
-    }
-    const entry = event.progress;
-    const statuses = entry.callIds.map(statusOf);
-    const isLast = entry.messageIndex === lastReplyIndex;
-    const unfinished =
-      statuses.includes("pending") ||
-      (isLast && (statuses.includes("failed") || (entry.callIds.length === 0 && entry.intent)));
-    if (unfinished) inProgress.add(entry.text);
-    else done.add(entry.text);
+  const failed = exact();
+  for (const failure of failures) {
+    const laterSuccess = failure.key === "" ? undefined : succeeded.get(failure.key);
+    failed.add(laterSuccess !== undefined && laterSuccess > failure.callIndex ? `${failure.text} ${RESOLVED_MARK}` : failure.text);
   }
   for (const text of inProgress.values()) done.delete(text);
 
+  const pendingAsks = asks.filter((ask) => ask.index > lastReplyIndex && !firstRequestIndexes.has(ask.index));
+  const answered = asks.filter((ask) => ask.index < lastReplyIndex && !firstRequestIndexes.has(ask.index) && !APPROVAL.test(ask.text));
+  const plan: string[] = [];
+  if (messagePlan !== undefined && (planFile === undefined || messagePlan.index > planFile.index)) plan.push(messagePlan.text);
+  if (planFile !== undefined) {
+    const open = planFileSummary(planFile.path, written.content(planFile.path) ?? "");
+    if (open !== undefined) plan.push(open);
+  }
+
   return {
     firstRequests,
-    pendingAsks: asks.filter((ask) => ask.index > lastReplyIndex && !firstRequestIndexes.has(ask.index)).map((ask) => ask.text),
+    pendingAsks: pendingAsks.map((ask) => item(ask.text)),
+    currentTask: answered.slice(-MAX_CURRENT_TASK).map((ask) => clip(collapseWhitespace(ask.text), Math.max(options.maxItemChars, CURRENT_TASK_CHARS))),
+    plan,
     constraints: constraints.values(),
     done: done.values(),
     inProgress: inProgress.values(),
@@ -247,6 +291,124 @@ export function extractFacts(messages: readonly MessageFacts[], options: Extract
   };
 }
 
+/** Appended to a failed call that a later call of the same command (or tool on the same file) got through. */
+export const RESOLVED_MARK = "(later succeeded)";
+
+/** The index of the newest assistant message with tool calls, or -1. */
+function newestCallsIndex(messages: readonly MessageFacts[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const facts = messages[i];
+    if (facts?.kind === "assistant" && facts.toolCalls.length > 0) return i;
+  }
+  return -1;
+}
+
+/** A command that only looked and found nothing (`grep` exiting with 1): no error anyone must act on. */
+function isEmptySearch(reading: ToolCallReading, output: string): boolean {
+  if (reading.kind !== "command" || !LOOKING_COMMAND.test(collapseWhitespace(reading.command ?? ""))) return false;
+  const text = output.trim();
+  return text === "" || /^command exited with code 1\.?$/i.test(text);
+}
+
+/** The index of the newest assistant message with text, or -1. */
+function newestReplyIndex(messages: readonly MessageFacts[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const facts = messages[i];
+    if (facts?.kind === "assistant" && facts.text.trim().length > 0) return i;
+  }
+  return -1;
+}
+
+/** What identifies "the same call" when telling whether a failure was got through later. */
+function failureKey(reading: ToolCallReading): string {
+  if (reading.kind === "command") return `$ ${collapseWhitespace(reading.command ?? reading.argsSummary)}`;
+  if (reading.paths.length > 0) return `${reading.kind} ${reading.paths.join(", ")}`;
+  return "";
+}
+
+/** "Created `src/a.ts`", "Edited `src/a.ts`": what a successful (or still running) file call did. */
+function fileWorkItem(reading: ToolCallReading, path: string, status: CallStatus): string {
+  const verb = reading.verb === "wrote" ? "Wrote" : reading.verb === "patched" ? "Patched" : "Edited";
+  return status === "ok" ? `${verb} \`${path}\`` : `${verb} \`${path}\` (no result yet)`;
+}
+
+/**
+ * The done item of a shell command: a commit by its message, a command that changes something
+ * by itself; undefined for commands that only look (ls, cat, grep, git status) or check the
+ * work (build, test, lint), which the summary lists as commands instead.
+ */
+export function commandWorkItem(command: string): string | undefined {
+  const trimmed = collapseWhitespace(command);
+  const commit = GIT_COMMIT_MESSAGE.exec(trimmed);
+  if (commit !== null) return `Committed "${clip(commit[1] ?? commit[2] ?? "", DONE_COMMAND_CHARS)}"`;
+  if (LOOKING_COMMAND.test(trimmed) || CHECKING_COMMAND.test(trimmed)) return undefined;
+  return `Ran \`${clip(trimmed, DONE_COMMAND_CHARS)}\``;
+}
+
+/** Records a write or edit in `files`; true when the call touched a markdown file whose content is followed. */
+function followWrite(files: WrittenFiles, reading: ToolCallReading, rawArgs: unknown, path: string): boolean {
+  const args = argumentsRecord(rawArgs);
+  const content = firstString(args, ["content", "file_text", "text", "contents"]);
+  if (reading.verb === "wrote" && content !== undefined) {
+    files.write(path, content);
+    return true;
+  }
+  if (!files.has(path)) return false;
+  const edits = Array.isArray(args["edits"]) ? (args["edits"] as unknown[]) : [args];
+  for (const edit of edits) {
+    const record = argumentsRecord(edit);
+    const oldText = firstString(record, ["oldText", "old_string", "old_str"]);
+    const newText = firstString(record, ["newText", "new_string", "new_str"]);
+    if (oldText !== undefined && newText !== undefined) files.edit(path, oldText, newText);
+  }
+  return true;
+}
+
+function argumentsRecord(value: unknown): Record<string, unknown> {
+  if (typeof value === "string") {
+    try {
+      return argumentsRecord(JSON.parse(value) as unknown);
+    } catch {
+      return {};
+    }
+  }
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function firstString(record: Record<string, unknown>, fields: readonly string[]): string | undefined {
+  for (const field of fields) {
+    const value = record[field];
+    if (typeof value === "string") return value;
+  }
+  return undefined;
+}
+
+/**
+ * A decision sentence as an item, verbatim; a chatty lead-in ("Now let me", "Good,") is
+ * removed with the trailing colon. Undefined when it is no decision or only chatter is left.
+ */
+function decisionItem(sentence: string, maxChars: number): string | undefined {
+  if (!DECISION_CUE.test(sentence) || sentence.endsWith("?")) return undefined;
+  if (!CHATTY_LEAD_IN.test(sentence)) return clip(collapseWhitespace(sentence), maxChars);
+  const text = progressItem(sentence, maxChars);
+  if (text.split(/\s+/).length < MIN_STATEMENT_WORDS || CHATTER_OPENER.test(text)) return undefined;
+  return text;
+}
+
+/** The openers of a decision sentence that narrate rather than decide ("Now let me", "Good,"). */
+const CHATTY_LEAD_IN = /^(?:now|good|great|perfect|ok(?:ay)?|alright|let me)\b/i;
+
+/** Longest sentence taken as a completion: longer ones are explanations, not status lines. */
+const MAX_COMPLETION_CHARS = 160;
+
+/** An assistant sentence stating something finished ("WP15 complete", "All checks pass"), not chatter. */
+function completionItem(sentence: string, maxChars: number): string | undefined {
+  if (!COMPLETION_CUE.test(sentence) || sentence.endsWith("?") || FILLER_SENTENCE.test(sentence)) return undefined;
+  if (sentence.trim().split(/\s+/).length < 2 || sentence.length > MAX_COMPLETION_CHARS) return undefined;
+  if (CHATTER_OPENER.test(sentence) || INTENT_LEAD_IN.test(sentence) || NEXT_STEP_CUE.test(sentence)) return undefined;
+  return progressItem(sentence, maxChars);
+}
+
 /** Characters of a failed call's output searched for the line that names the error. */
 const ERROR_SEARCH_CHARS = 4000;
 /** Fewest words of an assistant sentence that can stand as a progress item. */
@@ -257,11 +419,6 @@ function isConstraint(sentence: string): boolean {
   return CONSTRAINT_CUE.test(sentence) && !sentence.endsWith("?") && !NOT_A_CONSTRAINT.test(sentence);
 }
 
-/** An assistant sentence that can stand as a progress item: not filler, at least three words. */
-function isStatement(sentence: string): boolean {
-  if (FILLER_SENTENCE.test(sentence)) return false;
-  return sentence.trim().split(/\s+/, MIN_STATEMENT_WORDS).length >= MIN_STATEMENT_WORDS;
-}
 
 /**
  * The line of a failed call's output to show: the first line that names an error when the
@@ -293,17 +450,29 @@ function progressItem(sentence: string, maxChars: number): string {
   return clip(capitalised, maxChars);
 }
 
-/** Numbered list items and sentences with a next-step cue in the assistant's last reply. */
+/**
+ * Next steps from the assistant's last reply: its numbered items and its sentences with a
+ * next-step cue (chatter left out), and a question it ended with, which waits for the user.
+ */
 function nextStepsOf(reply: string, maxChars: number): string[] {
   const steps = new ItemList({ repeat: "first", caseless: true });
-  for (const line of proseLines(reply)) {
+  const lines = proseLines(reply);
+  for (const line of lines) {
     if (line.list === "numbered") {
       steps.add(clip(collapseWhitespace(line.text), maxChars));
       continue;
     }
     for (const sentence of splitSentences(line.text)) {
-      if (NEXT_STEP_CUE.test(sentence) && looksLikeProse(sentence)) steps.add(clip(collapseWhitespace(sentence), maxChars));
+      if (!NEXT_STEP_CUE.test(sentence) || !looksLikeProse(sentence) || sentence.trim().endsWith("?")) continue;
+      const text = CHATTY_LEAD_IN.test(sentence) ? progressItem(sentence, maxChars) : clip(collapseWhitespace(sentence), maxChars);
+      if (!REACTION_OPENER.test(text) && text.split(/\s+/).length >= MIN_STATEMENT_WORDS) steps.add(text);
     }
   }
+  const last = lines[lines.length - 1];
+  const question = last === undefined ? undefined : splitSentences(last.text).filter((s) => s.trim().endsWith("?")).pop();
+  if (question !== undefined && looksLikeProse(question)) steps.add(clip(`${AWAITING_PREFIX}${collapseWhitespace(question)}`, maxChars));
   return steps.values();
 }
+
+/** Next-step item for a question the assistant's last reply ended with. */
+export const AWAITING_PREFIX = "Awaiting the user's answer: ";

@@ -67,20 +67,26 @@ describe("extractive summarizer on pi-large-session.jsonl, first 400 messages", 
     expect(state.slots.filesModified).toHaveLength(15);
   });
 
-  it("reports as many failed tool calls as there are error results in the range", async () => {
-    const errors = first400.filter((m) => m.role === "toolResult" && m.isError).length;
+  it("reports every failed tool call of the range but searches that found nothing (grep exiting with 1)", async () => {
+    const isEmptySearch = (m: PiMessage) => m.role === "toolResult" && /^Command exited with code 1\.?$/.test(cache.of(m).text.trim());
+    const errors = first400.filter((m) => m.role === "toolResult" && m.isError && !isEmptySearch(m)).length;
     expect(errors).toBeGreaterThan(0);
+    expect(first400.some(isEmptySearch)).toBe(true);
     const state = readSummary(await summarize(first400, 3000));
     expect(state.slots.failed).toHaveLength(errors);
     expect(state.slots.failed).toContain("bash(grep -A 3 \"function applyBackgroundToLine\" packages/tui/src/wrap-ansi.ts): grep: packages/tui/src/wrap-ansi.ts: No such file or directory");
   });
 
-  it("stays within the cap and keeps every fixed heading at 3000 and at 600 tokens", async () => {
-    const headings = HISTORY_LAYOUT.map((entry) => `${"#".repeat(entry.level)} ${entry.title}`);
+  it("stays within the cap at 3000 and at 600 tokens, its sections in the layout's order, none of them empty", async () => {
+    const order = HISTORY_LAYOUT.map((entry) => `${"#".repeat(entry.level)} ${entry.title}`);
     for (const cap of [3000, 600]) {
       const summary = await summarize(first400, cap);
       expect(counter.count(summary)).toBeLessThanOrEqual(cap);
-      expect(parseSections(summary).sections.map((s) => s.heading)).toEqual(headings);
+      const { sections } = parseSections(summary);
+      const headings = sections.map((s) => s.heading);
+      expect(headings).toEqual([...headings].sort((a, b) => order.indexOf(a) - order.indexOf(b)));
+      expect(headings).toEqual(expect.arrayContaining(["## Goal", "## Current Task", "### Done", "### Modified"]));
+      sections.forEach((section, i) => expect(section.lines.length > 0 || sections[i + 1]?.level === 3).toBe(true));
     }
   });
 });

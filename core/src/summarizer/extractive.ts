@@ -7,6 +7,7 @@ import { type SectionLimits, historyBlocks, turnPrefixBlocks } from "./blocks.js
 import { extractFacts } from "./extract.js";
 import { fitToBudget } from "./fit.js";
 import { focusMatcher } from "./keywords.js";
+import { FOCUS_TITLE, NOTHING_KEPT_TITLE } from "./layout.js";
 import { historyState } from "./merge.js";
 import type { SummaryBlock } from "./sections.js";
 import type { SummarizeRequest, Summarizer } from "./summarizer.js";
@@ -63,12 +64,21 @@ export function createExtractiveSummarizer(options: ExtractiveSummarizerOptions 
         blocks = turnPrefixBlocks(extraction, request.focus, matchesFocus, limits);
       } else {
         blocks = historyBlocks(historyState(extraction, request.previousSummary), request.focus, matchesFocus, limits);
+        if (!blocks.some((block) => block.items.length > 0 && block.heading !== `## ${FOCUS_TITLE}`)) {
+          blocks = [...blocks, nothingKeptBlock(request.messages.length)];
+        }
       }
       const summary = fitToBudget(blocks, request.maxTokens, request.counter);
       throwIfAborted(request.signal);
       return summary;
     },
   };
+}
+
+/** The note of a history summary whose messages held nothing to keep. */
+function nothingKeptBlock(messages: number): SummaryBlock {
+  const text = `${messages} ${messages === 1 ? "message" : "messages"} with no request, file change, command, decision or error to keep`;
+  return { heading: `## ${NOTHING_KEPT_TITLE}`, style: "bullet", items: [{ text, rank: 1 }], optional: false };
 }
 
 function normaliseOptions(options: ExtractiveSummarizerOptions): SectionLimits {

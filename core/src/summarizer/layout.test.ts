@@ -61,6 +61,8 @@ describe("readSummary", () => {
     );
     expect(state.slots).toEqual({
       goal: ["Port the selector"],
+      currentTask: [],
+      plan: [],
       constraints: ["Never use chalk directly"],
       done: ["Read theme.ts"],
       inProgress: ["Port user-message-selector.ts"],

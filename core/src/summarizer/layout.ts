@@ -7,6 +7,8 @@ import { type ItemStyle, parseItemLine, parseSections, unwrapCode } from "./sect
 /** The item lists a history summary is made of. */
 export type SlotId =
   | "goal"
+  | "currentTask"
+  | "plan"
   | "constraints"
   | "done"
   | "inProgress"
@@ -20,6 +22,8 @@ export type SlotId =
 
 export const SLOT_IDS: readonly SlotId[] = [
   "goal",
+  "currentTask",
+  "plan",
   "constraints",
   "done",
   "inProgress",
@@ -43,6 +47,8 @@ export interface LayoutEntry {
 /** The history summary: headings in order. Other code and tests parse these exact titles. */
 export const HISTORY_LAYOUT: readonly LayoutEntry[] = [
   { level: 2, title: "Goal", slot: "goal", style: "bullet" },
+  { level: 2, title: "Current Task", slot: "currentTask", style: "bullet" },
+  { level: 2, title: "Plan", slot: "plan", style: "verbatim" },
   { level: 2, title: "Constraints & Preferences", slot: "constraints", style: "bullet" },
   { level: 2, title: "Progress", style: "bullet" },
   { level: 3, title: "Done", slot: "done", style: "done" },
@@ -71,6 +77,13 @@ export const FOCUS_TITLE = "Focus";
 export const PENDING_PREFIX = "Pending: ";
 /** Next-step items for unanswered user asks start with this. */
 export const RESPOND_PREFIX = "Respond to: ";
+
+/**
+ * Heading of the one-line note a history summary is when its messages held nothing to keep
+ * (say, tool output only): never empty headings, never an empty answer for messages that exist.
+ * Not carried into the next summary.
+ */
+export const NOTHING_KEPT_TITLE = "Earlier Messages";
 
 /** Heading under which text before the first heading of a previous summary is kept. */
 export const EARLIER_SUMMARY_HEADING = "## Earlier Summary";
@@ -106,6 +119,9 @@ const TOP_ALIASES = new Map<string, string>([
   ["focus", FOCUS_TITLE],
   ["goal", "Goal"],
   ["goals", "Goal"],
+  ["current task", "Current Task"],
+  ["plan", "Plan"],
+  ["agreed plan", "Plan"],
   ["constraints and preferences", "Constraints & Preferences"],
   ["constraints", "Constraints & Preferences"],
   ["progress", "Progress"],
@@ -165,6 +181,11 @@ export function readSummary(text: string): SummaryState {
       unknownParent = undefined;
       continue;
     }
+    if (section.level === 2 && section.title === NOTHING_KEPT_TITLE) {
+      parent = undefined;
+      unknownParent = undefined;
+      continue;
+    }
     if (section.level === 2) {
       parent = topEntry(section.title);
       unknownParent = undefined;
@@ -197,9 +218,18 @@ function slotOf(entry: LayoutEntry): SlotId | undefined {
   return undefined;
 }
 
+/** A done item naming a file the work wrote or edited: the file is listed as modified again on reading. */
+const DONE_FILE_ITEM = /^(?:Wrote|Edited|Patched) `([^`]+)`$/;
+
 function readItems(slots: Record<SlotId, string[]>, entry: LayoutEntry, lines: readonly string[]): void {
   const slot = slotOf(entry);
   if (slot === undefined) return;
+  if (slot === "plan") {
+    // Verbatim: a tree or list is one item, its layout and blank lines kept.
+    const text = lines.filter((line) => !SPLIT_TURN_LINE.test(line)).join("\n").trim();
+    if (text !== "") slots.plan.push(text);
+    return;
+  }
   const code = HISTORY_LAYOUT.some((e) => e.slot === slot && e.style === "code");
   for (const line of lines) {
     if (SPLIT_TURN_LINE.test(line)) continue;
@@ -212,6 +242,8 @@ function readItems(slots: Record<SlotId, string[]>, entry: LayoutEntry, lines: r
       else if (item.checked === false) target = "inProgress";
     }
     slots[target].push(text);
+    const file = target === "done" ? DONE_FILE_ITEM.exec(text) : null;
+    if (file?.[1] !== undefined && !slots.filesModified.includes(file[1])) slots.filesModified.push(file[1]);
   }
 }
 

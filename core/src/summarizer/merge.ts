@@ -3,7 +3,8 @@
  * progress moved to done when the new messages show it done, and files recomputed (a file
  * both read and modified is listed as modified only).
  */
-import type { Extraction } from "./extract.js";
+import { CHATTER_OPENER } from "./cues.js";
+import { type Extraction, RESOLVED_MARK } from "./extract.js";
 import { ItemList, type ItemListOptions } from "./item-list.js";
 import { significantWords } from "./keywords.js";
 import {
@@ -24,6 +25,8 @@ const EXACT: ItemListOptions = { repeat: "latest", caseless: false };
 /** How repeats are handled per list: prose keeps its first place, paths and commands move to the newest. */
 const LIST_OPTIONS: Readonly<Record<SlotId, ItemListOptions>> = {
   goal: PROSE,
+  currentTask: PROSE,
+  plan: { repeat: "first", caseless: false },
   constraints: PROSE,
   done: RECENT_PROSE,
   inProgress: PROSE,
@@ -36,6 +39,9 @@ const LIST_OPTIONS: Readonly<Record<SlotId, ItemListOptions>> = {
   nextSteps: PROSE,
 };
 
+/** Lists that describe "now": a newer non-empty list replaces the older one instead of joining it. */
+const NEWEST_WINS: readonly SlotId[] = ["currentTask", "plan", "nextSteps"];
+
 /** Share of an in-progress item's words that a new done item must contain to count as finishing it. */
 const DONE_WORD_SHARE = 0.6;
 
@@ -47,7 +53,7 @@ const DONE_WORD_SHARE = 0.6;
 export function combineStates(older: SummaryState, newer: SummaryState): SummaryState {
   const slots = {} as Record<SlotId, readonly string[]>;
   for (const id of SLOT_IDS) slots[id] = union(id, older.slots[id], newer.slots[id]);
-  slots.nextSteps = newer.slots.nextSteps.length > 0 ? newer.slots.nextSteps : older.slots.nextSteps;
+  for (const id of NEWEST_WINS) slots[id] = newer.slots[id].length > 0 ? newer.slots[id] : older.slots[id];
   return settle({ slots, extras: combineExtras(older.extras, newer.extras) });
 }
 
@@ -78,18 +84,22 @@ export function mergeExtraction(previous: SummaryState, extraction: Extraction):
       stillPending,
       extraction.pendingAsks.map((ask) => PENDING_PREFIX + ask),
     ),
+    currentTask: extraction.currentTask.length > 0 ? extraction.currentTask : prev.currentTask,
+    plan: extraction.plan.length > 0 ? extraction.plan : prev.plan,
     constraints: union("constraints", prev.constraints, extraction.constraints),
-    done: union("done", prev.done, finished, extraction.done),
+    // Narration kept by summaries written before done items came from the tool calls is dropped.
+    done: union("done", prev.done.filter((item) => !CHATTER_OPENER.test(item)), finished, extraction.done),
     inProgress: union(
       "inProgress",
-      prev.inProgress.filter((item) => !finished.includes(item)),
+      prev.inProgress.filter((item) => !finished.includes(item) && !CHATTER_OPENER.test(item)),
       extraction.inProgress,
     ),
     decisions: union("decisions", prev.decisions, extraction.decisions),
     filesRead: union("filesRead", prev.filesRead, extraction.filesRead),
     filesModified: union("filesModified", prev.filesModified, extraction.filesModified),
     commands: union("commands", prev.commands, extraction.commands),
-    failed: union("failed", prev.failed, extraction.failed),
+    // A failure an earlier summary already showed got through is history, not an open error.
+    failed: union("failed", prev.failed.filter((item) => !item.endsWith(RESOLVED_MARK)), extraction.failed),
     identifiers: union("identifiers", prev.identifiers, extraction.identifiers),
     nextSteps: union(
       "nextSteps",

@@ -72,6 +72,13 @@ describe("renderSessionSeed", () => {
     ]);
   });
 
+  it("writes the current task after the goal, then the plan verbatim, its tree lines unchanged", () => {
+    const tree = "```\nsrc/\n├── core/   # MOVE\n└── utils/  # MOVE\n```";
+    const seed = renderSessionSeed(makeState({ currentTask: ["move the helpers into utils/"], plan: [tree] }));
+    expect(headings(seed).slice(0, 4)).toEqual([SESSION_SEED_TITLE, "## Goal", "## Current Task", "## Plan"]);
+    expect(seed).toContain(`## Current Task\n- move the helpers into utils/\n\n## Plan\n${tree}\n\n## Constraints`);
+  });
+
   it("lists each tool's calls and failures, and paths and commands in backticks", () => {
     const seed = renderSessionSeed(makeState());
     expect(seed).toContain("## Tool Operations\n- `bash`: 3 calls, 1 failed\n- `edit`: 1 call\n### Commands\n- `npm test`");

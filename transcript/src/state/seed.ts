@@ -52,6 +52,8 @@ export function renderSessionSeed(state: SessionState, options: SessionSeedOptio
   const sections: string[][] = [
     [SESSION_SEED_TITLE, "", introLine(state)],
     listSection("## Goal", state.goal, "oldest", maxItems),
+    listSection("## Current Task", state.currentTask ?? [], "newest", maxItems),
+    planSection(state.plan ?? []),
     listSection("## Constraints & Preferences", state.constraints, "newest", maxItems),
     listSection("## Done", state.done, "newest", maxItems),
     listSection("## Open Tasks", state.openTasks, "newest", maxItems),
@@ -115,6 +117,12 @@ function listLines(items: readonly string[], keep: Keep, max: number, render: (t
   const left = items.length - limit;
   if (keep === "oldest") return [...items.slice(0, limit).map(render), `- (${left} later ${plural(left, "item")} not shown)`];
   return [`- (${left} earlier ${plural(left, "item")} not shown)`, ...items.slice(items.length - limit).map(render)];
+}
+
+/** The plan as written (several lines per item): a tree or list loses its meaning on one line. */
+function planSection(plan: readonly string[]): string[] {
+  if (plan.length === 0) return [];
+  return ["## Plan", plan.join("\n\n")];
 }
 
 function filesSection(state: SessionState, max: number): string[] {
