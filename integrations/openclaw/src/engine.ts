@@ -13,7 +13,7 @@
  *   `afterTurn` compacts when the context passes the preset's auto-compaction threshold).
  */
 import { type Compactor, type PiMessage, type ResolvedConfig } from "@compaction/core";
-import { ContextPruner } from "@compaction/pi";
+import { ContextPruner } from "@compaction/plugin-layered";
 import { planPiCompaction } from "@compaction/transcript";
 import { anchorOf, findAnchor } from "./anchor.js";
 import { CompactorCache } from "./compactor-cache.js";
