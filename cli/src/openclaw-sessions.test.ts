@@ -11,7 +11,7 @@ interface SqliteDatabase {
   prepare(sql: string): { run(...values: unknown[]): unknown; all(...values: unknown[]): unknown[] };
   close(): void;
 }
-type SqliteModule = { DatabaseSync: new (path: string, options?: { readOnly?: boolean }) => SqliteDatabase };
+type SqliteModule = { DatabaseSync: new (path: string, options?: { readOnly?: boolean; enableForeignKeyConstraints?: boolean }) => SqliteDatabase };
 
 const sqlite = (() => {
   try {
@@ -33,7 +33,8 @@ beforeEach(async () => {
   stateDir = join(sandbox.root, "openclaw-state");
   database = openClawAgentDatabase("coder", { stateDir });
   mkdirSync(join(database, ".."), { recursive: true });
-  const db = new sqlite.DatabaseSync(database);
+  // Only the tables the reader uses: the rows' other references (conversations) are not there.
+  const db = new sqlite.DatabaseSync(database, { enableForeignKeyConstraints: false });
   db.exec(OPENCLAW_SESSION_TABLES_SQL);
   db.prepare("INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at) VALUES (?, ?, ?, ?)").run(KEY, "oc-session", "{}", 1);
   db.prepare("INSERT INTO session_windows (session_id, session_key, created_at, updated_at) VALUES (?, ?, ?, ?)").run("oc-session", KEY, 1, 1);

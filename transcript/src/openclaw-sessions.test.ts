@@ -17,7 +17,7 @@ interface SqliteDatabase {
   prepare(sql: string): { run(...values: unknown[]): unknown; all(...values: unknown[]): unknown[] };
   close(): void;
 }
-type SqliteModule = { DatabaseSync: new (path: string, options?: { readOnly?: boolean }) => SqliteDatabase };
+type SqliteModule = { DatabaseSync: new (path: string, options?: { readOnly?: boolean; enableForeignKeyConstraints?: boolean }) => SqliteDatabase };
 
 const sqlite = (() => {
   try {
@@ -45,7 +45,8 @@ async function stateDirWithRealSession(): Promise<{ stateDir: string; lines: str
   copyFileSync(PI_LARGE, copy);
   await upgradeSession(copy);
   const lines = readFileSync(copy, "utf8").split("\n").filter((line) => line !== "");
-  const db = new sqlite!.DatabaseSync(database);
+  // Only the tables the reader uses: the rows' other references (conversations) are not there.
+  const db = new sqlite!.DatabaseSync(database, { enableForeignKeyConstraints: false });
   db.exec(OPENCLAW_SESSION_TABLES_SQL);
   const node = db.prepare("INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at) VALUES (?, ?, ?, ?)");
   const window = db.prepare("INSERT INTO session_windows (session_id, session_key, created_at, updated_at) VALUES (?, ?, ?, ?)");

@@ -7,6 +7,9 @@
  * retries is known as a duplicate. Only a host without that store gets maps in memory (the
  * plugin then says that compactions last until OpenClaw exits).
  */
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { join } from "node:path";
 import type { MessageAnchor } from "./anchor.js";
 import type { AgentMessage, KeyedStore, OpenClawPluginApi } from "./openclaw-api.js";
 
@@ -38,31 +41,94 @@ export interface EngineStore {
   commitTurn(advancementKey: string, sessionId: string): Promise<boolean>;
 }
 
-/** OpenClaw's plugin-state store when the host has one, else maps in memory. */
-export function openEngineStore(api: OpenClawPluginApi): EngineStore {
+/**
+ * OpenClaw's plugin-state store when the host gives it to this plugin. OpenClaw 2026.9 gives it
+ * only to trusted plugins (installed from a registry, not linked from a path): otherwise the
+ * records go to files of the plugin's own under `fallbackDir` (one JSON file per session, one
+ * file per committed turn created exclusively, so a retry finds it), and `onFallback` says why.
+ * A host without any store gets files too.
+ */
+export function openEngineStore(api: OpenClawPluginApi, fallbackDir: string, onFallback: (reason: string) => void): EngineStore {
   const state = api.runtime?.state;
   const open = state?.openKeyedStore;
-  if (typeof open !== "function") return memoryEngineStore();
-  const opener = <T>(namespace: string) => {
-    let store: Promise<KeyedStore<T>> | undefined;
-    return (): Promise<KeyedStore<T>> => {
-      store ??= Promise.resolve(open.call(state, { namespace, retention: "retained" }) as KeyedStore<T>);
-      return store;
-    };
+  let chosen: Promise<EngineStore> | undefined;
+  const choose = (): Promise<EngineStore> => {
+    chosen ??= (async () => {
+      if (typeof open !== "function") {
+        onFallback("this OpenClaw has no plugin-state store");
+        return fileEngineStore(fallbackDir);
+      }
+      try {
+        const compactions = (await open.call(state, { namespace: COMPACTIONS_NAMESPACE, retention: "retained" })) as KeyedStore<SessionCompaction>;
+        const turns = (await open.call(state, { namespace: TURNS_NAMESPACE, retention: "retained" })) as KeyedStore<{ sessionId: string; at: string }>;
+        return hostEngineStore(compactions, turns);
+      } catch (error) {
+        onFallback(`OpenClaw's plugin-state store is not available to this plugin (${error instanceof Error ? error.message.split(". ")[0] : String(error)})`);
+        return fileEngineStore(fallbackDir);
+      }
+    })();
+    return chosen;
   };
-  const compactions = opener<SessionCompaction>(COMPACTIONS_NAMESPACE);
-  const turns = opener<{ sessionId: string; at: string }>(TURNS_NAMESPACE);
+  return {
+    durable: true,
+    compaction: async (sessionId) => (await choose()).compaction(sessionId),
+    saveCompaction: async (sessionId, compaction) => (await choose()).saveCompaction(sessionId, compaction),
+    commitTurn: async (key, sessionId) => (await choose()).commitTurn(key, sessionId),
+  };
+}
+
+function hostEngineStore(compactions: KeyedStore<SessionCompaction>, turns: KeyedStore<{ sessionId: string; at: string }>): EngineStore {
   return {
     durable: true,
     async compaction(sessionId) {
-      const found = await (await compactions()).lookup(sessionId);
+      const found = await compactions.lookup(sessionId);
       return isSessionCompaction(found) ? found : undefined;
     },
     async saveCompaction(sessionId, compaction) {
-      await (await compactions()).register(sessionId, compaction);
+      await compactions.register(sessionId, compaction);
     },
     async commitTurn(advancementKey, sessionId) {
-      return (await turns()).registerIfAbsent(advancementKey, { sessionId, at: new Date().toISOString() });
+      return turns.registerIfAbsent(advancementKey, { sessionId, at: new Date().toISOString() });
+    },
+  };
+}
+
+/** Records in files of the plugin's own: `<dir>/sessions/<id>.json` (replaced atomically), `<dir>/turns/<key>` (created exclusively). */
+export function fileEngineStore(dir: string): EngineStore {
+  const name = (key: string) => createHash("sha256").update(key).digest("hex").slice(0, 40);
+  const sessionFile = (sessionId: string) => join(dir, "sessions", `${name(sessionId)}.json`);
+  return {
+    durable: true,
+    async compaction(sessionId) {
+      let text: string;
+      try {
+        text = readFileSync(sessionFile(sessionId), "utf8");
+      } catch {
+        return undefined;
+      }
+      try {
+        const found = JSON.parse(text) as unknown;
+        return isSessionCompaction(found) ? found : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    async saveCompaction(sessionId, compaction) {
+      const file = sessionFile(sessionId);
+      mkdirSync(join(dir, "sessions"), { recursive: true });
+      const temporary = `${file}.${process.pid}.tmp`;
+      writeFileSync(temporary, JSON.stringify(compaction));
+      renameSync(temporary, file);
+    },
+    async commitTurn(advancementKey, sessionId) {
+      mkdirSync(join(dir, "turns"), { recursive: true });
+      try {
+        writeFileSync(join(dir, "turns", name(advancementKey)), JSON.stringify({ sessionId, at: new Date().toISOString() }), { flag: "wx" });
+        return true;
+      } catch (error) {
+        if ((error as { code?: unknown }).code === "EEXIST") return false;
+        throw error;
+      }
     },
   };
 }

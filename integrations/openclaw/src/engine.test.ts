@@ -1,6 +1,7 @@
 import { loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
 import { makeProject, removeProjects } from "@compaction/core/testing";
 import fc from "fast-check";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { anchorOf, findAnchor } from "./anchor.js";
 import type { AgentMessage, CompactionProvider, ContextEngine, KeyedStore, OpenClawPluginApi } from "./openclaw-api.js";
@@ -11,17 +12,17 @@ afterAll(() => removeProjects());
 const SESSION = { sessionId: "s-1", sessionKey: "agent:main:main" };
 
 /** A host that records what the plugin registers, with OpenClaw's keyed store modelled by maps. */
-function fakeHost(pluginConfig: Record<string, unknown>, withState = true) {
+function fakeHost(pluginConfig: Record<string, unknown>, state: "trusted" | "untrusted" = "trusted") {
   const registered: { engine?: (ctx: object) => ContextEngine | Promise<ContextEngine>; provider?: CompactionProvider; warnings: string[] } = { warnings: [] };
   const namespaces = new Map<string, Map<string, unknown>>();
   const api: OpenClawPluginApi = {
     pluginConfig,
     logger: { info: () => {}, warn: (message) => registered.warnings.push(message), error: (message) => registered.warnings.push(message) },
-    ...(withState
-      ? {
+    ...({
           runtime: {
             state: {
               openKeyedStore<T>(options: { namespace: string }): KeyedStore<T> {
+                if (state === "untrusted") throw new Error('openKeyedStore is only available for trusted plugins in this release. Plugin "compaction" loaded with origin "config"');
                 const map = namespaces.get(options.namespace) ?? new Map<string, unknown>();
                 namespaces.set(options.namespace, map);
                 return {
@@ -32,8 +33,7 @@ function fakeHost(pluginConfig: Record<string, unknown>, withState = true) {
               },
             },
           },
-        }
-      : {}),
+        }),
     registerContextEngine: (_id, factory) => {
       registered.engine = factory;
     },
@@ -128,10 +128,26 @@ describe("the context engine on a real pi session", () => {
     expect(await engine.commitTurn!({ ...turn, advancementKey: "turn-2" })).toEqual({ status: "committed" });
   });
 
-  it("without OpenClaw's state store it still works, in memory, and says so", async () => {
-    const project = makeProject({ ".compactionrc": "preset: safeguard\n" });
-    const { registered } = fakeHost({ cwd: project }, false);
-    expect(registered.warnings.join("\n")).toMatch(/compactions last until it exits/);
+  it("when OpenClaw keeps its state store from the plugin, the records go to the agent's directory and survive a restart", async () => {
+    const project = makeProject({ ".compactionrc": "preset: safeguard\ntokenizer: { counter: estimate }\n" });
+    const agentDir = join(project, "agent");
+    const untrusted = (): ReturnType<typeof fakeHost> => {
+      const host = fakeHost({ cwd: project }, "untrusted");
+      return host;
+    };
+    const first = untrusted();
+    const engine = await first.registered.engine!({ workspaceDir: project, agentDir });
+    await engine.assemble({ ...SESSION, messages: realMessages, tokenBudget: 30_000 });
+    expect((await engine.compact({ ...SESSION, tokenBudget: 30_000, force: true })).compacted).toBe(true);
+    expect(first.registered.warnings.join("\n")).toMatch(/only available for trusted plugins.*kept in .*compaction-plugin/s);
+    // A new OpenClaw process: the compaction is applied again, and a committed turn is a duplicate.
+    const second = untrusted();
+    const again = await second.registered.engine!({ workspaceDir: project, agentDir });
+    const assembled = await again.assemble({ ...SESSION, messages: realMessages, tokenBudget: 30_000 });
+    expect(assembled.messages[0]?.role).toBe("compactionSummary");
+    const turn = { ...SESSION, advancementKey: "k", messages: [] };
+    expect(await engine.commitTurn!(turn)).toEqual({ status: "committed" });
+    expect(await again.commitTurn!(turn)).toEqual({ status: "duplicate" });
   });
 
   it("rejects settings that are not the plugin's, naming the key", () => {

@@ -202,13 +202,21 @@ export class CompactionEngine implements ContextEngine {
     return this.#deps.options.agent ?? agentId ?? agentIdOfSessionKey(sessionKey);
   }
 
-  #compactorFor(sessionKey: string | undefined, agentId?: string): Promise<Compactor<PiMessage>> {
+  /**
+   * The compactor for the session's agent: its `.compactionrc` section when the config has one.
+   * An OpenClaw agent without a section (every agent of a config with no `agents`) uses the
+   * config's top level; an agent named in the plugin's settings must have its section.
+   */
+  async #compactorFor(sessionKey: string | undefined, agentId?: string): Promise<Compactor<PiMessage>> {
     const options = this.#deps.options;
-    return this.#deps.compactors.get({
-      cwd: options.cwd ?? this.#deps.factory.workspaceDir ?? process.cwd(),
-      agent: this.#agentOf(sessionKey, agentId),
-      preset: options.preset,
-    });
+    const cwd = options.cwd ?? this.#deps.factory.workspaceDir ?? process.cwd();
+    const agent = this.#agentOf(sessionKey, agentId);
+    try {
+      return await this.#deps.compactors.get({ cwd, agent, preset: options.preset });
+    } catch (error) {
+      if (options.agent !== undefined || agent === undefined || !isMissingAgentSection(error, agent)) throw error;
+      return this.#deps.compactors.get({ cwd, agent: undefined, preset: options.preset });
+    }
   }
 
   async #read(params: CompactParams): Promise<readonly AgentMessage[] | undefined> {
@@ -235,6 +243,12 @@ export class CompactionEngine implements ContextEngine {
     this.#warned.add(message);
     this.#deps.warn(message);
   }
+}
+
+/** The config's answer when it has no `agents.<agent>` section (COMPACTION_CONFIG_INVALID at `/agents/<agent>`). */
+function isMissingAgentSection(error: unknown, agent: string): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === "COMPACTION_CONFIG_INVALID" && typeof message === "string" && message.includes(`/agents/${agent}: expected a section for agent`);
 }
 
 function countTokens(compactor: Compactor<PiMessage>, messages: readonly AgentMessage[]): number {

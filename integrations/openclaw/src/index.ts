@@ -9,7 +9,7 @@ import { PLUGIN_ID, registerCompaction } from "./plugin.js";
 
 export { CompactionEngine, ENGINE_ID, type EngineDeps, type TranscriptReader } from "./engine.js";
 export { compactionProvider, PROVIDER_ID } from "./summary-provider.js";
-export { type EngineStore, memoryEngineStore, openEngineStore, type SessionCompaction } from "./engine-store.js";
+export { type EngineStore, fileEngineStore, memoryEngineStore, openEngineStore, type SessionCompaction } from "./engine-store.js";
 export { anchorOf, findAnchor, type MessageAnchor } from "./anchor.js";
 export { agentIdOfSessionKey, type OpenClawCompactionOptions, resolveOpenClawOptions, type ResolvedOpenClawOptions } from "./options.js";
 export { PLUGIN_ID, registerCompaction, type RegisterOptions } from "./plugin.js";

@@ -10,7 +10,7 @@
  * optional `openclaw` dependency elsewhere).
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -22,19 +22,24 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 const PLUGIN_DIR = fileURLToPath(new URL("..", import.meta.url));
 const require = createRequire(import.meta.url);
 
+/** The installed openclaw package's directory (its exports hide package.json from require.resolve), or undefined. */
+function openclawDir(): string | undefined {
+  for (const base of require.resolve.paths("openclaw") ?? []) {
+    if (existsSync(join(base, "openclaw", "package.json"))) return join(base, "openclaw");
+  }
+  return undefined;
+}
+
+const OPENCLAW_DIR = openclawDir();
+
 /** Why OpenClaw cannot run here, or undefined. */
 function skipReason(): string | undefined {
-  let manifest: { version: string; engines?: { node?: string } };
-  let bin: string;
-  try {
-    manifest = require("openclaw/package.json") as typeof manifest;
-    bin = require.resolve("openclaw/openclaw.mjs");
-  } catch {
-    return `the openclaw package is not installed (an optional dependency of the repo: npm skips it on Node ${process.versions.node}; it needs Node >=24.16)`;
+  if (OPENCLAW_DIR === undefined) {
+    return `the openclaw package is not installed (an optional dependency of the repo root, which npm skips on a Node openclaw does not support; this is Node ${process.versions.node})`;
   }
+  const manifest = JSON.parse(readFileSync(join(OPENCLAW_DIR, "package.json"), "utf8")) as { version: string; engines?: { node?: string } };
   const range = manifest.engines?.node ?? "";
   if (!satisfies(process.versions.node, range)) return `openclaw ${manifest.version} needs Node ${range}; this is Node ${process.versions.node}`;
-  void bin;
   return undefined;
 }
 
@@ -117,7 +122,7 @@ interface Run {
 }
 
 function openclaw(home: string, args: readonly string[]): Promise<Run> {
-  const bin = require.resolve("openclaw/openclaw.mjs");
+  const bin = join(OPENCLAW_DIR as string, "openclaw.mjs");
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, ...args], {
       env: { PATH: process.env["PATH"] ?? "", HOME: home, OPENCLAW_STATE_DIR: join(home, ".openclaw"), NO_COLOR: "1" },
@@ -203,8 +208,9 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw",
     expect(sent).toContain("SECONDTURN");
     expect((retried[0]?.messages.length ?? 0)).toBeLessThan(overflowed?.messages.length ?? 0);
 
-    // Our record, in OpenClaw's own plugin state: agent main's preset ran.
-    const state = readPluginState(join(home, ".openclaw", "state", "openclaw.sqlite"));
+    // Our record (in OpenClaw's plugin state, or, as OpenClaw 2026.9 keeps that store from a plugin
+    // linked from a path, in the agent's directory): agent main's preset ran.
+    const state = [...readPluginState(join(home, ".openclaw", "state", "openclaw.sqlite")), ...readRecordFiles(join(home, ".openclaw", "agents", "main", "agent", "compaction-plugin", "sessions"))];
     expect(state).toHaveLength(1);
     expect(state[0]).toMatchObject({ version: 1, agent: "main", preset: "safeguard" });
     expect(sent).toContain(String(state[0]?.["summary"]).slice(0, 40));
@@ -218,6 +224,14 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw",
     expect(users.some((text) => text.includes("THIRDTURN"))).toBe(true);
   }, 4 * TURN_TIMEOUT);
 });
+
+/** The records of the plugin's own file store. */
+function readRecordFiles(dir: string): Record<string, unknown>[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(".json"))
+    .map((name) => JSON.parse(readFileSync(join(dir, name), "utf8")) as Record<string, unknown>);
+}
 
 /** The values this plugin stored in OpenClaw's shared state database under its compactions namespace. */
 function readPluginState(database: string): Record<string, unknown>[] {

@@ -4,9 +4,11 @@
  * compaction provider `compaction` (selected with `agents.defaults.compaction.provider`).
  */
 import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { CompactorCache } from "./compactor-cache.js";
 import { CompactionEngine, ENGINE_ID, type TranscriptReader } from "./engine.js";
-import { openEngineStore } from "./engine-store.js";
+import { type EngineStore, openEngineStore } from "./engine-store.js";
 import type { OpenClawPluginApi } from "./openclaw-api.js";
 import { resolveOpenClawOptions } from "./options.js";
 import { compactionProvider } from "./summary-provider.js";
@@ -24,15 +26,24 @@ export interface RegisterOptions {
 export function registerCompaction(api: OpenClawPluginApi, registerOptions: RegisterOptions = {}): void {
   const options = resolveOpenClawOptions(api.pluginConfig);
   const compactors = new CompactorCache();
-  const store = openEngineStore(api);
   const warn = (message: string): void => (api.logger ? api.logger.warn(message) : console.warn(message));
-  if (!store.durable) warn("compaction: this OpenClaw has no plugin-state store; compactions last until it exits.");
+  const stores = new Map<string, EngineStore>();
+  /** One store per records directory: the agent's own (`<agentDir>/compaction-plugin`) when OpenClaw says where that is. */
+  const storeFor = (agentDir: string | undefined): EngineStore => {
+    const dir = join(agentDir ?? join(homedir(), ".openclaw"), "compaction-plugin");
+    let store = stores.get(dir);
+    if (store === undefined) {
+      store = openEngineStore(api, dir, (reason) => warn(`compaction: ${reason}; compactions are kept in ${dir} instead.`));
+      stores.set(dir, store);
+    }
+    return store;
+  };
   api.registerContextEngine(
     ENGINE_ID,
     (factory) =>
       new CompactionEngine({
         options,
-        store,
+        store: storeFor(factory.agentDir),
         compactors,
         factory,
         readTranscript: registerOptions.readTranscript ?? readTranscriptThroughOpenClaw,
