@@ -213,7 +213,7 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw",
     const state = [...readPluginState(join(home, ".openclaw", "state", "openclaw.sqlite")), ...readRecordFiles(join(home, ".openclaw", "agents", "main", "agent", "compaction-plugin", "sessions"))];
     expect(state).toHaveLength(1);
     expect(state[0]).toMatchObject({ version: 1, agent: "main", preset: "safeguard" });
-    expect(sent).toContain(String(state[0]?.["summary"]).slice(0, 40));
+    expect(sent).toContain(JSON.stringify(String(state[0]?.["summary"]).slice(0, 40)).slice(1, -1)); // as it appears in the JSON sent
 
     // OpenClaw's transcript keeps every message: nothing was lost or rewritten.
     const session = readOpenClawSession(openClawAgentDatabase("main", { stateDir: join(home, ".openclaw") }), { sessionKey: "agent:main:main" });
