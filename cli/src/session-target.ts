@@ -19,11 +19,12 @@ import { basename } from "node:path";
 import { CliError } from "./errors.js";
 import { ExitCode } from "./exit-codes.js";
 import type { CliIo } from "./io.js";
+import { openClawSnapshot, parseOpenClawTarget, refuseOpenClawSnapshot } from "./openclaw-target.js";
 import { type ByteProgress, progressLine } from "./progress.js";
 
 /** The options every session command shares. */
 export interface SessionSelection {
-  /** `--session`: a path, an id or the start of one. */
+  /** `--session`: a path, an id or the start of one, or an OpenClaw session (see openclaw-target.ts). */
   readonly session?: string | undefined;
   /** `--sessions-dir`: the folder holding one session folder per project. */
   readonly sessionsDir?: string | undefined;
@@ -33,6 +34,8 @@ export interface SessionSelection {
 
 /** The session file's absolute path: `--session` as a path or id, else the cwd's most recent session. */
 export async function resolveTarget(selection: SessionSelection, io: CliIo): Promise<string> {
+  const openClaw = parseOpenClawTarget(selection.session);
+  if (openClaw !== undefined) return openClawSnapshot(openClaw, io);
   return resolveSession(selection.session, {
     cwd: io.cwd,
     env: io.env,
@@ -82,6 +85,7 @@ export function loadTranscriptContext(path: string, selection: SessionSelection,
 
 /** For commands that write: the pi boundary load, or a refusal of an imported transcript saying what does work on it. */
 export function requirePiSession(context: TranscriptContext, what: string): BoundaryLoad {
+  refuseOpenClawSnapshot(context.path, what);
   if (context.pi !== null) return context.pi;
   throw importedRefusal(context.path, context.format, what);
 }

@@ -59,3 +59,20 @@ export { appendPiCompaction, compactPiBranch, type PiBranchCompaction, type PiBr
 export { parseSessionState } from "./state/parse-session-state.js";
 export { renderSessionSeed, SESSION_SEED_TITLE, sessionSeedEntries, type SessionSeedOptions } from "./state/seed.js";
 export { sessionStateSchema, sessionStateSchemaPath } from "./state/session-state-schema.js";
+export {
+  agentIdOfSessionKey,
+  isSqliteFile,
+  listOpenClawAgents,
+  listOpenClawSessions,
+  OPENCLAW_DATABASE_NAME,
+  OPENCLAW_STATE_DIR_ENV,
+  openClawAgentDatabase,
+  type OpenClawLocation,
+  type OpenClawSession,
+  type OpenClawSessionInfo,
+  type OpenClawSessionSelector,
+  openClawStateDir,
+  parseOpenClawSession,
+  readOpenClawSession,
+} from "./openclaw-sessions.js";
+export { OPENCLAW_SESSION_TABLES_SQL } from "./openclaw-schema.js";

@@ -11,6 +11,7 @@ import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { configOf, configSummary, type ConfigSummary, loadCompactor } from "../load-compactor.js";
 import { formatTokens } from "../output.js";
+import { refuseOpenClawSnapshot } from "../openclaw-target.js";
 import { assertWholeBranch, readTargetSession, requirePiFormat, resolveTarget } from "../session-target.js";
 import { upgradeBeforeWriting } from "./session-upgrade.js";
 
@@ -68,6 +69,7 @@ async function autocompact(context: CommandContext, wanted: boolean | undefined,
   const selection = sessionSelection(context, options.session);
   const path = await resolveTarget(selection, context.io);
   requirePiFormat(path, wanted === undefined ? "read the session's auto-compaction setting" : "set auto-compaction");
+  if (wanted !== undefined) refuseOpenClawSnapshot(path, "set auto-compaction");
   const parsed = readTargetSession(path, selection, context.io);
   const own = sessionAutoCompact(buildContext(parsed.entries, { file: path }).branch);
   const compactor = await loadCompactor(context, { agent: options.agent });

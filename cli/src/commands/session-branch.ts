@@ -11,6 +11,7 @@ import { askLine } from "../confirm.js";
 import { CliError } from "../errors.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
+import { refuseOpenClawSnapshot } from "../openclaw-target.js";
 import { assertWholeBranch, readTargetSession, requirePiFormat, resolveTarget, type SessionSelection } from "../session-target.js";
 
 interface BranchOptions {
@@ -49,6 +50,7 @@ export function registerSessionBranch(group: Command, io: CliIo, done: (code: Ex
       const selection = sessionSelection(context, options.session);
       const path = await resolveTarget(selection, io);
       requirePiFormat(path, "branch the session");
+      refuseOpenClawSnapshot(path, "branch the session");
       const atEntryId = options.at ?? (await pickEntry(context, path, selection));
       assertWholeBranch(path, selection);
       const branched = await branchSession(path, { atEntryId });

@@ -24,3 +24,5 @@ export {
   type PrunedOutput,
 } from "./marker.js";
 export { type CutRoom, type FullCut, fullLayerCut, summarizeLayerCut } from "./choose-cut.js";
+export { ContextPruner, layeredOptionsOf, type PrunedContext, type PruneContextInput } from "./context-pruner.js";
+export { signature, TokenMemo } from "./token-memo.js";

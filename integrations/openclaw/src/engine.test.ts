@@ -1,0 +1,195 @@
+import { loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+import { makeProject, removeProjects } from "@compaction/core/testing";
+import fc from "fast-check";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { anchorOf, findAnchor } from "./anchor.js";
+import type { AgentMessage, CompactionProvider, ContextEngine, KeyedStore, OpenClawPluginApi } from "./openclaw-api.js";
+import { registerCompaction } from "./plugin.js";
+
+afterAll(() => removeProjects());
+
+const SESSION = { sessionId: "s-1", sessionKey: "agent:main:main" };
+
+/** A host that records what the plugin registers, with OpenClaw's keyed store modelled by maps. */
+function fakeHost(pluginConfig: Record<string, unknown>, state: "trusted" | "untrusted" = "trusted") {
+  const registered: { engine?: (ctx: object) => ContextEngine | Promise<ContextEngine>; provider?: CompactionProvider; warnings: string[] } = { warnings: [] };
+  const namespaces = new Map<string, Map<string, unknown>>();
+  const api: OpenClawPluginApi = {
+    pluginConfig,
+    logger: { info: () => {}, warn: (message) => registered.warnings.push(message), error: (message) => registered.warnings.push(message) },
+    ...({
+          runtime: {
+            state: {
+              openKeyedStore<T>(options: { namespace: string }): KeyedStore<T> {
+                if (state === "untrusted") throw new Error('openKeyedStore is only available for trusted plugins in this release. Plugin "compaction" loaded with origin "config"');
+                const map = namespaces.get(options.namespace) ?? new Map<string, unknown>();
+                namespaces.set(options.namespace, map);
+                return {
+                  register: async (key, value) => void map.set(key, structuredClone(value)),
+                  registerIfAbsent: async (key, value) => (map.has(key) ? false : (map.set(key, structuredClone(value)), true)),
+                  lookup: async (key) => structuredClone(map.get(key)) as T | undefined,
+                };
+              },
+            },
+          },
+        }),
+    registerContextEngine: (_id, factory) => {
+      registered.engine = factory;
+    },
+    registerCompactionProvider: (provider) => {
+      registered.provider = provider;
+    },
+  };
+  registerCompaction(api, { readTranscript: async () => undefined });
+  return { registered, namespaces };
+}
+
+const realMessages = loadPiMessages(PI_FIXTURES[0] as string, { context: true }) as unknown as AgentMessage[];
+
+describe("the context engine on a real pi session", () => {
+  it("registers an engine that owns compaction, with OpenClaw's durable-turn semantics", async () => {
+    const project = makeProject({ ".compactionrc": "preset: safeguard\ntokenizer: { counter: estimate }\n" });
+    const { registered } = fakeHost({ cwd: project });
+    const engine = await registered.engine!({ workspaceDir: project });
+    expect(engine.info).toMatchObject({ id: "compaction", ownsCompaction: true, transcriptSemantics: { currentTurnFence: "before-current-turn-entry-v1", turnAdvancementIdempotency: "atomic-idempotent-v1" } });
+    expect(registered.provider?.id).toBe("compaction");
+  });
+
+  it("compacts by the agent's preset, keeps the transcript untouched, and assembles summary + kept messages within the budget", async () => {
+    const project = makeProject({ ".compactionrc": "preset: sliding-window\ntokenizer: { counter: estimate }\nagents:\n  main: { preset: safeguard }\n" });
+    const { registered, namespaces } = fakeHost({ cwd: project });
+    const engine = await registered.engine!({ workspaceDir: project });
+    const transcript = structuredClone(realMessages);
+    const before = JSON.stringify(transcript);
+    const budget = 60_000;
+    const full = await engine.assemble({ ...SESSION, messages: transcript, tokenBudget: budget });
+    expect(full.estimatedTokens).toBeGreaterThan(budget);
+
+    const result = await engine.compact({ ...SESSION, tokenBudget: budget, force: true });
+    expect(result).toMatchObject({ ok: true, compacted: true });
+    expect((result.result?.details as { strategy?: string }).strategy).toBe("safeguard"); // agent "main" from the session key
+    expect(JSON.stringify(transcript)).toBe(before); // nothing of OpenClaw's was changed
+    expect(namespaces.get("session-compactions")?.has("s-1")).toBe(true); // kept in OpenClaw's plugin state
+
+    const assembled = await engine.assemble({ ...SESSION, messages: transcript, tokenBudget: budget });
+    expect(assembled.messages[0]?.role).toBe("compactionSummary");
+    expect(String(assembled.messages[0]?.["summary"])).toBe(result.result?.summary);
+    expect(assembled.estimatedTokens).toBeLessThan(budget);
+    // The kept messages are OpenClaw's own, from the first kept one to the end, in order.
+    const keptFrom = transcript.length - (assembled.messages.length - 1);
+    expect(assembled.messages.slice(1)).toEqual(transcript.slice(keptFrom));
+
+    // A new turn appears in OpenClaw's transcript: it is sent after the kept messages.
+    const next = [...transcript, { role: "user", content: "one more question", timestamp: 42 } as AgentMessage];
+    const later = await engine.assemble({ ...SESSION, messages: next, tokenBudget: budget });
+    expect(later.messages.at(-1)).toEqual(next.at(-1));
+    expect(later.messages.length).toBe(assembled.messages.length + 1);
+  });
+
+  it("a second compaction updates the first: the summary stays one message and the kept tail moves forward", async () => {
+    const project = makeProject({ ".compactionrc": "preset: safeguard\ntokenizer: { counter: estimate }\n" });
+    const { registered } = fakeHost({ cwd: project });
+    const engine = await registered.engine!({ workspaceDir: project });
+    const half = realMessages.slice(0, Math.floor(realMessages.length / 2));
+    await engine.assemble({ ...SESSION, messages: half, tokenBudget: 30_000 });
+    expect((await engine.compact({ ...SESSION, tokenBudget: 30_000, force: true })).compacted).toBe(true);
+    const first = await engine.assemble({ ...SESSION, messages: realMessages, tokenBudget: 30_000 });
+    expect((await engine.compact({ ...SESSION, tokenBudget: 30_000, force: true })).compacted).toBe(true);
+    const second = await engine.assemble({ ...SESSION, messages: realMessages, tokenBudget: 30_000 });
+    expect(second.messages.filter((message) => message.role === "compactionSummary")).toHaveLength(1);
+    expect(second.messages.length).toBeLessThan(first.messages.length);
+  });
+
+  it("a /compact in a new process reads the session through OpenClaw and answers a config error with a reason", async () => {
+    const project = makeProject({ ".compactionrc": "preset: no-such-preset\n" });
+    const { registered } = fakeHost({ cwd: project });
+    const engine = await registered.engine!({ workspaceDir: project });
+    const unseen = await engine.compact({ ...SESSION, force: true });
+    expect(unseen.ok).toBe(false);
+    expect(unseen.reason).toMatch(/no messages of session s-1/);
+    await engine.assemble({ ...SESSION, messages: realMessages.slice(0, 10), tokenBudget: 100_000 });
+    const broken = await engine.compact({ ...SESSION, force: true });
+    expect(broken).toMatchObject({ ok: false, compacted: false });
+    expect(broken.reason).toMatch(/COMPACTION_PLUGIN_NOT_FOUND/);
+    // assemble still answers, with the messages unchanged, and says why once
+    const assembled = await engine.assemble({ ...SESSION, messages: realMessages.slice(0, 10), tokenBudget: 100_000 });
+    expect(assembled.messages).toEqual(realMessages.slice(0, 10));
+    expect(registered.warnings.some((warning) => warning.includes("COMPACTION_PLUGIN_NOT_FOUND"))).toBe(true);
+  });
+
+  it("commitTurn is idempotent per advancement key", async () => {
+    const project = makeProject({ ".compactionrc": "preset: safeguard\n" });
+    const { registered } = fakeHost({ cwd: project });
+    const engine = await registered.engine!({ workspaceDir: project });
+    const turn = { ...SESSION, advancementKey: "turn-1", messages: realMessages.slice(0, 2) };
+    expect(await engine.commitTurn!(turn)).toEqual({ status: "committed" });
+    expect(await engine.commitTurn!(turn)).toEqual({ status: "duplicate" });
+    expect(await engine.commitTurn!({ ...turn, advancementKey: "turn-2" })).toEqual({ status: "committed" });
+  });
+
+  it("when OpenClaw keeps its state store from the plugin, the records go to the agent's directory and survive a restart", async () => {
+    const project = makeProject({ ".compactionrc": "preset: safeguard\ntokenizer: { counter: estimate }\n" });
+    const agentDir = join(project, "agent");
+    const untrusted = (): ReturnType<typeof fakeHost> => {
+      const host = fakeHost({ cwd: project }, "untrusted");
+      return host;
+    };
+    const first = untrusted();
+    const engine = await first.registered.engine!({ workspaceDir: project, agentDir });
+    await engine.assemble({ ...SESSION, messages: realMessages, tokenBudget: 30_000 });
+    expect((await engine.compact({ ...SESSION, tokenBudget: 30_000, force: true })).compacted).toBe(true);
+    expect(first.registered.warnings.join("\n")).toMatch(/only available for trusted plugins.*kept in .*compaction-plugin/s);
+    // A new OpenClaw process: the compaction is applied again, and a committed turn is a duplicate.
+    const second = untrusted();
+    const again = await second.registered.engine!({ workspaceDir: project, agentDir });
+    const assembled = await again.assemble({ ...SESSION, messages: realMessages, tokenBudget: 30_000 });
+    expect(assembled.messages[0]?.role).toBe("compactionSummary");
+    const turn = { ...SESSION, advancementKey: "k", messages: [] };
+    expect(await engine.commitTurn!(turn)).toEqual({ status: "committed" });
+    expect(await again.commitTurn!(turn)).toEqual({ status: "duplicate" });
+  });
+
+  it("rejects settings that are not the plugin's, naming the key", () => {
+    expect(() => fakeHost({ presets: "rolling" })).toThrow(/plugins\.entries\.compaction\.config\.presets is not a setting/);
+    expect(() => fakeHost({ pruneContext: "yes" })).toThrow(/pruneContext must be true or false/);
+  });
+});
+
+describe("the summary-only compaction provider", () => {
+  it("summarizes what OpenClaw hands it with the config's summarizer, updating the previous summary", async () => {
+    const project = makeProject({ ".compactionrc": "preset: safeguard\n" });
+    const { registered } = fakeHost({ cwd: project });
+    const messages = realMessages.slice(0, 40);
+    const summary = await registered.provider!.summarize({ messages, previousSummary: "Earlier: the user set up the repo.", customInstructions: "the theme" });
+    expect(summary.length).toBeGreaterThan(0);
+    expect(summary).toContain("Earlier: the user set up the repo.");
+  });
+});
+
+describe("anchors", () => {
+  it("find the last message with the same role, timestamp and content, and no other", () => {
+    fc.assert(
+      fc.property(fc.array(fc.record({ role: fc.constantFrom("user", "assistant"), content: fc.string({ maxLength: 6 }), timestamp: fc.integer({ min: 0, max: 5 }) }), { minLength: 1, maxLength: 30 }), fc.nat(), (list, pick) => {
+        const messages = list as AgentMessage[];
+        const index = pick % messages.length;
+        const found = findAnchor(messages, anchorOf(messages[index] as AgentMessage));
+        expect(found).toBeGreaterThanOrEqual(index);
+        expect(anchorOf(messages[found] as AgentMessage)).toEqual(anchorOf(messages[index] as AgentMessage));
+        expect(messages.slice(found + 1).some((m) => JSON.stringify(anchorOf(m)) === JSON.stringify(anchorOf(messages[index] as AgentMessage)))).toBe(false);
+      }),
+    );
+  });
+
+  it("sends the whole transcript, and says why, when the first kept message was rewound away", async () => {
+    const project = makeProject({ ".compactionrc": "preset: safeguard\ntokenizer: { counter: estimate }\n" });
+    const { registered } = fakeHost({ cwd: project });
+    const engine = await registered.engine!({ workspaceDir: project });
+    await engine.assemble({ ...SESSION, messages: realMessages, tokenBudget: 30_000 });
+    expect((await engine.compact({ ...SESSION, tokenBudget: 30_000, force: true })).compacted).toBe(true);
+    const rewound = realMessages.slice(0, 20); // OpenClaw rewound the session to before the kept messages
+    const assembled = await engine.assemble({ ...SESSION, messages: rewound, tokenBudget: 1_000_000 });
+    expect(assembled.messages).toEqual(rewound);
+    expect(registered.warnings.join("\n")).toMatch(/no longer in OpenClaw's transcript/);
+  });
+});

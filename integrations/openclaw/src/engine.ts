@@ -1,0 +1,278 @@
+/**
+ * The context engine: OpenClaw's `plugins.slots.contextEngine` selects it and it owns
+ * compaction (`info.ownsCompaction`).
+ *
+ * - `assemble` returns what the model sees: the session's compaction (its summary, then the
+ *   messages from the first one kept) applied to the messages OpenClaw sends, with old tool
+ *   outputs pruned when the context is large (the pi extension's send-time pruning, layered's
+ *   thresholds), and the estimate OpenClaw compares with its token budget.
+ * - `compact` (OpenClaw's `/compact`, its overflow recovery, and our own threshold check after
+ *   each turn) runs the agent's preset from `.compactionrc` over that context. The result is kept
+ *   in OpenClaw's plugin-state store (see engine-store.ts); the transcript is never touched.
+ * - `ingest` / `commitTurn` / `afterTurn` keep the session's messages known to the engine (and
+ *   `afterTurn` compacts when the context passes the preset's auto-compaction threshold).
+ */
+import { type Compactor, type PiMessage, type ResolvedConfig } from "@compaction/core";
+import { ContextPruner } from "@compaction/plugin-layered";
+import { planPiCompaction } from "@compaction/transcript";
+import { anchorOf, findAnchor } from "./anchor.js";
+import { CompactorCache } from "./compactor-cache.js";
+import type { EngineStore, SessionCompaction } from "./engine-store.js";
+import type {
+  AfterTurnParams,
+  AgentMessage,
+  AssembleParams,
+  AssembleResult,
+  CommitTurnParams,
+  CompactParams,
+  CompactResult,
+  ContextEngine,
+  ContextEngineFactoryContext,
+  ContextEngineInfo,
+  IngestParams,
+} from "./openclaw-api.js";
+import { agentIdOfSessionKey, type ResolvedOpenClawOptions } from "./options.js";
+
+export const ENGINE_ID = "compaction";
+
+/** Reads a session's messages through OpenClaw when the engine has not seen them in this process. */
+export type TranscriptReader = (target: { agentId: string | undefined; sessionId: string; sessionKey: string }) => Promise<readonly AgentMessage[] | undefined>;
+
+export interface EngineDeps {
+  readonly options: ResolvedOpenClawOptions;
+  readonly store: EngineStore;
+  readonly compactors: CompactorCache;
+  readonly factory: ContextEngineFactoryContext;
+  readonly readTranscript?: TranscriptReader;
+  readonly warn: (message: string) => void;
+  readonly version?: string;
+}
+
+/** Why a compaction was asked for, in our terms: `/compact` and forced runs are manual. */
+function triggerOf(params: CompactParams): "auto" | "manual" {
+  return params.force === true || params.customInstructions !== undefined ? "manual" : "auto";
+}
+
+export class CompactionEngine implements ContextEngine {
+  readonly info: ContextEngineInfo;
+  readonly #deps: EngineDeps;
+  /** The newest messages OpenClaw showed us per session (its transcript's visible messages). */
+  readonly #seen = new Map<string, readonly AgentMessage[]>();
+  readonly #pruners = new Map<string, ContextPruner>();
+  readonly #warned = new Set<string>();
+
+  constructor(deps: EngineDeps) {
+    this.#deps = deps;
+    this.info = {
+      id: ENGINE_ID,
+      name: "Compaction (.compactionrc presets)",
+      ...(deps.version === undefined ? {} : { version: deps.version }),
+      ownsCompaction: true,
+      transcriptSemantics: { currentTurnFence: "before-current-turn-entry-v1", turnAdvancementIdempotency: "atomic-idempotent-v1" },
+    };
+  }
+
+  async ingest(params: IngestParams): Promise<{ ingested: boolean }> {
+    const known = this.#seen.get(params.sessionId);
+    if (known === undefined) return { ingested: false };
+    this.#seen.set(params.sessionId, [...known, params.message]);
+    return { ingested: true };
+  }
+
+  async commitTurn(params: CommitTurnParams): Promise<{ status: "committed" | "duplicate" }> {
+    const first = await this.#deps.store.commitTurn(params.advancementKey, params.sessionId);
+    if (!first) return { status: "duplicate" };
+    const known = this.#seen.get(params.sessionId);
+    if (known !== undefined) this.#seen.set(params.sessionId, [...known, ...params.messages]);
+    return { status: "committed" };
+  }
+
+  async assemble(params: AssembleParams): Promise<AssembleResult> {
+    this.#seen.set(params.sessionId, params.messages);
+    const compaction = await this.#deps.store.compaction(params.sessionId);
+    const view = this.#applied(params.messages, compaction, params.sessionId);
+    let compactor: Compactor<PiMessage>;
+    try {
+      compactor = await this.#compactorFor(params.sessionKey);
+    } catch (error) {
+      this.#warnOnce(`compaction: ${describe(error)}; the context is sent without pruning.`);
+      return { messages: [...view], estimatedTokens: roughTokens(view) };
+    }
+    let messages = view;
+    if (this.#deps.options.pruneContext && params.tokenBudget !== undefined && params.tokenBudget > 0) {
+      try {
+        const pruned = this.#prunerFor(params.sessionId, compactor).prune(view as unknown as PiMessage[], { contextWindow: params.tokenBudget });
+        if (pruned !== undefined) messages = pruned.messages as unknown as AgentMessage[];
+      } catch (error) {
+        this.#warnOnce(`compaction: could not prune tool outputs: ${describe(error)}. The messages were sent unchanged.`);
+      }
+    }
+    return { messages: [...messages], estimatedTokens: countTokens(compactor, messages) };
+  }
+
+  async afterTurn(params: AfterTurnParams): Promise<void> {
+    this.#seen.set(params.sessionId, params.messages);
+    if (params.isHeartbeat === true || params.sessionKey === undefined || params.tokenBudget === undefined) return;
+    let compactor: Compactor<PiMessage>;
+    try {
+      compactor = await this.#compactorFor(params.sessionKey);
+    } catch {
+      return; // assemble reports a broken config
+    }
+    if (!compactor.autoCompact.enabled) return;
+    const compaction = await this.#deps.store.compaction(params.sessionId);
+    const view = this.#applied(params.messages, compaction, params.sessionId);
+    if (countTokens(compactor, view) <= compactor.autoCompact.threshold * params.tokenBudget) return;
+    const result = await this.compact({ sessionId: params.sessionId, sessionKey: params.sessionKey, tokenBudget: params.tokenBudget });
+    if (!result.ok) this.#warnOnce(`compaction: the compaction after a turn failed: ${result.reason ?? "no reason given"}`);
+  }
+
+  async compact(params: CompactParams): Promise<CompactResult> {
+    const messages = this.#seen.get(params.sessionId) ?? (await this.#read(params));
+    if (messages === undefined) {
+      return { ok: false, compacted: false, reason: `The compaction engine has no messages of session ${params.sessionId} (OpenClaw has not assembled it in this process, and its transcript could not be read).` };
+    }
+    let compactor: Compactor<PiMessage>;
+    try {
+      compactor = await this.#compactorFor(params.sessionKey, params.agentId);
+    } catch (error) {
+      return { ok: false, compacted: false, reason: describe(error) };
+    }
+    const previous = await this.#deps.store.compaction(params.sessionId);
+    const view = this.#applied(messages, previous, params.sessionId);
+    const contextWindow = params.tokenBudget ?? compactor.contextWindow ?? (compactor.config as ResolvedConfig | undefined)?.contextWindow;
+    const focus = params.customInstructions?.trim();
+    const agent = this.#agentOf(params.sessionKey, params.agentId);
+    const result = await compactor.compact({
+      messages: view as unknown as PiMessage[],
+      suffixOnly: true,
+      trigger: triggerOf(params),
+      ...(contextWindow === undefined ? {} : { contextWindow }),
+      ...(focus ? { focus } : {}),
+      ...(agent === undefined ? {} : { agent }),
+      ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }),
+    });
+    const plan = planPiCompaction(result, view.map((_, index) => String(index)));
+    if (!plan.ok) {
+      const failed = result.status === "failed" || result.status === "cancelled";
+      return { ok: !failed, compacted: false, reason: `${plan.reason} ${plan.hint}`.trim() };
+    }
+    const keptFrom = Number(plan.compaction.firstKeptEntryId);
+    const kept = view.length - keptFrom;
+    const head = result.messages.slice(0, result.messages.length - kept) as unknown as AgentMessage[];
+    const record: SessionCompaction = {
+      version: 1,
+      head,
+      summary: plan.compaction.summary,
+      firstKept: anchorOf(view[keptFrom] as AgentMessage),
+      tokensBefore: result.tokensBefore,
+      tokensAfter: result.tokensAfter,
+      agent: agent ?? "default",
+      preset: (compactor.config as ResolvedConfig | undefined)?.preset ?? null,
+      at: new Date().toISOString(),
+    };
+    await this.#deps.store.saveCompaction(params.sessionId, record);
+    this.#pruners.get(params.sessionId)?.reset();
+    return {
+      ok: true,
+      compacted: true,
+      result: { summary: record.summary, tokensBefore: result.tokensBefore, tokensAfter: result.tokensAfter, details: plan.compaction.details },
+    };
+  }
+
+  async dispose(): Promise<void> {
+    this.#seen.clear();
+    this.#pruners.clear();
+  }
+
+  /** The session's compaction applied to OpenClaw's messages: its head, then the messages from the first kept one. */
+  #applied(messages: readonly AgentMessage[], compaction: SessionCompaction | undefined, sessionId: string): readonly AgentMessage[] {
+    if (compaction === undefined) return messages;
+    const from = findAnchor(messages, compaction.firstKept);
+    if (from < 0) {
+      this.#warnOnce(
+        `compaction: session ${sessionId}: the first message kept by the compaction of ${compaction.at} is no longer in OpenClaw's transcript (rewound or replaced); the whole transcript is sent until the next compaction.`,
+      );
+      return messages;
+    }
+    return [...compaction.head, ...messages.slice(from)];
+  }
+
+  #agentOf(sessionKey: string | undefined, agentId?: string): string | undefined {
+    return this.#deps.options.agent ?? agentId ?? agentIdOfSessionKey(sessionKey);
+  }
+
+  /**
+   * The compactor for the session's agent: its `.compactionrc` section when the config has one.
+   * An OpenClaw agent without a section (every agent of a config with no `agents`) uses the
+   * config's top level; an agent named in the plugin's settings must have its section.
+   */
+  async #compactorFor(sessionKey: string | undefined, agentId?: string): Promise<Compactor<PiMessage>> {
+    const options = this.#deps.options;
+    const cwd = options.cwd ?? this.#deps.factory.workspaceDir ?? process.cwd();
+    const agent = this.#agentOf(sessionKey, agentId);
+    try {
+      return await this.#deps.compactors.get({ cwd, agent, preset: options.preset });
+    } catch (error) {
+      if (options.agent !== undefined || agent === undefined || !isMissingAgentSection(error, agent)) throw error;
+      return this.#deps.compactors.get({ cwd, agent: undefined, preset: options.preset });
+    }
+  }
+
+  async #read(params: CompactParams): Promise<readonly AgentMessage[] | undefined> {
+    if (this.#deps.readTranscript === undefined) return undefined;
+    try {
+      return await this.#deps.readTranscript({ agentId: this.#agentOf(params.sessionKey, params.agentId), sessionId: params.sessionId, sessionKey: params.sessionKey });
+    } catch (error) {
+      this.#warnOnce(`compaction: could not read session ${params.sessionId} through OpenClaw: ${describe(error)}`);
+      return undefined;
+    }
+  }
+
+  #prunerFor(sessionId: string, compactor: Compactor<PiMessage>): ContextPruner {
+    let pruner = this.#pruners.get(sessionId);
+    if (pruner === undefined) {
+      pruner = new ContextPruner(compactor);
+      this.#pruners.set(sessionId, pruner);
+    }
+    return pruner;
+  }
+
+  #warnOnce(message: string): void {
+    if (this.#warned.has(message)) return;
+    this.#warned.add(message);
+    this.#deps.warn(message);
+  }
+}
+
+/** The config's answer when it has no `agents.<agent>` section (COMPACTION_CONFIG_INVALID at `/agents/<agent>`). */
+function isMissingAgentSection(error: unknown, agent: string): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === "COMPACTION_CONFIG_INVALID" && typeof message === "string" && message.includes(`/agents/${agent}: expected a section for agent`);
+}
+
+function countTokens(compactor: Compactor<PiMessage>, messages: readonly AgentMessage[]): number {
+  let total = 0;
+  for (const message of messages) {
+    try {
+      total += compactor.tokens.count(message as unknown as PiMessage);
+    } catch {
+      total += roughTokens([message]);
+    }
+  }
+  return total;
+}
+
+/** Four characters a token: for messages our adapter cannot read (an estimate is all OpenClaw asks). */
+function roughTokens(messages: readonly AgentMessage[]): number {
+  return Math.ceil(messages.reduce((sum, message) => sum + JSON.stringify(message).length, 0) / 4);
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    const hint = (error as { hint?: unknown }).hint;
+    return `${typeof code === "string" ? `${code}: ` : ""}${error.message}${typeof hint === "string" && hint !== "" ? ` ${hint}` : ""}`;
+  }
+  return String(error);
+}

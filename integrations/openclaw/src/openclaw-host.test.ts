@@ -1,0 +1,246 @@
+/**
+ * The plugin in the real OpenClaw (the `openclaw` package the repo installs on Node 24): OpenClaw's
+ * plugin loader installs it from this directory (`openclaw plugins install -l`), the install puts
+ * it in `plugins.slots.contextEngine`, three one-shot agent turns run against a fake model on
+ * 127.0.0.1, and the fake model's "context length exceeded" on the third makes OpenClaw call the
+ * engine's `compact` (its overflow recovery) and retry. The agent's preset from `.compactionrc`
+ * must have run (the record in OpenClaw's plugin state says which), the retried request must
+ * carry the summary instead of the first turn, and OpenClaw's transcript must still hold every
+ * message. Skipped, saying why, where OpenClaw cannot run (it needs Node >=24.16; npm skips the
+ * optional `openclaw` dependency elsewhere).
+ */
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { openClawAgentDatabase, parseOpenClawSession, readOpenClawSession, buildContext } from "@compaction/transcript";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const PLUGIN_DIR = fileURLToPath(new URL("..", import.meta.url));
+const require = createRequire(import.meta.url);
+
+/** The installed openclaw package's directory (its exports hide package.json from require.resolve), or undefined. */
+function openclawDir(): string | undefined {
+  for (const base of require.resolve.paths("openclaw") ?? []) {
+    if (existsSync(join(base, "openclaw", "package.json"))) return join(base, "openclaw");
+  }
+  return undefined;
+}
+
+const OPENCLAW_DIR = openclawDir();
+
+/** Why OpenClaw cannot run here, or undefined. */
+function skipReason(): string | undefined {
+  if (OPENCLAW_DIR === undefined) {
+    return `the openclaw package is not installed (an optional dependency of the repo root, which npm skips on a Node openclaw does not support; this is Node ${process.versions.node})`;
+  }
+  const manifest = JSON.parse(readFileSync(join(OPENCLAW_DIR, "package.json"), "utf8")) as { version: string; engines?: { node?: string } };
+  const range = manifest.engines?.node ?? "";
+  if (!satisfies(process.versions.node, range)) return `openclaw ${manifest.version} needs Node ${range}; this is Node ${process.versions.node}`;
+  return undefined;
+}
+
+/** Node's version against a range of the form ">=a.b.c <d || >=e.f.g" (what openclaw's engines use). */
+function satisfies(version: string, range: string): boolean {
+  const parse = (v: string) => v.replace(/^[<>=]+/, "").split(".").map(Number);
+  const compare = (a: number[], b: number[]) => {
+    for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) - (b[i] ?? 0);
+    return 0;
+  };
+  const v = parse(version);
+  return range.split("||").some((part) =>
+    part
+      .trim()
+      .split(/\s+/)
+      .every((bound) => (bound.startsWith(">=") ? compare(v, parse(bound)) >= 0 : bound.startsWith("<") ? compare(v, parse(bound)) < 0 : true)),
+  );
+}
+
+const SKIP = skipReason();
+if (SKIP !== undefined) console.warn(`openclaw-host.test: skipped: ${SKIP}`);
+
+interface Recorded {
+  readonly messages: { role: string; content: unknown }[];
+  readonly status: number;
+}
+
+/** An OpenAI-compatible chat-completions server on 127.0.0.1 that answers "context length exceeded" when told to. */
+function fakeModel() {
+  const requests: Recorded[] = [];
+  let overflowNext = false;
+  const server: Server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk) => (body += chunk));
+    req.on("end", () => {
+      if (!req.url?.endsWith("/chat/completions")) {
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: [{ id: "fake-model", object: "model" }] }));
+        return;
+      }
+      const request = JSON.parse(body) as { messages: Recorded["messages"]; stream?: boolean; model: string };
+      if (overflowNext) {
+        overflowNext = false;
+        requests.push({ messages: request.messages, status: 400 });
+        res.writeHead(400, { "content-type": "application/json" }).end(
+          JSON.stringify({ error: { message: "This model's maximum context length is 64000 tokens. Please reduce the length of the messages (context length exceeded).", type: "invalid_request_error", code: "context_length_exceeded" } }),
+        );
+        return;
+      }
+      requests.push({ messages: request.messages, status: 200 });
+      const text = `reply ${requests.length}: noted.`;
+      const usage = { prompt_tokens: 100, completion_tokens: 5, total_tokens: 105 };
+      if (request.stream === true) {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        const chunk = (payload: object) => res.write(`data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: request.model, ...payload })}\n\n`);
+        chunk({ choices: [{ index: 0, delta: { role: "assistant", content: text }, finish_reason: null }] });
+        chunk({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
+        chunk({ choices: [], usage });
+        res.end("data: [DONE]\n\n");
+      } else {
+        res.writeHead(200, { "content-type": "application/json" }).end(
+          JSON.stringify({ id: "c", object: "chat.completion", created: 1, model: request.model, choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }], usage }),
+        );
+      }
+    });
+  });
+  return {
+    requests,
+    overflowNext: () => {
+      overflowNext = true;
+    },
+    start: () => new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port))),
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+interface Run {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function openclaw(home: string, args: readonly string[]): Promise<Run> {
+  const bin = join(OPENCLAW_DIR as string, "openclaw.mjs");
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, ...args], {
+      env: { PATH: process.env["PATH"] ?? "", HOME: home, OPENCLAW_STATE_DIR: join(home, ".openclaw"), NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => (stdout += chunk));
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** Words enough to make a turn worth compacting, with a marker to find it by. */
+function turn(marker: string, words: number): string {
+  return `${marker}: ${Array.from({ length: words }, (_, i) => `item${i % 97} of ${marker.toLowerCase()}`).join(", ")}.`;
+}
+
+const TURN_TIMEOUT = 15 * 60_000;
+
+describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw", () => {
+  const model = fakeModel();
+  let home: string;
+  let workspace: string;
+
+  beforeAll(async () => {
+    home = mkdtempSync(join(tmpdir(), "compaction-openclaw-"));
+    workspace = join(home, "workspace");
+    mkdirSync(join(home, ".openclaw"), { recursive: true });
+    mkdirSync(workspace, { recursive: true });
+    const port = await model.start();
+    const config = {
+      models: {
+        providers: {
+          fake: {
+            baseUrl: `http://127.0.0.1:${port}/v1`,
+            apiKey: "test-key",
+            api: "openai-completions",
+            models: [{ id: "fake-model", name: "Fake", reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 64000, maxTokens: 1000 }],
+          },
+        },
+      },
+      agents: { defaults: { model: { primary: "fake/fake-model" }, workspace } },
+    };
+    writeFileSync(join(home, ".openclaw", "openclaw.json"), JSON.stringify(config, null, 2));
+    // The default preset differs from agent main's: the record must name main's.
+    writeFileSync(join(workspace, ".compactionrc"), "preset: sliding-window\ntokenizer: { counter: estimate }\nagents:\n  main:\n    preset: safeguard\n    options: { safeguard: { keepRecentTokens: 400 } }\n");
+  }, TURN_TIMEOUT);
+
+  afterAll(async () => {
+    await model.stop();
+    if (home !== undefined) rmSync(home, { recursive: true, force: true });
+  });
+
+  it("installs from a local path and takes the context-engine slot", async () => {
+    const install = await openclaw(home, ["plugins", "install", "-l", "--force", "--accept-capabilities", PLUGIN_DIR]);
+    expect(install.code, install.stderr + install.stdout).toBe(0);
+    const config = JSON.parse(readFileSync(join(home, ".openclaw", "openclaw.json"), "utf8"));
+    expect(config.plugins.slots.contextEngine).toBe("compaction");
+    expect(config.plugins.entries.compaction.enabled).toBe(true);
+  }, TURN_TIMEOUT);
+
+  it("on a context overflow OpenClaw calls our compact, which runs agent main's preset, and the retry carries the summary", async () => {
+    const FIRST = "FIRSTTURN";
+    for (const [index, marker] of [FIRST, "SECONDTURN"].entries()) {
+      const run = await openclaw(home, ["agent", "--local", "--agent", "main", "--message", turn(marker, 400), "--json"]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(model.requests.length).toBeGreaterThan(index);
+    }
+    const before = model.requests.length;
+    model.overflowNext();
+    const third = await openclaw(home, ["agent", "--local", "--agent", "main", "--message", turn("THIRDTURN", 50), "--json"]);
+    expect(third.code, third.stderr).toBe(0);
+
+    const overflowed = model.requests[before];
+    expect(overflowed?.status).toBe(400);
+    expect(JSON.stringify(overflowed?.messages)).toContain(FIRST);
+    const retried = model.requests.slice(before + 1);
+    expect(retried.length).toBeGreaterThan(0);
+    const sent = JSON.stringify(retried[0]?.messages);
+    expect(sent).toContain("THIRDTURN");
+    expect(sent).toContain("SECONDTURN");
+    expect((retried[0]?.messages.length ?? 0)).toBeLessThan(overflowed?.messages.length ?? 0);
+
+    // Our record (in OpenClaw's plugin state, or, as OpenClaw 2026.9 keeps that store from a plugin
+    // linked from a path, in the agent's directory): agent main's preset ran.
+    const state = [...readPluginState(join(home, ".openclaw", "state", "openclaw.sqlite")), ...readRecordFiles(join(home, ".openclaw", "agents", "main", "agent", "compaction-plugin", "sessions"))];
+    expect(state).toHaveLength(1);
+    expect(state[0]).toMatchObject({ version: 1, agent: "main", preset: "safeguard" });
+    expect(sent).toContain(JSON.stringify(String(state[0]?.["summary"]).slice(0, 40)).slice(1, -1)); // as it appears in the JSON sent
+
+    // OpenClaw's transcript keeps every message: nothing was lost or rewritten.
+    const session = readOpenClawSession(openClawAgentDatabase("main", { stateDir: join(home, ".openclaw") }), { sessionKey: "agent:main:main" });
+    const messages = buildContext(parseOpenClawSession(session).entries).messages as { role: string; content: unknown }[];
+    const users = messages.filter((message) => message.role === "user").map((message) => JSON.stringify(message.content));
+    expect(users.some((text) => text.includes(FIRST))).toBe(true);
+    expect(users.some((text) => text.includes("SECONDTURN"))).toBe(true);
+    expect(users.some((text) => text.includes("THIRDTURN"))).toBe(true);
+  }, 4 * TURN_TIMEOUT);
+});
+
+/** The records of the plugin's own file store. */
+function readRecordFiles(dir: string): Record<string, unknown>[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((name) => name.endsWith(".json"))
+    .map((name) => JSON.parse(readFileSync(join(dir, name), "utf8")) as Record<string, unknown>);
+}
+
+/** The values this plugin stored in OpenClaw's shared state database under its compactions namespace. */
+function readPluginState(database: string): Record<string, unknown>[] {
+  const { DatabaseSync } = require("node:sqlite") as { DatabaseSync: new (path: string, options: { readOnly: boolean }) => { prepare(sql: string): { all(...values: unknown[]): unknown[] }; close(): void } };
+  const db = new DatabaseSync(database, { readOnly: true });
+  try {
+    const rows = db.prepare("SELECT * FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ?").all("compaction", "session-compactions") as Record<string, unknown>[];
+    return rows.map((row) => JSON.parse(String(row["value_json"] ?? row["value"])) as Record<string, unknown>);
+  } finally {
+    db.close();
+  }
+}
