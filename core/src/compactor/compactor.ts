@@ -8,6 +8,7 @@ import type { Cut } from "../cut/cut.js";
 import { createExtractiveSummarizer } from "../summarizer/extractive.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
 import { MessageTokenCounter } from "../tokens/message-tokens.js";
+import { providerMeasure } from "../tokens/calibration.js";
 import { createTiktokenCounter } from "../tokens/tiktoken-counter.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import type { CompactionPlugin } from "./plugin.js";
@@ -21,6 +22,11 @@ export interface CompactorOptions<T> {
   readonly tokenCounter?: TokenCounter;
   /** Whether `dispose()` frees `tokenCounter`. Default: only when the compactor created it. */
   readonly ownsTokenCounter?: boolean;
+  /**
+   * Provider tokens per counted token, when the host knows it. Without it the ratio is learned
+   * from the usage figures in the messages (see `MessageTokenCounter.calibration`).
+   */
+  readonly tokenRatio?: number;
   /** Default: the embedded extractive summarizer (no model, no API key). */
   readonly summarizer?: Summarizer;
   /** Applied in order. */
@@ -91,7 +97,9 @@ export class Compactor<T> {
     this.adapter = options.adapter;
     this.facts = new FactsCache(options.adapter);
     this.#ownsCounter = options.ownsTokenCounter ?? options.tokenCounter === undefined;
-    this.tokens = new MessageTokenCounter(this.facts, options.tokenCounter ?? createTiktokenCounter());
+    this.tokens = new MessageTokenCounter(this.facts, options.tokenCounter ?? createTiktokenCounter(), {
+      ...(options.tokenRatio === undefined ? {} : { tokenRatio: options.tokenRatio }),
+    });
     this.summarizer = options.summarizer ?? createExtractiveSummarizer();
     this.contextWindow = options.contextWindow;
     this.reserveTokens = options.reserveTokens ?? 0;
@@ -240,6 +248,23 @@ export class Compactor<T> {
     );
   }
 
+  /**
+   * The compacted context in the measure of `tokensBefore`, the provider's: what the newest usage
+   * figure holds beyond the counted messages before it (system prompt, tool definitions) plus
+   * the compacted messages' count scaled by the calibrated ratio. Usage stored on kept messages
+   * describes the old context, so it is not read here.
+   */
+  #tokensAfter(run: RunState<T>, messages: readonly T[]): number {
+    const before = this.tokens.contextTokens(run.input.messages);
+    const { calibration, lastUsageIndex } = before;
+    let fixed = 0;
+    if (lastUsageIndex !== null) {
+      const counted = this.tokens.total(run.input.messages.slice(0, lastUsageIndex + 1));
+      fixed = Math.max(0, before.usageTokens - providerMeasure(calibration, counted, lastUsageIndex + 1));
+    }
+    return fixed + providerMeasure(calibration, this.tokens.total(messages), messages.length);
+  }
+
   /** What an empty summary message costs in this format (its wrapper text), counted once. */
   #summaryOverhead(): number {
     this.#overhead ??= this.tokens.count(this.adapter.createSummary(""));
@@ -264,8 +289,7 @@ export class Compactor<T> {
     } else {
       messages.push(...run.messages);
     }
-    // Provider usage stored on kept messages describes the old context, so after is a count.
-    const tokensAfter = this.tokens.total(messages);
+    const tokensAfter = this.#tokensAfter(run, messages);
     if (tokensAfter > run.budget) {
       run.warnings.push(`[core] The compacted context is ${tokensAfter} tokens, still over the budget of ${run.budget} tokens.`);
     }
