@@ -19,7 +19,7 @@ import { CliError } from "../errors.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { loadCompactor } from "../load-compactor.js";
-import { formatTokens, sessionLabel } from "../output.js";
+import { describeMeasure, formatTokens, sessionLabel, tokenMeasure, type TokenMeasure } from "../output.js";
 import { assertWholeBranch, loadTranscriptContext, requirePiSession, resolveTarget, type TranscriptContext } from "../session-target.js";
 
 interface CompactOptions {
@@ -44,6 +44,8 @@ export interface CompactReport {
   readonly entryId: string | null;
   readonly tokensBefore: number;
   readonly tokensAfter: number;
+  /** The measure of tokensBefore and tokensAfter (both the provider's, calibrated; see describeMeasure). */
+  readonly measure: TokenMeasure;
   readonly messagesBefore: number;
   readonly messagesAfter: number;
   readonly messagesCompacted: number;
@@ -84,7 +86,9 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
 
   const compactor = await loadCompactor(io.cwd, { agent: options.agent, preset: options.preset, adapter: transcript.adapter });
   let compaction: PiBranchCompaction<unknown>;
+  let measure: TokenMeasure;
   try {
+    measure = tokenMeasure(compactor.tokens.counter.name, compactor.tokens.calibration(transcript.messages));
     // pi's compaction entry records a summary and an unchanged suffix: plugins must not count on
     // more. The dry run asks the same, so it shows what would be written.
     compaction = await compactPiBranch(compactor, transcript, {
@@ -99,7 +103,7 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   for (const warning of result.warnings) io.stderr.write(`${context.err.yellow("warning:")} ${warning}\n`);
 
   const plan = planOf(compaction.plan);
-  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options), ...fields });
+  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options, measure), ...fields });
   const refuse = (error: CliError): never => {
     if (options.json === true) io.stdout.write(`${JSON.stringify(report({ reason: error.message }), null, 2)}\n`);
     throw error;
@@ -108,7 +112,7 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
     if (options.json !== true) io.stdout.write(`${context.out.bold("Session")}   ${path}\n${context.out.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${transcript.messages.length} messages)\n`);
     return refuse(plan.refusal);
   }
-  if (options.json !== true) io.stdout.write(renderPlan(transcript, result, plan.firstKeptEntryId as string, context));
+  if (options.json !== true) io.stdout.write(renderPlan(transcript, result, plan.firstKeptEntryId as string, measure, context));
   if (!writing) {
     if (options.json === true) io.stdout.write(`${JSON.stringify(report(), null, 2)}\n`);
     else io.stdout.write(`${context.out.dim("Dry run: nothing written.")}\n`);
@@ -151,7 +155,7 @@ function planOf(plan: PiCompactionPlan): Plan {
   return { compaction: null, firstKeptEntryId: null, refusal: new CliError(ExitCode.FAILED, `${plan.reason} Nothing was written.`, plan.hint) };
 }
 
-function reportOf(transcript: TranscriptContext, result: CompactionResult<unknown>, plan: Plan, options: CompactOptions): CompactReport {
+function reportOf(transcript: TranscriptContext, result: CompactionResult<unknown>, plan: Plan, options: CompactOptions, measure: TokenMeasure): CompactReport {
   return {
     session: { path: transcript.path, id: transcript.sessionId, format: transcript.format },
     dryRun: options.dryRun === true,
@@ -161,6 +165,7 @@ function reportOf(transcript: TranscriptContext, result: CompactionResult<unknow
     entryId: null,
     tokensBefore: result.tokensBefore,
     tokensAfter: result.tokensAfter,
+    measure,
     messagesBefore: transcript.messages.length,
     messagesAfter: result.messages.length,
     messagesCompacted: result.cut?.compactedIndices.length ?? 0,
@@ -174,7 +179,13 @@ function reportOf(transcript: TranscriptContext, result: CompactionResult<unknow
   };
 }
 
-function renderPlan(transcript: TranscriptContext, result: CompactionResult<unknown>, firstKeptEntryId: string, { out: c }: CommandContext): string {
+function renderPlan(
+  transcript: TranscriptContext,
+  result: CompactionResult<unknown>,
+  firstKeptEntryId: string,
+  measure: TokenMeasure,
+  { out: c }: CommandContext,
+): string {
   const cut = result.cut as NonNullable<CompactionResult<unknown>["cut"]>;
   const layer = result.event?.layer ?? null;
   return [
@@ -183,6 +194,7 @@ function renderPlan(transcript: TranscriptContext, result: CompactionResult<unkn
     `${c.bold("After")}     ${c.green(formatTokens(result.tokensAfter))} tokens (${result.messages.length} messages: the summary and ${result.messages.length - 1} kept)`,
     `${c.bold("Compacts")}  ${plural(cut.compactedIndices.length, "message")}, by ${result.event?.strategy ?? cut.selectedBy}${layer === null ? "" : ` (layer ${layer})`}`,
     `${c.bold("Keeps")}     from ${transcript.format === "pi" ? "entry " : ""}${firstKeptEntryId}${cut.isSplitTurn ? " (mid-turn)" : ""}`,
+    `${c.bold("Measure")}   ${c.dim(describeMeasure(measure))}`,
     "",
   ].join("\n");
 }
