@@ -8,7 +8,6 @@ import type { Cut } from "../cut/cut.js";
 import { createExtractiveSummarizer } from "../summarizer/extractive.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
 import { MessageTokenCounter } from "../tokens/message-tokens.js";
-import { providerMeasure } from "../tokens/calibration.js";
 import { createTiktokenCounter } from "../tokens/tiktoken-counter.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import type { CompactionPlugin } from "./plugin.js";
@@ -248,23 +247,6 @@ export class Compactor<T> {
     );
   }
 
-  /**
-   * The compacted context in the measure of `tokensBefore`, the provider's: what the newest usage
-   * figure holds beyond the counted messages before it (system prompt, tool definitions) plus
-   * the compacted messages' count scaled by the calibrated ratio. Usage stored on kept messages
-   * describes the old context, so it is not read here.
-   */
-  #tokensAfter(run: RunState<T>, messages: readonly T[]): number {
-    const before = this.tokens.contextTokens(run.input.messages);
-    const { calibration, lastUsageIndex } = before;
-    let fixed = 0;
-    if (lastUsageIndex !== null) {
-      const counted = this.tokens.total(run.input.messages.slice(0, lastUsageIndex + 1));
-      fixed = Math.max(0, before.usageTokens - providerMeasure(calibration, counted, lastUsageIndex + 1));
-    }
-    return fixed + providerMeasure(calibration, this.tokens.total(messages), messages.length);
-  }
-
   /** What an empty summary message costs in this format (its wrapper text), counted once. */
   #summaryOverhead(): number {
     this.#overhead ??= this.tokens.count(this.adapter.createSummary(""));
@@ -289,10 +271,14 @@ export class Compactor<T> {
     } else {
       messages.push(...run.messages);
     }
-    const tokensAfter = this.#tokensAfter(run, messages);
-    if (tokensAfter > run.budget) {
-      run.warnings.push(`[core] The compacted context is ${tokensAfter} tokens, still over the budget of ${run.budget} tokens.`);
+    // The budget rule is on our count of the messages (as the cut check applies it); tokensAfter
+    // is in the measure of tokensBefore, the provider's, so a host compares like with like. Usage
+    // stored on kept messages describes the old context, so it is not read here.
+    const counted = this.tokens.total(messages);
+    if (counted > run.budget) {
+      run.warnings.push(`[core] The compacted context is ${counted} tokens, still over the budget of ${run.budget} tokens.`);
     }
+    const tokensAfter = run.providerTokens(counted);
     const firstKept = cut ? run.messages[cut.firstKeptIndex] : undefined;
     const event = createCompactionEvent({
       summary: summary ?? "",
