@@ -1,3 +1,4 @@
+import type { Calibration } from "@compaction/core";
 /** Colours (NO_COLOR, FORCE_COLOR, terminal detection, --no-color), numbers and the usage bar. */
 import { formatTokenCount, formatUsageLine, type UsageTone, usagePercent } from "@compaction/context-manager";
 import { type TranscriptFormat } from "@compaction/transcript";
@@ -74,4 +75,43 @@ const FORMAT_NAMES: Readonly<Record<TranscriptFormat, string>> = {
 export function sessionLabel(session: { readonly id: string | null; readonly format: TranscriptFormat }): string {
   const id = session.id ?? "(no session id)";
   return session.format === "pi" ? id : `${id} [${FORMAT_NAMES[session.format]}]`;
+}
+
+/** Which measure a token figure is in, for `--json`: the counter and the calibration applied to it. */
+export interface TokenMeasure {
+  /** The counter, e.g. `tiktoken:o200k_base` or `estimate`. */
+  readonly counter: string;
+  /** Provider tokens per counted token applied, and provider tokens added per message. */
+  readonly ratio: number;
+  readonly perMessage: number;
+  /** `usage`: learned from the session's usage figures; `config`: tokenizer.ratio; `exact`: OpenAI's tokenizer; `none`: raw count. */
+  readonly source: Calibration["source"];
+  /** Pairs of usage figures the ratio rests on. */
+  readonly samples: number;
+  readonly model: string | null;
+}
+
+export function tokenMeasure(counter: string, calibration: Calibration): TokenMeasure {
+  const { ratio, perMessage, source, samples } = calibration;
+  return { counter, ratio, perMessage, source, samples, model: calibration.model ?? null };
+}
+
+/**
+ * One line saying which measure the figures are in: the provider's (its newest usage figure plus
+ * our count of what followed, calibrated) or our raw count.
+ */
+export function describeMeasure(measure: TokenMeasure): string {
+  const count = measure.counter.replace(/^tiktoken:/, "").replace(/_base$/, "");
+  const framing = measure.perMessage >= 0.5 ? ` +${Math.round(measure.perMessage)}/message` : "";
+  const scaled = `${count} x${measure.ratio.toFixed(2)}${framing}`;
+  switch (measure.source) {
+    case "usage":
+      return `provider's: usage figure + ${scaled} after it (from ${measure.samples} usage pairs${measure.model === null ? "" : `, ${measure.model}`})`;
+    case "config":
+      return `provider's: usage figure + ${scaled} after it (tokenizer.ratio)`;
+    case "exact":
+      return `provider's: usage figure + ${count} after it (exact for ${measure.model ?? "this model"})`;
+    case "none":
+      return `usage figure + raw ${count} count after it (no usage pairs to calibrate from yet)`;
+  }
 }

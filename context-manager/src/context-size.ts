@@ -1,39 +1,56 @@
 /**
  * The context size kept up to date one message at a time: the same figure as
  * `MessageTokenCounter.contextTokens(messages).tokens` (the newest trusted provider usage plus
- * counts of what came after it, or the count of every message), at O(1) per appended message
- * instead of a scan per turn.
+ * counts of what came after it, or the count of every message, the counts in the provider's
+ * measure by the calibration the usage figures give), at O(1) per appended message instead of a
+ * scan per turn.
  */
-import type { MessageTokenCounter } from "@compaction/core";
+import { type Calibration, CalibrationSampler, type MessageTokenCounter, providerMeasure } from "@compaction/core";
 
 export class ContextSize<T> {
   readonly #tokens: MessageTokenCounter<T>;
-  /** Count of every message. */
+  /** Count of every message, and how many. */
   #total = 0;
+  #messages = 0;
+  readonly #sampler: CalibrationSampler;
   /** Whether a summary message has been seen, and its timestamp (usage after it must be newer). */
   #summarySeen = false;
   #summaryTimestamp: number | undefined;
   /** The newest trusted usage figure, or undefined; and the counts of the messages after it. */
   #usage: number | undefined;
   #trailing = 0;
+  #trailingMessages = 0;
 
   constructor(tokens: MessageTokenCounter<T>, messages: readonly T[] = []) {
     this.#tokens = tokens;
+    const known = tokens.knownRatio;
+    this.#sampler = new CalibrationSampler(known === undefined ? {} : { knownRatio: known });
     this.reset(messages);
   }
 
-  /** The context size of the messages pushed since the last reset. */
+  /** The context size of the messages pushed since the last reset, in the provider's measure. */
   get tokens(): number {
-    return this.#usage === undefined ? this.#total : this.#usage + this.#trailing;
+    const calibration = this.#sampler.calibration;
+    return this.#usage === undefined
+      ? providerMeasure(calibration, this.#total, this.#messages)
+      : this.#usage + providerMeasure(calibration, this.#trailing, this.#trailingMessages);
+  }
+
+  /** The provider-to-counter ratio in force (see `MessageTokenCounter.calibration`). */
+  get calibration(): Calibration {
+    return this.#sampler.calibration;
   }
 
   /** Starts again from `messages`. */
   reset(messages: readonly T[]): void {
     this.#total = 0;
+    this.#messages = 0;
     this.#summarySeen = false;
     this.#summaryTimestamp = undefined;
     this.#usage = undefined;
     this.#trailing = 0;
+    this.#trailingMessages = 0;
+    this.#sampler.reset();
     for (const message of messages) this.push(message);
   }
 
@@ -42,21 +59,26 @@ export class ContextSize<T> {
     const count = this.#tokens.count(message);
     const facts = this.#tokens.facts.of(message);
     this.#total += count;
+    this.#messages += 1;
+    this.#sampler.push(facts, count);
     if (facts.kind === "summary") {
       // Usage stored before a summary describes the old, larger context.
       this.#summarySeen = true;
       this.#summaryTimestamp = facts.timestamp;
       this.#usage = undefined;
       this.#trailing = 0;
+      this.#trailingMessages = 0;
       return;
     }
     const usage = facts.usageContextTokens;
     if (usage !== undefined && this.#trusts(facts.timestamp)) {
       this.#usage = usage;
       this.#trailing = 0;
+      this.#trailingMessages = 0;
       return;
     }
     this.#trailing += count;
+    this.#trailingMessages += 1;
   }
 
   #trusts(timestamp: number | undefined): boolean {

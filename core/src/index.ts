@@ -157,7 +157,23 @@ export {
   type TiktokenCounterOptions,
 } from "./tokens/tiktoken-counter.js";
 export { createEstimateCounter, estimateStringTokens } from "./tokens/estimate-counter.js";
-export { type ContextTokens, MessageTokenCounter, messageTokenText } from "./tokens/message-tokens.js";
+export {
+  type ContextTokens,
+  MessageTokenCounter,
+  type MessageTokenCounterOptions,
+  messageTokenText,
+} from "./tokens/message-tokens.js";
+export {
+  type Calibration,
+  calibrate,
+  calibrationFrom,
+  type CalibrationOptions,
+  type CalibrationSample,
+  CalibrationSampler,
+  type CalibrationSource,
+  NO_CALIBRATION,
+  providerMeasure,
+} from "./tokens/calibration.js";
 
 // Cut rules and message selection.
 export type { CheckedCut, Cut } from "./cut/cut.js";

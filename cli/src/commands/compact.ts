@@ -19,7 +19,7 @@ import { CliError } from "../errors.js";
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { configOf, configSummary, type ConfigSummary, loadCompactor } from "../load-compactor.js";
-import { formatTokens, plural, sessionLabel } from "../output.js";
+import { describeMeasure, formatTokens, plural, sessionLabel, tokenMeasure, type TokenMeasure } from "../output.js";
 import { assertWholeBranch, loadTranscriptContext, requirePiSession, resolveTarget, type TranscriptContext } from "../session-target.js";
 import { checkRecallTool, type RecallToolCheck, withoutRecall } from "../recall-tool.js";
 import { upgradeBeforeWriting, upgradeDryRun, upgradeDryRunNote, type UpgradeReport } from "./session-upgrade.js";
@@ -48,6 +48,8 @@ export interface CompactReport {
   readonly entryId: string | null;
   readonly tokensBefore: number;
   readonly tokensAfter: number;
+  /** The measure of tokensBefore and tokensAfter (both the provider's, calibrated; see describeMeasure). */
+  readonly measure: TokenMeasure;
   readonly messagesBefore: number;
   readonly messagesAfter: number;
   readonly messagesCompacted: number;
@@ -109,7 +111,9 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   const recall = transcript.pi === null ? null : recallToolChoice(loaded, transcript.cwd ?? io.cwd, context);
   const compactor = recall?.fallback === true ? withoutRecall(loaded, recall.tool) : loaded;
   let compaction: PiBranchCompaction<unknown>;
+  let measure: TokenMeasure;
   try {
+    measure = tokenMeasure(compactor.tokens.counter.name, compactor.tokens.calibration(transcript.messages));
     // pi's compaction entry records a summary and an unchanged suffix: plugins must not count on
     // more. The dry run asks the same, so it shows what would be written.
     compaction = await compactPiBranch(compactor, transcript, {
@@ -125,7 +129,7 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   for (const warning of result.warnings) io.stderr.write(`${context.err.yellow("warning:")} ${warning}\n`);
 
   const plan = planOf(compaction.plan);
-  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options, applied), recallTool: recall, ...fields });
+  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options, applied, measure), recallTool: recall, ...fields });
   const refuse = (error: CliError): never => {
     if (options.json === true) io.stdout.write(`${JSON.stringify(report({ reason: error.message }), null, 2)}\n`);
     throw error;
@@ -137,7 +141,7 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   // An old file is upgraded before the entry is written: say so before asking or writing.
   const upgradeNeeded = pi === null ? null : upgradeDryRun(path, pi.version);
   if (options.json !== true) {
-    io.stdout.write(renderPlan(transcript, result, plan.firstKeptEntryId as string, context));
+    io.stdout.write(renderPlan(transcript, result, plan.firstKeptEntryId as string, measure, context));
     if (upgradeNeeded !== null) io.stdout.write(`${context.out.bold("Upgrade")}   ${upgradeDryRunNote(upgradeNeeded)}\n`);
   }
   if (!writing) {
@@ -207,7 +211,14 @@ function planOf(plan: PiCompactionPlan): Plan {
   return { compaction: null, firstKeptEntryId: null, refusal: new CliError(ExitCode.FAILED, `${plan.reason} Nothing was written.`, plan.hint) };
 }
 
-function reportOf(transcript: TranscriptContext, result: CompactionResult<unknown>, plan: Plan, options: CompactOptions, config: ConfigSummary): CompactReport {
+function reportOf(
+  transcript: TranscriptContext,
+  result: CompactionResult<unknown>,
+  plan: Plan,
+  options: CompactOptions,
+  config: ConfigSummary,
+  measure: TokenMeasure,
+): CompactReport {
   return {
     session: { path: transcript.path, id: transcript.sessionId, format: transcript.format },
     config,
@@ -218,6 +229,7 @@ function reportOf(transcript: TranscriptContext, result: CompactionResult<unknow
     entryId: null,
     tokensBefore: result.tokensBefore,
     tokensAfter: result.tokensAfter,
+    measure,
     messagesBefore: transcript.messages.length,
     messagesAfter: result.messages.length,
     messagesCompacted: result.cut?.compactedIndices.length ?? 0,
@@ -233,7 +245,13 @@ function reportOf(transcript: TranscriptContext, result: CompactionResult<unknow
   };
 }
 
-function renderPlan(transcript: TranscriptContext, result: CompactionResult<unknown>, firstKeptEntryId: string, { out: c }: CommandContext): string {
+function renderPlan(
+  transcript: TranscriptContext,
+  result: CompactionResult<unknown>,
+  firstKeptEntryId: string,
+  measure: TokenMeasure,
+  { out: c }: CommandContext,
+): string {
   const cut = result.cut as NonNullable<CompactionResult<unknown>["cut"]>;
   const layer = result.event?.layer ?? null;
   return [
@@ -242,6 +260,7 @@ function renderPlan(transcript: TranscriptContext, result: CompactionResult<unkn
     `${c.bold("After")}     ${c.green(formatTokens(result.tokensAfter))} tokens (${plural(result.messages.length, "message")}: the summary and ${result.messages.length - 1} kept)`,
     `${c.bold("Compacts")}  ${plural(cut.compactedIndices.length, "message")}, by ${result.event?.strategy ?? cut.selectedBy}${layer === null ? "" : ` (layer ${layer})`}`,
     `${c.bold("Keeps")}     from ${transcript.format === "pi" ? "entry " : ""}${firstKeptEntryId}${cut.isSplitTurn ? " (mid-turn)" : ""}`,
+    `${c.bold("Measure")}   ${c.dim(describeMeasure(measure))}`,
     "",
   ].join("\n");
 }

@@ -12,7 +12,7 @@ import { compactionHistory, degradationRisk, riskAdvice, type DegradationRisk } 
 import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
 import type { CliIo } from "../io.js";
 import { configOf, configSummary, type ConfigSummary, loadCompactor } from "../load-compactor.js";
-import { formatAge, formatTokens, percentUsed, sessionLabel, usageBar } from "../output.js";
+import { describeMeasure, formatAge, formatTokens, percentUsed, sessionLabel, tokenMeasure, type TokenMeasure, usageBar } from "../output.js";
 import { loadTranscriptContext, readTargetSession, resolveTarget, type SessionSelection } from "../session-target.js";
 
 interface StatusOptions {
@@ -29,7 +29,9 @@ export interface ContextStatus {
   readonly config: ConfigSummary;
   readonly preset: string;
   readonly messages: number;
+  /** The context as the provider will count it (see `measure`). */
   readonly tokens: number;
+  readonly measure: TokenMeasure;
   readonly contextWindow: number;
   readonly percent: number;
   readonly autoCompact: {
@@ -101,7 +103,8 @@ async function contextStatus(context: CommandContext, options: StatusOptions): P
   try {
     const config = configOf(compactor);
     const window = compactor.contextWindow ?? config.contextWindow;
-    const tokens = compactor.tokens.contextTokens(facts.messages).tokens;
+    const size = compactor.tokens.contextTokens(facts.messages);
+    const tokens = size.tokens;
     const lastMs = facts.lastAt === null ? Number.NaN : Date.parse(facts.lastAt);
     const risk = degradationRisk(facts.compactions);
     return {
@@ -111,6 +114,7 @@ async function contextStatus(context: CommandContext, options: StatusOptions): P
       preset: config.preset,
       messages: facts.messages.length,
       tokens,
+      measure: tokenMeasure(compactor.tokens.counter.name, size.calibration),
       contextWindow: window,
       percent: percentUsed(tokens, window),
       autoCompact: {
@@ -139,6 +143,7 @@ function renderStatus(status: ContextStatus, { out: c }: CommandContext): string
   const lines = [
     `${c.bold("Session")}          ${sessionLabel(status.session)} ${c.dim(`(${status.session.path})`)}`,
     usageBar(status.tokens, status.contextWindow, c),
+    `${c.bold("Measure")}          ${c.dim(describeMeasure(status.measure))}`,
     `${c.bold("Auto-compaction")}  ${autoText}${source}, preset ${status.preset}${status.agent === null ? "" : `, agent ${status.agent}`}`,
     `${c.bold("Compactions")}      ${status.compactions.count}${since}`,
     `${c.bold("Degradation risk")} ${riskColor(status.risk)}`,

@@ -25,6 +25,11 @@ export interface CompactorOptions<T> {
   readonly tokenCounter?: TokenCounter;
   /** Whether `dispose()` frees `tokenCounter`. Default: only when the compactor created it. */
   readonly ownsTokenCounter?: boolean;
+  /**
+   * Provider tokens per counted token, when the host knows it. Without it the ratio is learned
+   * from the usage figures in the messages (see `MessageTokenCounter.calibration`).
+   */
+  readonly tokenRatio?: number;
   /** Default: the embedded extractive summarizer (no model, no API key). */
   readonly summarizer?: Summarizer;
   /** Applied in order. */
@@ -95,7 +100,9 @@ export class Compactor<T> {
     this.adapter = options.adapter;
     this.facts = new FactsCache(options.adapter);
     this.#ownsCounter = options.ownsTokenCounter ?? options.tokenCounter === undefined;
-    this.tokens = new MessageTokenCounter(this.facts, options.tokenCounter ?? createTiktokenCounter());
+    this.tokens = new MessageTokenCounter(this.facts, options.tokenCounter ?? createTiktokenCounter(), {
+      ...(options.tokenRatio === undefined ? {} : { tokenRatio: options.tokenRatio }),
+    });
     this.summarizer = options.summarizer ?? createExtractiveSummarizer();
     this.contextWindow = options.contextWindow;
     this.reserveTokens = options.reserveTokens ?? 0;
@@ -326,15 +333,18 @@ export class Compactor<T> {
     } else {
       messages.push(...run.messages);
     }
-    // Provider usage stored on kept messages describes the old context, so after is a count.
-    const tokensAfter = this.tokens.total(messages);
-    if (tokensAfter > run.budget && run.suffixOnly && run.shrink !== null) {
+    // The budget rule is on our count of the messages (as the cut check applies it); tokensAfter
+    // is in the measure of tokensBefore, the provider's, so a host compares like with like. Usage
+    // stored on kept messages describes the old context, so it is not read here.
+    const counted = this.tokens.total(messages);
+    if (counted > run.budget && run.suffixOnly && run.shrink !== null) {
       run.warnings.push(
-        `[core] The compacted context is ${tokensAfter} tokens, over the budget of ${run.budget}: the host records only a summary and the unchanged messages it keeps, so it must shrink them when it sends the request (shrinkToBudget, the result's \`shrunk\`), to ${cut?.keptTokens ?? run.shrink.tokens} tokens kept.`,
+        `[core] The compacted context is ${counted} tokens, over the budget of ${run.budget}: the host records only a summary and the unchanged messages it keeps, so it must shrink them when it sends the request (shrinkToBudget, the result's \`shrunk\`), to ${cut?.keptTokens ?? run.shrink.tokens} tokens kept.`,
       );
-    } else if (tokensAfter > run.budget) {
-      run.warnings.push(`[core] The compacted context is ${tokensAfter} tokens, still over the budget of ${run.budget} tokens.`);
+    } else if (counted > run.budget) {
+      run.warnings.push(`[core] The compacted context is ${counted} tokens, still over the budget of ${run.budget} tokens.`);
     }
+    const tokensAfter = run.providerTokens(counted);
     const firstKept = cut ? run.messages[cut.firstKeptIndex] : undefined;
     const event = createCompactionEvent({
       summary: summary ?? "",

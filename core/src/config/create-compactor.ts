@@ -56,6 +56,7 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
       adapter,
       tokenCounter,
       ownsTokenCounter: true,
+      ...(config.tokenizer.ratio === undefined ? {} : { tokenRatio: config.tokenizer.ratio }),
       summarizer,
       plugins,
       contextWindow: config.contextWindow,

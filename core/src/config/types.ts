@@ -16,6 +16,8 @@ export type PluginOptionsConfig = Readonly<Record<string, Readonly<Record<string
 export interface TokenizerConfig {
   readonly counter?: TokenCounterName;
   readonly encoding?: string;
+  /** Provider tokens per counted token, when known; otherwise learned from the context's usage. */
+  readonly ratio?: number;
 }
 
 export interface SummarizerConfig {
@@ -92,7 +94,8 @@ export interface ResolvedConfig {
   /** Tokens kept free for the reply; the compaction budget is contextWindow - reserveTokens. */
   readonly reserveTokens: number;
   readonly adapter: AdapterName;
-  readonly tokenizer: { readonly counter: TokenCounterName; readonly encoding: string };
+  /** `ratio`: provider tokens per counted token, when the config gives it (else learned from usage). */
+  readonly tokenizer: { readonly counter: TokenCounterName; readonly encoding: string; readonly ratio?: number };
   readonly summarizer: { readonly name: string; readonly maxTokens: number };
   readonly autoCompact: { readonly enabled: boolean; readonly threshold?: number; readonly maxAutoCompactions?: number };
   readonly plugins: readonly PluginEntryConfig[];

@@ -43,6 +43,11 @@ export interface MessageFacts {
    * response), when the host stored usage and the response completed. `undefined` otherwise.
    */
   readonly usageContextTokens?: number;
+  /**
+   * The model that wrote this response, as `provider/model` when the format records both (pi
+   * does); token calibration learns per model.
+   */
+  readonly model?: string;
 }
 
 export interface CreateSummaryOptions {

@@ -94,6 +94,7 @@ export interface FactsInput {
   id?: string | undefined;
   pinned: boolean;
   usageContextTokens?: number | undefined;
+  model?: string | undefined;
 }
 
 const NO_CALLS: readonly ToolCallInfo[] = Object.freeze([]);
@@ -118,6 +119,7 @@ export function buildFacts(input: FactsInput): MessageFacts {
   if (input.timestamp !== undefined) facts.timestamp = input.timestamp;
   if (input.id !== undefined) facts.id = input.id;
   if (input.usageContextTokens !== undefined) facts.usageContextTokens = input.usageContextTokens;
+  if (input.model !== undefined) facts.model = input.model;
   return Object.freeze(facts);
 }
 

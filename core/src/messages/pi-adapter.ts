@@ -198,6 +198,14 @@ function readUsageContextTokens(message: Fields): number | undefined {
 }
 
 /** The text pi sends to the model for a `!` command. */
+/** `provider/model` of a response, or the model alone when pi did not record the provider. */
+function readModel(message: Fields): string | undefined {
+  const model = readString(message, "model");
+  if (model === undefined || model === "") return undefined;
+  const provider = readString(message, "provider");
+  return provider === undefined || provider === "" ? model : `${provider}/${model}`;
+}
+
 function bashText(message: Fields): string {
   const command = readString(message, "command") ?? "";
   const output = readString(message, "output") ?? "";
@@ -226,6 +234,7 @@ function readPiFacts(message: Fields, pinned: boolean): MessageFacts {
         toolCalls,
         imageCount,
         usageContextTokens: readUsageContextTokens(message),
+        model: readModel(message),
       });
     }
     case "toolResult": {

@@ -4,6 +4,7 @@ import { FactsCache, type MessageAdapter, type MessageFacts, type ToolCallInfo }
 import { createPiAdapter, type PiMessage, type PiUsage } from "../messages/pi-adapter.js";
 import { createEstimateCounter } from "./estimate-counter.js";
 import { MessageTokenCounter, messageTokenText } from "./message-tokens.js";
+import { NO_CALIBRATION } from "./calibration.js";
 import { createTiktokenCounter } from "./tiktoken-counter.js";
 import { IMAGE_TOKENS, type TokenCounter } from "./token-counter.js";
 
@@ -147,7 +148,7 @@ describe("MessageTokenCounter.contextTokens", () => {
   it("counts every message when none carries usage (lastUsageIndex null)", () => {
     const counter = counterFor(spyCounter());
     const result = counter.contextTokens([{ text: "aaaa" }, { text: "bb" }]);
-    expect(result).toEqual({ tokens: 6, usageTokens: 0, trailingTokens: 6, lastUsageIndex: null });
+    expect(result).toEqual({ tokens: 6, usageTokens: 0, trailingTokens: 6, lastUsageIndex: null, calibration: NO_CALIBRATION });
   });
 
   it("uses the newest usage figure plus counts of the messages after it", () => {
@@ -165,19 +166,20 @@ describe("MessageTokenCounter.contextTokens", () => {
       usageTokens: 900,
       trailingTokens: "tool output".length + "next".length,
       lastUsageIndex: 3,
+      calibration: NO_CALIBRATION,
     });
   });
 
   it("has no trailing tokens when the newest message carries the usage", () => {
     const counter = counterFor(spyCounter());
     const result = counter.contextTokens([{ text: "q" }, { text: "a", usage: 1234 }]);
-    expect(result).toEqual({ tokens: 1234, usageTokens: 1234, trailingTokens: 0, lastUsageIndex: 1 });
+    expect(result).toEqual({ tokens: 1234, usageTokens: 1234, trailingTokens: 0, lastUsageIndex: 1, calibration: NO_CALIBRATION });
   });
 
   it("accepts a usage figure of 0 as a provider figure", () => {
     const counter = counterFor(spyCounter());
     const result = counter.contextTokens([{ text: "q", usage: 0 }, { text: "abc" }]);
-    expect(result).toEqual({ tokens: 3, usageTokens: 0, trailingTokens: 3, lastUsageIndex: 0 });
+    expect(result).toEqual({ tokens: 3, usageTokens: 0, trailingTokens: 3, lastUsageIndex: 0, calibration: NO_CALIBRATION });
   });
 
   it("does not count messages before the usage message", () => {
@@ -206,6 +208,7 @@ describe("MessageTokenCounter.contextTokens with the pi adapter", () => {
       usageTokens: 4000,
       trailingTokens: trailing,
       lastUsageIndex: 1,
+      calibration: NO_CALIBRATION,
     });
   });
 
@@ -216,7 +219,7 @@ describe("MessageTokenCounter.contextTokens with the pi adapter", () => {
       { role: "assistant", content: [{ type: "text", text: "kept" }], usage: usage(8000), stopReason: "stop", timestamp: 2 },
       { role: "user", content: "next", timestamp: 11 },
     ];
-    expect(counter.contextTokens(compacted)).toMatchObject({ usageTokens: 0, lastUsageIndex: null });
+    expect(counter.contextTokens(compacted)).toMatchObject({ usageTokens: 0, lastUsageIndex: null, calibration: NO_CALIBRATION });
   });
 
   it("trusts usage on messages newer than the newest summary", () => {
@@ -226,6 +229,6 @@ describe("MessageTokenCounter.contextTokens with the pi adapter", () => {
       { role: "user", content: "next", timestamp: 11 },
       { role: "assistant", content: [{ type: "text", text: "fresh" }], usage: usage(1200), stopReason: "stop", timestamp: 12 },
     ];
-    expect(counter.contextTokens(compacted)).toMatchObject({ tokens: 1200, usageTokens: 1200, lastUsageIndex: 2 });
+    expect(counter.contextTokens(compacted)).toMatchObject({ tokens: 1200, usageTokens: 1200, lastUsageIndex: 2, calibration: NO_CALIBRATION });
   });
 });

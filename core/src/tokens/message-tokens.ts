@@ -1,13 +1,15 @@
 /**
- * Token counts of whole messages, memoised per message object, and the context size as pi
- * computes it: the provider's last usage figure plus counts of what came after it.
+ * Token counts of whole messages, memoised per message object, and the context size as the
+ * provider will see it: the provider's last usage figure plus counts of what came after it,
+ * scaled by the provider-to-counter ratio the context's own usage figures give (calibration.ts).
  */
 import type { FactsCache, MessageFacts } from "../messages/adapter.js";
+import { type Calibration, calibrate, checkKnownRatio, providerMeasure } from "./calibration.js";
 import { IMAGE_TOKENS, type TokenCounter } from "./token-counter.js";
 
 /** The size of a context, split the way pi's `estimateContextTokens` splits it. */
 export interface ContextTokens {
-  /** `usageTokens + trailingTokens`. */
+  /** `usageTokens` plus `trailingTokens` in the provider's measure (see `calibration`). */
   readonly tokens: number;
   /** The provider's figure from the newest message that has one; 0 when none has. */
   readonly usageTokens: number;
@@ -15,6 +17,16 @@ export interface ContextTokens {
   readonly trailingTokens: number;
   /** Index of the message whose usage was used, or `null` when no message has usage. */
   readonly lastUsageIndex: number | null;
+  /** The provider-to-counter ratio (and per-message framing) applied to `trailingTokens`, and where it comes from. */
+  readonly calibration: Calibration;
+}
+
+export interface MessageTokenCounterOptions {
+  /**
+   * Provider tokens per counted token, when the host knows it (e.g. 1.25 for Claude against
+   * o200k). Without it the ratio is learned from the context's usage figures.
+   */
+  readonly tokenRatio?: number;
 }
 
 /** The text a message sends to the model, as one string: text, thinking, then each tool call. */
@@ -37,10 +49,17 @@ export class MessageTokenCounter<T> {
   readonly facts: FactsCache<T>;
   readonly #counter: TokenCounter;
   readonly #counts = new WeakMap<object, number>();
+  readonly #knownRatio: number | undefined;
 
-  constructor(facts: FactsCache<T>, counter: TokenCounter) {
+  constructor(facts: FactsCache<T>, counter: TokenCounter, options: MessageTokenCounterOptions = {}) {
     this.facts = facts;
     this.#counter = counter;
+    this.#knownRatio = checkKnownRatio(options.tokenRatio);
+  }
+
+  /** The ratio the host gave, if any. */
+  get knownRatio(): number | undefined {
+    return this.#knownRatio;
   }
 
   /** The string counter this uses. */
@@ -69,10 +88,22 @@ export class MessageTokenCounter<T> {
   }
 
   /**
-   * The context size: the newest provider usage figure plus counts of the messages after it,
-   * or the count of every message when none carries usage.
+   * The provider-to-counter ratio for these messages: the host's, else learned from the newest
+   * pairs of usage figures (see calibration.ts), else 1.
+   */
+  calibration(messages: readonly T[]): Calibration {
+    return calibrate(messages, (message) => this.facts.of(message), (message) => this.count(message), {
+      ...(this.#knownRatio === undefined ? {} : { knownRatio: this.#knownRatio }),
+    });
+  }
+
+  /**
+   * The context size as the provider will count it: the newest trusted usage figure plus counts
+   * of the messages after it, or of every message when none has trusted usage; the counts in the
+   * provider's measure by `calibration(messages)`.
    */
   contextTokens(messages: readonly T[]): ContextTokens {
+    const calibration = this.calibration(messages);
     const fresh = this.#freshUsageFrom(messages);
     for (let index = messages.length - 1; index >= fresh.from; index--) {
       const facts = this.facts.of(messages[index] as T);
@@ -80,10 +111,11 @@ export class MessageTokenCounter<T> {
       if (usageTokens === undefined || !fresh.isFresh(facts.timestamp)) continue;
       let trailingTokens = 0;
       for (let after = index + 1; after < messages.length; after++) trailingTokens += this.count(messages[after] as T);
-      return { tokens: usageTokens + trailingTokens, usageTokens, trailingTokens, lastUsageIndex: index };
+      const tokens = usageTokens + providerMeasure(calibration, trailingTokens, messages.length - index - 1);
+      return { tokens, usageTokens, trailingTokens, lastUsageIndex: index, calibration };
     }
     const trailingTokens = this.total(messages);
-    return { tokens: trailingTokens, usageTokens: 0, trailingTokens, lastUsageIndex: null };
+    return { tokens: providerMeasure(calibration, trailingTokens, messages.length), usageTokens: 0, trailingTokens, lastUsageIndex: null, calibration };
   }
 
   /**

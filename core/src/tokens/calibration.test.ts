@@ -1,0 +1,95 @@
+import { describe, expect, it } from "vitest";
+import type { MessageFacts } from "../messages/adapter.js";
+import { buildFacts } from "../messages/message-fields.js";
+import { calibrationFrom, type CalibrationSample, CalibrationSampler, NO_CALIBRATION, providerMeasure } from "./calibration.js";
+
+const sample = (counted: number, ratio: number, messages = 2, perMessage = 0, model?: string): CalibrationSample => ({
+  provider: Math.round(counted * ratio + messages * perMessage),
+  counted,
+  messages,
+  model,
+});
+
+describe("calibrationFrom", () => {
+  it("learns the provider's ratio from pairs of usage figures", () => {
+    const calibration = calibrationFrom([sample(1000, 1.25), sample(400, 1.25), sample(2500, 1.25)], undefined);
+    expect(calibration.source).toBe("usage");
+    expect(calibration.ratio).toBeCloseTo(1.25, 2);
+    expect(calibration.samples).toBe(3);
+  });
+
+  it("learns the provider's framing per message beside the ratio", () => {
+    const samples = [sample(1000, 1.2, 2, 10), sample(300, 1.2, 6, 10), sample(2000, 1.2, 1, 10), sample(50, 1.2, 4, 10)];
+    const calibration = calibrationFrom(samples, undefined);
+    expect(calibration.ratio).toBeCloseTo(1.2, 2);
+    expect(calibration.perMessage).toBeCloseTo(10, 0);
+  });
+
+  it("drops an outlier (a cache write, an image the host did not record) instead of following it", () => {
+    const calibration = calibrationFrom([sample(1000, 1.3), sample(900, 1.3), sample(1100, 1.3), sample(1000, 6)], undefined);
+    expect(calibration.ratio).toBeCloseTo(1.3, 2);
+    expect(calibration.samples).toBe(3);
+  });
+
+  it("trusts no ratio from fewer than three usable pairs: the raw count stands", () => {
+    expect(calibrationFrom([sample(1000, 1.3), sample(900, 1.3)], undefined)).toEqual(NO_CALIBRATION);
+    // Spans too small to learn from are not usable.
+    expect(calibrationFrom([sample(10, 1.3), sample(20, 1.3), sample(30, 1.3)], undefined)).toEqual(NO_CALIBRATION);
+  });
+
+  it("learns from the newest response's model when it has enough pairs of its own", () => {
+    const samples = [sample(1000, 1.0, 2, 0, "a/old"), sample(1000, 1.0, 2, 0, "a/old"), sample(1000, 1.0, 2, 0, "a/old")];
+    samples.push(sample(1000, 1.3, 2, 0, "b/new"), sample(800, 1.3, 2, 0, "b/new"), sample(900, 1.3, 2, 0, "b/new"));
+    const calibration = calibrationFrom(samples, "b/new");
+    expect(calibration.ratio).toBeCloseTo(1.3, 2);
+    expect(calibration.model).toBe("b/new");
+  });
+
+  it("uses the host's known ratio over a learned one", () => {
+    const calibration = calibrationFrom([sample(1000, 1.3), sample(900, 1.3), sample(1100, 1.3)], undefined, { knownRatio: 1.1 });
+    expect(calibration).toMatchObject({ ratio: 1.1, source: "config", perMessage: 0 });
+  });
+
+  it("keeps the count exact for OpenAI's models, whose tokenizer is the counter's", () => {
+    const calibration = calibrationFrom([sample(1000, 1.3), sample(900, 1.3), sample(1100, 1.3)], "openai/gpt-4o");
+    expect(calibration).toMatchObject({ ratio: 1, perMessage: 0, source: "exact" });
+  });
+
+  it("gives counts in the provider's measure", () => {
+    expect(providerMeasure({ ratio: 1.25, perMessage: 4, source: "usage", samples: 3 }, 1000, 5)).toBe(1270);
+    expect(providerMeasure(NO_CALIBRATION, 1000, 5)).toBe(1000);
+  });
+});
+
+describe("CalibrationSampler", () => {
+  const facts = (kind: MessageFacts["kind"], usage?: number, imageCount = 0): MessageFacts =>
+    buildFacts({ kind, pinned: false, imageCount, ...(usage === undefined ? {} : { usageContextTokens: usage }) });
+
+  it("takes no pair across a summary (the context started again)", () => {
+    const sampler = new CalibrationSampler();
+    sampler.push(facts("assistant", 10_000), 100);
+    sampler.push(facts("summary"), 200);
+    for (let i = 1; i <= 2; i++) {
+      sampler.push(facts("user"), 100);
+      sampler.push(facts("assistant", 1000 + i * 250), 100);
+    }
+    // One pair after the summary, none across it: not enough to trust.
+    expect(sampler.calibration).toEqual(NO_CALIBRATION);
+    for (let i = 3; i <= 4; i++) {
+      sampler.push(facts("user"), 100);
+      sampler.push(facts("assistant", 1000 + i * 250), 100);
+    }
+    expect(sampler.calibration).toMatchObject({ source: "usage", samples: 3 });
+    expect(sampler.calibration.ratio).toBeCloseTo(1.25, 2);
+  });
+
+  it("takes no pair over a span with an image (its cost is the provider's own)", () => {
+    const sampler = new CalibrationSampler();
+    sampler.push(facts("assistant", 1000), 100);
+    for (let i = 1; i <= 3; i++) {
+      sampler.push(facts("user", undefined, 1), 100);
+      sampler.push(facts("assistant", 1000 + i * 5000), 100);
+    }
+    expect(sampler.calibration).toEqual(NO_CALIBRATION);
+  });
+});

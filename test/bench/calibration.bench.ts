@@ -1,0 +1,142 @@
+/**
+ * How far our count is from the provider's, raw and calibrated, on every real transcript.
+ * Run: `cd test && npx tsx bench/calibration.bench.ts` (part of `npm run bench`).
+ *
+ * Between two consecutive usage figures the provider counted exactly the messages in between, so
+ * each pair is a test: predict the second figure from the first plus our count of what came
+ * between, raw (ratio 1) and calibrated (the ratio a CalibrationSampler learned from the pairs
+ * before this one only, as a host would have it at that moment). Prints per fixture the median
+ * and the 10th/90th percentiles of the error of each pair, and the pooled error (sum of
+ * predictions over sum of figures); target: the calibrated pooled error within ±5%.
+ */
+import {
+  type Calibration,
+  CalibrationSampler,
+  createAnthropicAdapter,
+  createPiAdapter,
+  createTiktokenCounter,
+  FactsCache,
+  type MessageAdapter,
+  MessageTokenCounter,
+} from "@compaction/core";
+import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+
+const TARGET = 0.05;
+
+interface PairErrors {
+  readonly raw: number[];
+  readonly calibrated: number[];
+  actual: number;
+  predictedRaw: number;
+  predictedCalibrated: number;
+  /** Pairs before the sampler had a ratio (predicted raw, counted in both). */
+  uncalibrated: number;
+  last: Calibration | undefined;
+}
+
+function measure<T>(messages: readonly T[], adapter: MessageAdapter<T>, counter: ReturnType<typeof createTiktokenCounter>): PairErrors {
+  const tokens = new MessageTokenCounter(new FactsCache(adapter), counter);
+  const sampler = new CalibrationSampler();
+  const out: PairErrors = { raw: [], calibrated: [], actual: 0, predictedRaw: 0, predictedCalibrated: 0, uncalibrated: 0, last: undefined };
+  let lastUsage: number | undefined;
+  let counted = 0;
+  let spanMessages = 0;
+  let hasImage = false;
+  for (const message of messages) {
+    const facts = tokens.facts.of(message);
+    const count = tokens.count(message);
+    if (facts.kind === "summary") {
+      lastUsage = undefined;
+      counted = 0;
+      spanMessages = 0;
+      hasImage = false;
+      sampler.push(facts, count);
+      continue;
+    }
+    counted += count;
+    spanMessages += 1;
+    if (facts.imageCount > 0) hasImage = true;
+    const usage = facts.usageContextTokens;
+    if (usage !== undefined) {
+      if (lastUsage !== undefined && !hasImage && usage > lastUsage && counted > 0) {
+        const actual = usage - lastUsage;
+        const calibration = sampler.calibration;
+        if (calibration.source === "none") out.uncalibrated += 1;
+        out.raw.push(counted / actual - 1);
+        const predicted = counted * calibration.ratio + spanMessages * calibration.perMessage;
+        out.calibrated.push(predicted / actual - 1);
+        out.actual += actual;
+        out.predictedRaw += counted;
+        out.predictedCalibrated += predicted;
+      }
+      lastUsage = usage;
+      counted = 0;
+      spanMessages = 0;
+      hasImage = false;
+    }
+    sampler.push(facts, count);
+  }
+  out.last = sampler.calibration;
+  return out;
+}
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
+}
+
+const pct = (value: number) => `${value >= 0 ? "+" : ""}${(value * 100).toFixed(1)}%`;
+
+function row(name: string, errors: PairErrors): string[] {
+  const ratio = errors.last === undefined ? "-" : `${errors.last.ratio.toFixed(3)} + ${errors.last.perMessage.toFixed(1)}/message (${errors.last.source}, ${errors.last.samples} pairs)`;
+  return [
+    name,
+    String(errors.raw.length),
+    `${pct(percentile(errors.raw, 0.5))} [${pct(percentile(errors.raw, 0.1))}, ${pct(percentile(errors.raw, 0.9))}]`,
+    pct(errors.predictedRaw / errors.actual - 1),
+    `${pct(percentile(errors.calibrated, 0.5))} [${pct(percentile(errors.calibrated, 0.1))}, ${pct(percentile(errors.calibrated, 0.9))}]`,
+    pct(errors.predictedCalibrated / errors.actual - 1),
+    ratio,
+  ];
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((r) => r[column]!.length)));
+  return rows.map((r) => r.map((cell, column) => cell.padEnd(widths[column]!)).join("  ")).join("\n");
+}
+
+const counter = createTiktokenCounter();
+const rows: string[][] = [
+  ["fixture", "pairs", "raw: median [p10, p90]", "raw pooled", "calibrated: median [p10, p90]", "calibrated pooled", "ratio at the end"],
+];
+const pooled = { actual: 0, raw: 0, calibrated: 0 };
+const failures: string[] = [];
+for (const file of PI_FIXTURES) {
+  const errors = measure(loadPiMessages(file), createPiAdapter(), counter);
+  rows.push(row(file, errors));
+  pooled.actual += errors.actual;
+  pooled.raw += errors.predictedRaw;
+  pooled.calibrated += errors.predictedCalibrated;
+  if (Math.abs(errors.predictedCalibrated / errors.actual - 1) > TARGET) failures.push(file);
+}
+for (const file of CLAUDE_FIXTURES) {
+  const errors = measure(loadClaudeMessages(file), createAnthropicAdapter(), counter);
+  if (errors.raw.length === 0) {
+    rows.push([file, "0", "no consecutive usage figures", "", "", "", ""]);
+    continue;
+  }
+  rows.push(row(file, errors));
+  pooled.actual += errors.actual;
+  pooled.raw += errors.predictedRaw;
+  pooled.calibrated += errors.predictedCalibrated;
+  if (Math.abs(errors.predictedCalibrated / errors.actual - 1) > TARGET) failures.push(file);
+}
+counter.dispose();
+
+console.log("Provider count against ours between consecutive usage figures (o200k via tiktoken)");
+console.log("error = our prediction / the provider's figure - 1; calibrated uses only the pairs before each one\n");
+console.log(table(rows));
+console.log(
+  `\nall fixtures pooled: raw ${pct(pooled.raw / pooled.actual - 1)}, calibrated ${pct(pooled.calibrated / pooled.actual - 1)} (target within ±${TARGET * 100}%)`,
+);
+console.log(failures.length === 0 ? "calibrated pooled error within target on every fixture" : `over target: ${failures.join(", ")}`);
