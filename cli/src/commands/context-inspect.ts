@@ -95,6 +95,7 @@ async function inspectContext(context: CommandContext, options: InspectOptions):
     // Like for like: our count of the context now against our count after the dry run
     // (tokensBefore may rest on the provider's usage, which also covers the system prompt).
     const counted = compactor.tokens.total(loaded.messages);
+    const countedAfter = compactor.tokens.total(dryRun.messages);
     return {
       session: { path, id: loaded.sessionId, format: loaded.format },
       config: configSummary(configOf(compactor)),
@@ -105,9 +106,9 @@ async function inspectContext(context: CommandContext, options: InspectOptions):
       protectedTokens: cut?.keptTokens ?? null,
       compactableTokens: cut?.compactedTokens ?? null,
       potentialSavings: {
-        tokens: cut === null ? 0 : Math.max(0, counted - dryRun.tokensAfter),
+        tokens: cut === null ? 0 : Math.max(0, counted - countedAfter),
         tokensBefore: counted,
-        tokensAfter: dryRun.tokensAfter,
+        tokensAfter: countedAfter,
         strategy: dryRun.event?.strategy ?? cut?.selectedBy ?? null,
         layer: dryRun.event?.layer ?? null,
         reason: cut === null ? (dryRun.reason ?? dryRun.status) : null,
