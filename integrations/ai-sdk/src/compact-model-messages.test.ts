@@ -196,3 +196,33 @@ describe("compactModelMessages on real transcripts", () => {
     expect(compactions).toBeLessThan(messages.length / 10);
   });
 });
+
+describe("the project's code configuration (trusted)", () => {
+  const request: ModelMessage[] = [{ role: "user", content: "What does the parser do with an empty file?" }];
+  const codeConfig = (marker: string) =>
+    `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "ran");\nexport default { preset: "safeguard", contextWindow: 32000 };\n`;
+
+  it("is not run with trusted: false: one warning event with COMPACTION_CONFIG_UNTRUSTED, the messages come back", async () => {
+    const marker = `${makeProject({})}/marker.txt`;
+    const cwd = makeProject({ ".compactionrc.mjs": codeConfig(marker) });
+    const events: AiSdkCompactionEvent[] = [];
+    const out = await compactModelMessages(request, { cwd, trusted: false, contextWindow: 32_000, on: (event) => events.push(event) });
+    expect(out).toEqual(request);
+    const { existsSync } = await import("node:fs");
+    expect(existsSync(marker)).toBe(false);
+    const warnings = events.filter((event) => event.type === "warning" && event.code === ErrorCodes.CONFIG_UNTRUSTED);
+    expect(warnings).toHaveLength(1);
+  });
+
+  it("is run by default (the program is the user's own)", async () => {
+    const marker = `${makeProject({})}/marker.txt`;
+    const cwd = makeProject({ ".compactionrc.mjs": codeConfig(marker) });
+    await compactModelMessages(request, { cwd, contextWindow: 32_000 });
+    const { existsSync } = await import("node:fs");
+    expect(existsSync(marker)).toBe(true);
+  });
+
+  it("rejects a trusted that is not true or false", async () => {
+    await expect(compactModelMessages(request, { trusted: "no" as unknown as boolean })).rejects.toMatchObject({ code: ErrorCodes.INPUT_INVALID });
+  });
+});

@@ -21,6 +21,7 @@ import {
   describeValue,
   ErrorCodes,
   isCompactionError,
+  type ResolvedConfig,
 } from "@compaction/core";
 import type { ModelMessage } from "ai";
 import { createAiSdkAdapter } from "./ai-sdk-adapter.js";
@@ -116,7 +117,7 @@ export class ModelMessageCompaction {
 
   async #createCompactor(): Promise<Compactor<ModelMessage>> {
     if (this.#options.compactor !== undefined) return this.#options.compactor;
-    const { cwd, agent, configPath, preset, isPinned } = this.#options;
+    const { cwd, agent, configPath, preset, isPinned, trusted } = this.#options;
     const adapter = createAiSdkAdapter({
       isPinned: (message) => this.#pinnedRequests.has(message) || isPinned?.(message) === true,
       usageOf: (message) => this.#usage.get(messageKey(message)),
@@ -127,7 +128,11 @@ export class ModelMessageCompaction {
       ...(agent !== undefined ? { agent } : {}),
       ...(configPath !== undefined ? { configPath } : {}),
       ...(preset !== undefined ? { preset } : {}),
+      ...(trusted !== undefined ? { trusted } : {}),
     });
+    for (const warning of (compactor.config as ResolvedConfig).warnings ?? []) {
+      this.#emit({ type: "warning", message: `${warning.message} ${warning.hint}`, code: warning.code, stepNumber: null });
+    }
     try {
       for (const plugin of this.#options.plugins ?? []) compactor.use(plugin);
     } catch (error) {

@@ -158,3 +158,50 @@ describe("compactionMiddleware in a createAgent tool loop", () => {
     expect(() => compactionMiddleware({ on: "log" as never })).toThrow(/on must be a function/);
   });
 });
+
+describe("compactionMiddleware and the project's code configuration (trusted)", () => {
+  /** A project whose `.compactionrc.mjs` writes `marker` when it runs. */
+  function codeProject(marker: string): string {
+    mkdirSync(TMP, { recursive: true });
+    const dir = mkdtempSync(join(TMP, "untrusted-"));
+    made.push(dir);
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "cloned-repo", private: true }));
+    writeFileSync(
+      join(dir, ".compactionrc.mjs"),
+      `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "ran");\nexport default { preset: "safeguard" };\n`,
+    );
+    return dir;
+  }
+
+  async function oneCall(cwd: string, trusted: boolean | undefined, events: LangChainCompactionEvent[]) {
+    const model = fakeModel();
+    model.respond(new AIMessage("Nothing to audit."));
+    const agent = createAgent({
+      model,
+      tools: [readFile],
+      middleware: [compactionMiddleware({ cwd, contextWindow: 100_000, ...(trusted === undefined ? {} : { trusted }), on: (event) => events.push(event) })],
+    });
+    await agent.invoke({ messages: [new HumanMessage(REQUEST)] });
+  }
+
+  it("does not run it with trusted: false, and says so once with COMPACTION_CONFIG_UNTRUSTED", async () => {
+    const marker = join(TMP, `marker-${process.pid}-a.txt`);
+    const events: LangChainCompactionEvent[] = [];
+    await oneCall(codeProject(marker), false, events);
+    const { existsSync } = await import("node:fs");
+    expect(existsSync(marker)).toBe(false);
+    expect(events.filter((event) => event.type === "warning" && event.code === "COMPACTION_CONFIG_UNTRUSTED")).toHaveLength(1);
+  }, 60_000);
+
+  it("runs it by default (the program is the user's own)", async () => {
+    const marker = join(TMP, `marker-${process.pid}-b.txt`);
+    made.push(marker);
+    await oneCall(codeProject(marker), undefined, []);
+    const { existsSync } = await import("node:fs");
+    expect(existsSync(marker)).toBe(true);
+  }, 60_000);
+
+  it("rejects a trusted that is not true or false", () => {
+    expect(() => compactionMiddleware({ trusted: "yes" as never })).toThrow(expect.objectContaining({ code: "COMPACTION_INPUT_INVALID", path: "/trusted" }));
+  });
+});

@@ -24,6 +24,7 @@ import {
   createCompactor,
   describeError,
   ErrorCodes,
+  type ResolvedConfig,
   shrinkToBudget,
 } from "@compaction/core";
 import { createMiddleware } from "langchain";
@@ -80,8 +81,12 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
           configPath: options.configPath,
           agent: options.agent,
           preset: options.preset,
+          ...(options.trusted === undefined ? {} : { trusted: options.trusted }),
           adapter: createLangChainAdapter(options.isPinned === undefined ? {} : { isPinned: options.isPinned }),
         }));
+      if (options.compactor === undefined) {
+        for (const warning of (built.config as ResolvedConfig).warnings ?? []) emit({ type: "warning", message: `${warning.message} ${warning.hint}`, code: warning.code });
+      }
       for (const plugin of options.plugins ?? []) if (options.compactor === undefined) built.use(plugin);
       return built;
     })();

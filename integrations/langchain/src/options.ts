@@ -16,6 +16,15 @@ export interface LangChainCompactionOptions {
   readonly cwd?: string;
   /** Load this config file (relative to `cwd`) instead of searching. */
   readonly configPath?: string;
+  /**
+   * Whether the config search may run the project's code: `.compactionrc.{js,mjs,cjs,ts}`,
+   * `compaction.config.*`, and plugins or presets that are files or packages of the project.
+   * Default true (the program is the user's own, as with ESLint or Vite). Pass false when `cwd`
+   * is a folder the user has not vouched for (a cloned repository an agent works in): data-only
+   * config (`.compactionrc` YAML/JSON, `package.json#compaction`) still applies, and each skipped
+   * file is reported once as a `warning` event with code COMPACTION_CONFIG_UNTRUSTED.
+   */
+  readonly trusted?: boolean;
   /** Run this preset instead of the configured one (`safeguard`, `rolling`, `layered`, `sliding-window`, a package or a path). */
   readonly preset?: string;
   /** The model's context window in tokens. Default: the config's `contextWindow`. */
@@ -96,6 +105,9 @@ export function checkOptions(options: LangChainCompactionOptions): void {
     if (options[key] !== undefined && typeof options[key] !== "string") {
       throw invalid(`/${key}`, `${key} must be a string, found ${describeValue(options[key])}.`, `Pass a string or leave ${key} out.`);
     }
+  }
+  if (options.trusted !== undefined && typeof options.trusted !== "boolean") {
+    throw invalid("/trusted", `trusted must be true or false, found ${describeValue(options.trusted)}.`, "Pass true, false, or leave trusted out.");
   }
   for (const key of ["on", "isPinned"] as const) {
     if (options[key] !== undefined && typeof options[key] !== "function") {

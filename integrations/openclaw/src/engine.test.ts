@@ -193,3 +193,43 @@ describe("anchors", () => {
     expect(registered.warnings.join("\n")).toMatch(/no longer in OpenClaw's transcript/);
   });
 });
+
+describe("the workspace's code configuration (issue 16)", () => {
+  // A .compactionrc.mjs that writes a marker file when it runs, and picks a preset that shows it applied.
+  const codeConfig = (marker: string) =>
+    `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "ran");\nexport default { preset: "sliding-window", tokenizer: { counter: "estimate" } };\n`;
+
+  it("is not run unless the user enables projectCode: the defaults apply and one warning says how to trust it", async () => {
+    const project = makeProject({});
+    const marker = join(project, "marker.txt");
+    const withConfig = makeProject({ ".compactionrc.mjs": codeConfig(marker) });
+    const { registered } = fakeHost({ cwd: withConfig });
+    const engine = await registered.engine!({ workspaceDir: withConfig });
+    await engine.assemble({ ...SESSION, messages: structuredClone(realMessages), tokenBudget: 60_000 });
+    const result = await engine.compact({ ...SESSION, tokenBudget: 60_000, force: true });
+    expect(result).toMatchObject({ ok: true, compacted: true });
+    expect((result.result?.details as { strategy?: string }).strategy).toBe("safeguard"); // the default preset
+    const { existsSync } = await import("node:fs");
+    expect(existsSync(marker)).toBe(false);
+    const untrusted = registered.warnings.filter((warning) => warning.includes(".compactionrc.mjs"));
+    expect(untrusted).toHaveLength(1);
+    expect(untrusted[0]).toContain("projectCode: true");
+  });
+
+  it("is run when the user enables projectCode in OpenClaw's config", async () => {
+    const project = makeProject({});
+    const marker = join(project, "marker.txt");
+    const withConfig = makeProject({ ".compactionrc.mjs": codeConfig(marker) });
+    const { registered } = fakeHost({ cwd: withConfig, projectCode: true });
+    const engine = await registered.engine!({ workspaceDir: withConfig });
+    await engine.assemble({ ...SESSION, messages: structuredClone(realMessages), tokenBudget: 60_000 });
+    const result = await engine.compact({ ...SESSION, tokenBudget: 60_000, force: true });
+    expect((result.result?.details as { strategy?: string }).strategy).toBe("sliding-window");
+    const { existsSync } = await import("node:fs");
+    expect(existsSync(marker)).toBe(true);
+  });
+
+  it("rejects a projectCode that is not true or false", () => {
+    expect(() => fakeHost({ projectCode: "yes" })).toThrow(/projectCode must be true or false/);
+  });
+});

@@ -13,6 +13,8 @@ export interface OpenClawCompactionOptions {
   readonly preset?: string;
   /** Prune old tool outputs in what is sent. Default true. */
   readonly pruneContext?: boolean;
+  /** Load the workspace's code configuration and plugins (`.compactionrc.mjs`, `./my-plugin.js`). Default false. */
+  readonly projectCode?: boolean;
 }
 
 export interface ResolvedOpenClawOptions {
@@ -20,13 +22,14 @@ export interface ResolvedOpenClawOptions {
   readonly agent: string | undefined;
   readonly preset: string | undefined;
   readonly pruneContext: boolean;
+  readonly projectCode: boolean;
 }
 
-const KEYS = new Set(["cwd", "agent", "preset", "pruneContext"]);
+const KEYS = new Set(["cwd", "agent", "preset", "pruneContext", "projectCode"]);
 
 export function resolveOpenClawOptions(config: unknown): ResolvedOpenClawOptions {
   const where = "plugins.entries.compaction.config";
-  if (config === undefined || config === null) return { cwd: undefined, agent: undefined, preset: undefined, pruneContext: true };
+  if (config === undefined || config === null) return { cwd: undefined, agent: undefined, preset: undefined, pruneContext: true, projectCode: false };
   if (typeof config !== "object" || Array.isArray(config)) {
     throw new CompactionError(ErrorCodes.INPUT_INVALID, `${where} must be an object, found ${Array.isArray(config) ? "an array" : typeof config}.`);
   }
@@ -40,9 +43,13 @@ export function resolveOpenClawOptions(config: unknown): ResolvedOpenClawOptions
     if (typeof value !== "string" || value.trim() === "") throw new CompactionError(ErrorCodes.INPUT_INVALID, `${where}.${key} must be a non-empty string.`);
     return value;
   };
-  const prune = record["pruneContext"];
-  if (prune !== undefined && typeof prune !== "boolean") throw new CompactionError(ErrorCodes.INPUT_INVALID, `${where}.pruneContext must be true or false.`);
-  return { cwd: text("cwd"), agent: text("agent"), preset: text("preset"), pruneContext: prune ?? true };
+  const flag = (key: string, fallback: boolean): boolean => {
+    const value = record[key];
+    if (value === undefined) return fallback;
+    if (typeof value !== "boolean") throw new CompactionError(ErrorCodes.INPUT_INVALID, `${where}.${key} must be true or false.`);
+    return value;
+  };
+  return { cwd: text("cwd"), agent: text("agent"), preset: text("preset"), pruneContext: flag("pruneContext", true), projectCode: flag("projectCode", false) };
 }
 
 /** The agent id in an OpenClaw session key (`agent:<id>:<rest>`), or undefined. */

@@ -25,8 +25,8 @@ export interface RegisterOptions {
 
 export function registerCompaction(api: OpenClawPluginApi, registerOptions: RegisterOptions = {}): void {
   const options = resolveOpenClawOptions(api.pluginConfig);
-  const compactors = new CompactorCache();
   const warn = (message: string): void => (api.logger ? api.logger.warn(message) : console.warn(message));
+  const compactors = new CompactorCache({ trusted: options.projectCode, warn });
   const stores = new Map<string, EngineStore>();
   /** One store per records directory: the agent's own (`<agentDir>/compaction-plugin`) when OpenClaw says where that is. */
   const storeFor = (agentDir: string | undefined): EngineStore => {
