@@ -58,9 +58,12 @@ function exportTargets(value: unknown): string[] {
 }
 
 describe("the published packages", () => {
-  it("are every workspace package but the repository's own test helpers", () => {
+  it("are every workspace package but the repository's own test helpers and runnable examples", () => {
     expect(published.length).toBeGreaterThan(15);
-    expect(workspaces.filter(({ pkg }) => pkg.private === true).map(({ pkg }) => pkg.name).sort()).toEqual(["@compaction/fixtures", "@compaction/test"]);
+    const unpublished = workspaces.filter(({ pkg }) => pkg.private === true);
+    expect(unpublished.filter(({ dir }) => !dir.startsWith("examples/")).map(({ pkg }) => pkg.name).sort()).toEqual(["@compaction/fixtures", "@compaction/test"]);
+    // An example is an app that shows a package in use, never a package of its own.
+    for (const { dir, pkg } of workspaces.filter(({ dir }) => dir.startsWith("examples/"))) expect(pkg.private, dir).toBe(true);
     expect([...packed.keys()].sort()).toEqual(published.map(({ pkg }) => pkg.name).sort());
   });
 

@@ -15,7 +15,7 @@ describe("plugin options in the core JSON Schema", () => {
     expect(error).toMatchObject({
       code: ErrorCodes.CONFIG_INVALID,
       path: "/options/rolling/minKeepMesages",
-      message: expect.stringContaining("Did you mean 'minKeepMessages'?"),
+      hint: expect.stringContaining("Did you mean 'minKeepMessages'?"),
     });
     expect((error as { file: string }).file).toMatch(/\.compactionrc\.yaml$/);
   });

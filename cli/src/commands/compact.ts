@@ -48,7 +48,11 @@ export interface CompactReport {
   readonly entryId: string | null;
   readonly tokensBefore: number;
   readonly tokensAfter: number;
-  /** The measure of tokensBefore and tokensAfter (both the provider's, calibrated; see describeMeasure). */
+  /**
+   * The measure of tokensBefore and tokensAfter: both the provider's (Before its usage figure plus
+   * the calibrated count of what followed; After what that figure holds beyond the messages plus
+   * the calibrated count of the compacted messages; see describeMeasure).
+   */
   readonly measure: TokenMeasure;
   readonly messagesBefore: number;
   readonly messagesAfter: number;
@@ -112,6 +116,7 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   const compactor = recall?.fallback === true ? withoutRecall(loaded, recall.tool) : loaded;
   let compaction: PiBranchCompaction<unknown>;
   let measure: TokenMeasure;
+  let tokensAfter: number;
   try {
     measure = tokenMeasure(compactor.tokens.counter.name, compactor.tokens.calibration(transcript.messages));
     // pi's compaction entry records a summary and an unchanged suffix: plugins must not count on
@@ -121,6 +126,8 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
       ...(options.focus === undefined ? {} : { focus: options.focus }),
       ...(options.agent === undefined ? {} : { agent: options.agent }),
     });
+    // Before is the provider's figure (system prompt and tools included): After in the same measure.
+    tokensAfter = compactor.tokens.providerTokensAfter(transcript.messages, compaction.result.messages);
   } finally {
     if (compactor !== loaded) compactor.dispose();
     loaded.dispose();
@@ -129,7 +136,7 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   for (const warning of result.warnings) io.stderr.write(`${context.err.yellow("warning:")} ${warning}\n`);
 
   const plan = planOf(compaction.plan);
-  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options, applied, measure), recallTool: recall, ...fields });
+  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options, applied, measure), tokensAfter, recallTool: recall, ...fields });
   const refuse = (error: CliError): never => {
     if (options.json === true) io.stdout.write(`${JSON.stringify(report({ reason: error.message }), null, 2)}\n`);
     throw error;
@@ -141,7 +148,7 @@ async function compact(context: CommandContext, options: CompactOptions): Promis
   // An old file is upgraded before the entry is written: say so before asking or writing.
   const upgradeNeeded = pi === null ? null : upgradeDryRun(path, pi.version);
   if (options.json !== true) {
-    io.stdout.write(renderPlan(transcript, result, plan.firstKeptEntryId as string, measure, context));
+    io.stdout.write(renderPlan(transcript, result, plan.firstKeptEntryId as string, tokensAfter, measure, context));
     if (upgradeNeeded !== null) io.stdout.write(`${context.out.bold("Upgrade")}   ${upgradeDryRunNote(upgradeNeeded)}\n`);
   }
   if (!writing) {
@@ -249,6 +256,7 @@ function renderPlan(
   transcript: TranscriptContext,
   result: CompactionResult<unknown>,
   firstKeptEntryId: string,
+  tokensAfter: number,
   measure: TokenMeasure,
   { out: c }: CommandContext,
 ): string {
@@ -257,7 +265,7 @@ function renderPlan(
   return [
     `${c.bold("Session")}   ${transcript.format === "pi" ? transcript.path : `${sessionLabel({ id: transcript.sessionId, format: transcript.format })} ${c.dim(`(${transcript.path})`)}`}`,
     `${c.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${plural(transcript.messages.length, "message")})`,
-    `${c.bold("After")}     ${c.green(formatTokens(result.tokensAfter))} tokens (${plural(result.messages.length, "message")}: the summary and ${result.messages.length - 1} kept)`,
+    `${c.bold("After")}     ${c.green(formatTokens(tokensAfter))} tokens (${plural(result.messages.length, "message")}: the summary and ${result.messages.length - 1} kept)`,
     `${c.bold("Compacts")}  ${plural(cut.compactedIndices.length, "message")}, by ${result.event?.strategy ?? cut.selectedBy}${layer === null ? "" : ` (layer ${layer})`}`,
     `${c.bold("Keeps")}     from ${transcript.format === "pi" ? "entry " : ""}${firstKeptEntryId}${cut.isSplitTurn ? " (mid-turn)" : ""}`,
     `${c.bold("Measure")}   ${c.dim(describeMeasure(measure))}`,

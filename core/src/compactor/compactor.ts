@@ -333,9 +333,9 @@ export class Compactor<T> {
     } else {
       messages.push(...run.messages);
     }
-    // The budget rule is on our count of the messages (as the cut check applies it); tokensAfter
-    // is in the measure of tokensBefore, the provider's, so a host compares like with like. Usage
-    // stored on kept messages describes the old context, so it is not read here.
+    // Our count of the compacted messages, the measure the cut check and the budget use (usage
+    // stored on kept messages describes the old context). A host that shows it beside tokensBefore
+    // converts it with tokens.calibration (the CLI does).
     const counted = this.tokens.total(messages);
     if (counted > run.budget && run.suffixOnly && run.shrink !== null) {
       run.warnings.push(
@@ -344,7 +344,7 @@ export class Compactor<T> {
     } else if (counted > run.budget) {
       run.warnings.push(`[core] The compacted context is ${counted} tokens, still over the budget of ${run.budget} tokens.`);
     }
-    const tokensAfter = run.providerTokens(counted);
+    const tokensAfter = counted;
     const firstKept = cut ? run.messages[cut.firstKeptIndex] : undefined;
     const event = createCompactionEvent({
       summary: summary ?? "",

@@ -19,14 +19,16 @@ export interface CompactionResult<T> {
   readonly event: CompactionEvent | null;
   /**
    * The context size before: the provider's newest usage figure plus counts of the messages
-   * after it (see `MessageTokenCounter.contextTokens`), else the count of every message.
+   * after it, calibrated to the provider's measure (see `MessageTokenCounter.contextTokens`), else
+   * the (calibrated) count of every message.
    */
   readonly tokensBefore: number;
   /**
    * The context size after: our count of the new messages (usage stored on kept messages
    * describes the old context). Unlike a usage-based `tokensBefore` it leaves out what no message
    * shows (system prompt, tool definitions) and any gap between our tokenizer and the
-   * provider's; compare `tokensAfter` with a count of the input for a like-for-like saving.
+   * provider's; compare `tokensAfter` with a count of the input for a like-for-like saving, or
+   * convert it with `MessageTokenCounter.providerTokensAfter` to set it beside `tokensBefore`.
    */
   readonly tokensAfter: number;
   readonly warnings: readonly string[];

@@ -119,6 +119,23 @@ export class MessageTokenCounter<T> {
   }
 
   /**
+   * `output` (the messages a compaction of `input` gave) in the measure of
+   * `contextTokens(input).tokens`, the provider's: what the newest usage figure of `input` holds
+   * beyond its messages (system prompt, tool definitions) plus the calibrated count of `output`.
+   * Usage stored on kept messages describes the old context, so it is not read.
+   */
+  providerTokensAfter(input: readonly T[], output: readonly T[]): number {
+    const before = this.contextTokens(input);
+    const { calibration, lastUsageIndex } = before;
+    let fixed = 0;
+    if (lastUsageIndex !== null) {
+      const counted = this.total(input.slice(0, lastUsageIndex + 1));
+      fixed = Math.max(0, before.usageTokens - providerMeasure(calibration, counted, lastUsageIndex + 1));
+    }
+    return fixed + providerMeasure(calibration, this.total(output), output.length);
+  }
+
+  /**
    * Usage stored before a compaction describes the old, larger context. After the newest summary
    * message, only usage on messages newer than the summary (by timestamp) is trusted; when either
    * timestamp is unknown, none is.
