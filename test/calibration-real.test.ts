@@ -46,7 +46,7 @@ describe("calibrate on the real transcripts", () => {
     return { raw: raw / actual - 1, calibrated: calibrated / actual - 1 };
   }
 
-  it.each(PI_FIXTURES)("brings the pooled error between usage figures within 5%% (o200k): %s", (file) => {
+  it.each(PI_FIXTURES)("brings the pooled error between usage figures within 5 per cent (o200k): %s", (file) => {
     const tokens = new MessageTokenCounter(new FactsCache(createPiAdapter()), counter);
     const error = pooledError(loadPiMessages(file), tokens);
     expect(Math.abs(error.calibrated)).toBeLessThan(0.05);
