@@ -20,8 +20,8 @@ import {
   describeError,
   describeValue,
   ErrorCodes,
+  configWarnings,
   isCompactionError,
-  type ResolvedConfig,
 } from "@compaction/core";
 import type { ModelMessage } from "ai";
 import { createAiSdkAdapter } from "./ai-sdk-adapter.js";
@@ -130,7 +130,7 @@ export class ModelMessageCompaction {
       ...(preset !== undefined ? { preset } : {}),
       ...(trusted !== undefined ? { trusted } : {}),
     });
-    for (const warning of (compactor.config as ResolvedConfig).warnings ?? []) {
+    for (const warning of configWarnings(compactor)) {
       this.#emit({ type: "warning", message: `${warning.message} ${warning.hint}`, code: warning.code, stepNumber: null });
     }
     try {

@@ -21,10 +21,10 @@ import {
   CompactionError,
   type CompactionResult,
   type Compactor,
+  configWarnings,
   createCompactor,
   describeError,
   ErrorCodes,
-  type ResolvedConfig,
   shrinkToBudget,
 } from "@compaction/core";
 import { createMiddleware } from "langchain";
@@ -85,7 +85,7 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
           adapter: createLangChainAdapter(options.isPinned === undefined ? {} : { isPinned: options.isPinned }),
         }));
       if (options.compactor === undefined) {
-        for (const warning of (built.config as ResolvedConfig).warnings ?? []) emit({ type: "warning", message: `${warning.message} ${warning.hint}`, code: warning.code });
+        for (const warning of configWarnings(built)) emit({ type: "warning", message: `${warning.message} ${warning.hint}`, code: warning.code });
       }
       for (const plugin of options.plugins ?? []) if (options.compactor === undefined) built.use(plugin);
       return built;

@@ -1,42 +1,18 @@
 /** The options of `compactionMiddleware`, and the events it sends. */
 import {
+  checkHostOptions,
   CompactionError,
-  type CompactionPlugin,
   type CompactionResult,
   type Compactor,
   describeValue,
   ErrorCodes,
+  type HostCompactionOptions,
 } from "@compaction/core";
 import type { BaseMessage } from "@langchain/core/messages";
 
-export interface LangChainCompactionOptions {
-  /** The agent whose section of `.compactionrc` applies (and that plugins are told about). */
-  readonly agent?: string;
-  /** Where the config search starts. Default `process.cwd()`. */
-  readonly cwd?: string;
-  /** Load this config file (relative to `cwd`) instead of searching. */
-  readonly configPath?: string;
-  /**
-   * Whether the config search may run the project's code: `.compactionrc.{js,mjs,cjs,ts}`,
-   * `compaction.config.*`, and plugins or presets that are files or packages of the project.
-   * Default true (the program is the user's own, as with ESLint or Vite). Pass false when `cwd`
-   * is a folder the user has not vouched for (a cloned repository an agent works in): data-only
-   * config (`.compactionrc` YAML/JSON, `package.json#compaction`) still applies, and each skipped
-   * file is reported once as a `warning` event with code COMPACTION_CONFIG_UNTRUSTED.
-   */
-  readonly trusted?: boolean;
-  /** Run this preset instead of the configured one (`safeguard`, `rolling`, `layered`, `sliding-window`, a package or a path). */
-  readonly preset?: string;
-  /** The model's context window in tokens. Default: the config's `contextWindow`. */
-  readonly contextWindow?: number;
-  /** Tokens kept free for the model's reply. Default: the config's `reserveTokens`. */
-  readonly reserveTokens?: number;
-  /** Plugins applied after the config's and the preset's (e.g. a model summarizer). */
-  readonly plugins?: readonly CompactionPlugin[];
+export interface LangChainCompactionOptions extends HostCompactionOptions<BaseMessage, LangChainCompactionEvent> {
   /** Decides which messages are pinned (never dropped, pruned or summarised). Default: `additional_kwargs.pinned === true`. */
   readonly isPinned?: (message: BaseMessage) => boolean;
-  /** Told when a compaction starts and ends, and when something limited the result. */
-  readonly on?: (event: LangChainCompactionEvent) => void;
   /**
    * Use this compactor (built with `createLangChainAdapter()`) instead of one from the config;
    * `cwd`, `configPath`, `preset`, `agent`'s section, `plugins` and `isPinned` are then not read.
@@ -78,43 +54,15 @@ export interface CompactionWarningEvent {
 
 export type LangChainCompactionEvent = CompactionStartEvent | CompactionEndEvent | CompactionWarningEvent;
 
-function invalid(path: string, problem: string, hint: string): CompactionError {
-  return new CompactionError(ErrorCodes.INPUT_INVALID, `@compaction/langchain: ${problem}`, { path, hint });
-}
-
 /** Throws COMPACTION_INPUT_INVALID naming the option, what was expected and what was found. */
 export function checkOptions(options: LangChainCompactionOptions): void {
-  if (typeof options !== "object" || options === null) {
-    throw invalid("/", `expected an options object, found ${describeValue(options)}.`, "Pass e.g. { contextWindow: 128000 }.");
-  }
-  for (const key of ["contextWindow", "reserveTokens"] as const) {
-    const value = options[key];
-    const minimum = key === "contextWindow" ? 1 : 0;
-    if (value !== undefined && !(typeof value === "number" && Number.isInteger(value) && value >= minimum)) {
-      throw invalid(`/${key}`, `${key} must be a whole number of at least ${minimum}, found ${describeValue(value)}.`, `Leave ${key} out to use the config's.`);
-    }
-  }
-  if (options.contextWindow !== undefined && options.reserveTokens !== undefined && options.reserveTokens >= options.contextWindow) {
-    throw invalid(
-      "/reserveTokens",
-      `reserveTokens (${options.reserveTokens}) must be below contextWindow (${options.contextWindow}).`,
-      "The prompt is compacted to contextWindow - reserveTokens; keep some room for it.",
-    );
-  }
+  checkHostOptions(options, { host: "@compaction/langchain", pluginExample: "summarizerOpenAI({ model })" });
   for (const key of ["agent", "cwd", "configPath", "preset"] as const) {
     if (options[key] !== undefined && typeof options[key] !== "string") {
-      throw invalid(`/${key}`, `${key} must be a string, found ${describeValue(options[key])}.`, `Pass a string or leave ${key} out.`);
+      throw new CompactionError(ErrorCodes.INPUT_INVALID, `@compaction/langchain: ${key} must be a string, found ${describeValue(options[key])}.`, {
+        path: `/${key}`,
+        hint: `Pass a string or leave ${key} out.`,
+      });
     }
-  }
-  if (options.trusted !== undefined && typeof options.trusted !== "boolean") {
-    throw invalid("/trusted", `trusted must be true or false, found ${describeValue(options.trusted)}.`, "Pass true, false, or leave trusted out.");
-  }
-  for (const key of ["on", "isPinned"] as const) {
-    if (options[key] !== undefined && typeof options[key] !== "function") {
-      throw invalid(`/${key}`, `${key} must be a function, found ${describeValue(options[key])}.`, `Pass a function or leave ${key} out.`);
-    }
-  }
-  if (options.plugins !== undefined && !Array.isArray(options.plugins)) {
-    throw invalid("/plugins", `plugins must be an array of plugins, found ${describeValue(options.plugins)}.`, "Pass e.g. [summarizerOpenAI({ model })].");
   }
 }

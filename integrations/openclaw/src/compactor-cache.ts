@@ -8,7 +8,7 @@
  * may be a repository anyone could have written. Data-only config always applies; what was
  * skipped is logged once per compactor.
  */
-import { type Compactor, createCompactor, type PiMessage, type ResolvedConfig } from "@compaction/core";
+import { type Compactor, configWarnings, createCompactor, type PiMessage } from "@compaction/core";
 
 export interface CompactorKey {
   readonly cwd: string;
@@ -53,7 +53,7 @@ export class CompactorCache {
     this.#compactors.set(id, created);
     created.then(
       (compactor) => {
-        for (const warning of (compactor.config as ResolvedConfig).warnings ?? []) this.#warn(`compaction: ${warning.message} ${warning.hint}`);
+        for (const warning of configWarnings(compactor)) this.#warn(`compaction: ${warning.message} ${warning.hint}`);
       },
       () => undefined,
     );

@@ -6,7 +6,7 @@
  * on `session_start`, or on first use by hosts that never emit it (a bare SDK session).
  */
 import { fileURLToPath } from "node:url";
-import type { Compactor, PiMessage, ResolvedConfig } from "@compaction/core";
+import { type Compactor, configWarnings, type PiMessage, type ResolvedConfig } from "@compaction/core";
 import type { ContextEvent, ExtensionAPI, ExtensionContext, ExtensionFactory } from "@earendil-works/pi-coding-agent";
 import { beforeCompact } from "./before-compact.js";
 import { CompactorCache } from "./compactor-cache.js";
@@ -129,7 +129,7 @@ class PiCompactionHost {
     const trust =
       settings.trustProject === "pi" ? projectTrust(ctx, cwd) : { trusted: settings.trustProject, because: `the trustProject option is ${settings.trustProject}` };
     const compactor = await this.#compactors.get({ cwd, agent: settings.agent(ctx), preset: settings.preset, trusted: trust.trusted });
-    const warnings = (compactor.config as ResolvedConfig | undefined)?.warnings ?? [];
+    const warnings = configWarnings(compactor);
     for (const warning of warnings) {
       this.#reportOnce("warning", `compaction: ${warning.message} (${trust.because}) ${warning.hint} [${warning.code}]`, ctx);
     }

@@ -1,0 +1,95 @@
+/**
+ * What a framework integration (`@compaction/ai-sdk`, `@compaction/langchain`) takes to build its
+ * compactor from `.compactionrc`, and the one check of those options. Each integration extends
+ * it with its message type and events; the fields and their meaning are the same everywhere.
+ */
+import type { Compactor } from "../compactor/compactor.js";
+import type { CompactionPlugin } from "../compactor/plugin.js";
+import { CompactionError, ErrorCodes } from "../errors.js";
+import type { ConfigWarning } from "./project-trust.js";
+import { describeValue } from "./schema-problems.js";
+import type { ResolvedConfig } from "./types.js";
+
+export interface HostCompactionOptions<T, E> {
+  /** The agent whose section of `.compactionrc` applies (and that plugins are told about). */
+  readonly agent?: string;
+  /** Where the config search starts. Default `process.cwd()`. */
+  readonly cwd?: string;
+  /** Load this config file (relative to `cwd`) instead of searching. */
+  readonly configPath?: string;
+  /**
+   * Whether the config search may run the project's code: `.compactionrc.{js,mjs,cjs,ts}`,
+   * `compaction.config.*`, and plugins or presets that are files or packages of the project.
+   * Default true (the program is the user's own, as with ESLint or Vite). Pass false when `cwd`
+   * is a folder the user has not vouched for (a cloned repository an agent works in): data-only
+   * config (`.compactionrc` YAML/JSON, `package.json#compaction`) still applies, and each skipped
+   * file is reported once as a `warning` event with code COMPACTION_CONFIG_UNTRUSTED.
+   */
+  readonly trusted?: boolean;
+  /** Run this preset instead of the configured one (`safeguard`, `rolling`, `layered`, `sliding-window`, a package or a path). */
+  readonly preset?: string;
+  /** The model's context window in tokens. Default: the config's `contextWindow`. */
+  readonly contextWindow?: number;
+  /** Tokens kept free for the model's reply. Default: the config's `reserveTokens`. */
+  readonly reserveTokens?: number;
+  /** Plugins applied after the config's and the preset's (e.g. a model summarizer). */
+  readonly plugins?: readonly CompactionPlugin[];
+  /** Decides which messages are pinned (never dropped, pruned or summarised). */
+  readonly isPinned?: (message: T) => boolean;
+  /** Told when a compaction starts and ends, and when something limited the result. */
+  readonly on?: (event: E) => void;
+  /** Use this compactor instead of one from the config; the config options are then not read. */
+  readonly compactor?: Compactor<T>;
+}
+
+export interface HostOptionsCheck {
+  /** The integration's package name, which starts each message. */
+  readonly host: string;
+  /** A plugin call to show in the hint for a bad `plugins`, e.g. `summarizerAiSdk({ model })`. */
+  readonly pluginExample: string;
+}
+
+/**
+ * Throws COMPACTION_INPUT_INVALID naming the option (its JSON path), what was expected and what
+ * was found: the numbers, `trusted`, the callbacks and `plugins`.
+ */
+export function checkHostOptions<T, E>(options: HostCompactionOptions<T, E>, { host, pluginExample }: HostOptionsCheck): void {
+  const invalid = (path: string, problem: string, hint: string) =>
+    new CompactionError(ErrorCodes.INPUT_INVALID, `${host}: ${problem}`, { path, hint });
+  if (typeof options !== "object" || options === null) {
+    throw invalid("/", `expected an options object, found ${describeValue(options)}.`, "Pass e.g. { contextWindow: 128000 }.");
+  }
+  for (const key of ["contextWindow", "reserveTokens"] as const) {
+    const value = options[key];
+    const minimum = key === "contextWindow" ? 1 : 0;
+    if (value !== undefined && !(typeof value === "number" && Number.isInteger(value) && value >= minimum)) {
+      throw invalid(`/${key}`, `${key} must be a whole number of at least ${minimum}, found ${describeValue(value)}.`, `Leave ${key} out to use the config's.`);
+    }
+  }
+  if (options.contextWindow !== undefined && options.reserveTokens !== undefined && options.reserveTokens >= options.contextWindow) {
+    throw invalid(
+      "/reserveTokens",
+      `reserveTokens (${options.reserveTokens}) must be below contextWindow (${options.contextWindow}).`,
+      "The prompt is compacted to contextWindow - reserveTokens; keep some room for it.",
+    );
+  }
+  if (options.trusted !== undefined && typeof options.trusted !== "boolean") {
+    throw invalid("/trusted", `trusted must be true or false, found ${describeValue(options.trusted)}.`, "Pass true, false, or leave trusted out.");
+  }
+  for (const key of ["on", "isPinned"] as const) {
+    if (options[key] !== undefined && typeof options[key] !== "function") {
+      throw invalid(`/${key}`, `${key} must be a function, found ${describeValue(options[key])}.`, `Pass a function or leave ${key} out.`);
+    }
+  }
+  if (options.plugins !== undefined && !Array.isArray(options.plugins)) {
+    throw invalid("/plugins", `plugins must be an array of plugins, found ${describeValue(options.plugins)}.`, `Pass e.g. [${pluginExample}].`);
+  }
+}
+
+/**
+ * What the config of a compactor built by `createCompactor` skipped (project code in an untrusted
+ * folder); none for a compactor built otherwise.
+ */
+export function configWarnings<T>(compactor: Compactor<T>): readonly ConfigWarning[] {
+  return (compactor.config as ResolvedConfig | undefined)?.warnings ?? [];
+}
