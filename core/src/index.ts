@@ -221,6 +221,7 @@ export { ConfigError, type ConfigErrorDetails, type ConfigProblem } from "./conf
 export { CONFIG_MODULE_NAME, loadConfig, type LoadConfigOptions } from "./config/load-config.js";
 export { type ConfigWarning, DEFAULT_TRUST_HINT, isCodeConfigFile } from "./config/project-trust.js";
 export { checkHostOptions, configWarnings, type HostCompactionOptions, type HostOptionsCheck } from "./config/host-options.js";
+export { CompactorCache, type CompactorCacheKey, type CompactorCacheOptions } from "./config/compactor-cache.js";
 export {
   BUILTIN_PLUGINS,
   BUILTIN_PRESETS,

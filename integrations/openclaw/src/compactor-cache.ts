@@ -1,14 +1,13 @@
 /**
- * One Compactor per (config directory, agent, preset), built on first use and kept for the
- * plugin's lifetime. A failed build (an invalid `.compactionrc`) is not kept, so fixing the
- * file takes effect on the next call.
+ * The plugin's compactors: core's CompactorCache over pi's messages (OpenClaw's transcript holds
+ * pi AgentMessages), kept for the plugin's lifetime.
  *
  * A project's code (a `.compactionrc.mjs`, a plugin file, a package in the project) is loaded
  * only when the user enables it in OpenClaw's config (`projectCode: true`): an agent's workspace
  * may be a repository anyone could have written. Data-only config always applies; what was
  * skipped is logged once per compactor.
  */
-import { type Compactor, configWarnings, createCompactor, type PiMessage } from "@compaction/core";
+import { type Compactor, CompactorCache as CoreCompactorCache, configWarnings, type PiMessage } from "@compaction/core";
 
 export interface CompactorKey {
   readonly cwd: string;
@@ -28,46 +27,27 @@ export const OPENCLAW_TRUST_HINT =
   "To load a workspace's code configuration and plugins, set plugins.entries.compaction.config.projectCode: true in openclaw.json.";
 
 export class CompactorCache {
-  readonly #compactors = new Map<string, Promise<Compactor<PiMessage>>>();
+  readonly #cache: CoreCompactorCache<PiMessage>;
   readonly #trusted: boolean;
-  readonly #warn: (message: string) => void;
 
   constructor(options: CompactorCacheOptions = {}) {
     this.#trusted = options.trusted ?? false;
-    this.#warn = options.warn ?? (() => undefined);
+    const warn = options.warn ?? (() => undefined);
+    this.#cache = new CoreCompactorCache<PiMessage>({
+      adapter: "pi",
+      trustHint: OPENCLAW_TRUST_HINT,
+      onCreated: (compactor) => {
+        for (const warning of configWarnings(compactor)) warn(`compaction: ${warning.message} ${warning.hint}`);
+      },
+    });
   }
 
-  /** The compactor for `key` (pi's messages: OpenClaw's transcript holds pi AgentMessages). Rejects with the config's CompactionError. */
+  /** The compactor for `key`. Rejects with the config's CompactionError. */
   get(key: CompactorKey): Promise<Compactor<PiMessage>> {
-    const id = JSON.stringify([key.cwd, key.agent ?? null, key.preset ?? null]);
-    const known = this.#compactors.get(id);
-    if (known !== undefined) return known;
-    const created = createCompactor<PiMessage>({
-      cwd: key.cwd,
-      adapter: "pi",
-      trusted: this.#trusted,
-      trustHint: OPENCLAW_TRUST_HINT,
-      ...(key.agent === undefined ? {} : { agent: key.agent }),
-      ...(key.preset === undefined ? {} : { preset: key.preset }),
-    });
-    this.#compactors.set(id, created);
-    created.then(
-      (compactor) => {
-        for (const warning of configWarnings(compactor)) this.#warn(`compaction: ${warning.message} ${warning.hint}`);
-      },
-      () => undefined,
-    );
-    created.catch(() => {
-      if (this.#compactors.get(id) === created) this.#compactors.delete(id);
-    });
-    return created;
+    return this.#cache.get({ ...key, trusted: this.#trusted });
   }
 
   async dispose(): Promise<void> {
-    const all = [...this.#compactors.values()];
-    this.#compactors.clear();
-    for (const settled of await Promise.allSettled(all)) {
-      if (settled.status === "fulfilled") settled.value.dispose();
-    }
+    await this.#cache.dispose();
   }
 }
