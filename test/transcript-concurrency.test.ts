@@ -130,10 +130,10 @@ function waitForWriteToBegin(path: string, sizeBefore: number): void {
 }
 
 describe("a process killed while appending", () => {
-  /** A write of a few MiB takes milliseconds; kernels cut a killed write at page or folio (up to 2 MiB) boundaries. */
-  const BIG_MIB = 5;
+  /** A write of tens of MiB takes long enough for the kill to land inside it (a few MiB can finish first on a fast machine); kernels cut a killed write at page or folio (up to 2 MiB) boundaries. */
+  const BIG_MIB = 24;
   const MIN_ROUNDS = 4;
-  const MAX_ROUNDS = 10;
+  const MAX_ROUNDS = 16;
 
   it("leaves a file both readers load with every acknowledged entry, also when the kill cuts a write short", async () => {
     const path = join(dir, "killed.jsonl");
