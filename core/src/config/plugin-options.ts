@@ -1,4 +1,5 @@
-import { Ajv, type SchemaObject, type ValidateFunction } from "ajv";
+import { createRequire } from "node:module";
+import type { Ajv, SchemaObject, ValidateFunction } from "ajv";
 import { CompactionError, ErrorCodes } from "../errors.js";
 import { problemsFromAjv } from "./config-error.js";
 import { showPointer } from "./pointer.js";
@@ -13,10 +14,25 @@ import { showPointer } from "./pointer.js";
  * export function rolling(options?: Partial<RollingOptions>) { const o = validate(options); ... }
  * ```
  */
+const require = createRequire(import.meta.url);
+// One ajv instance for every plugin's options, made on the first validation (loading ajv and
+// building an instance cost more than compiling a plugin's small schema).
+let shared: Ajv | undefined;
+
+function compileOptionsSchema(schema: SchemaObject): ValidateFunction {
+  const { Ajv } = require("ajv") as typeof import("ajv");
+  const options = { allErrors: true, useDefaults: true, verbose: true, strict: false };
+  shared ??= new Ajv(options);
+  // Two plugins' schemas with the same $id cannot share an instance: the later gets its own.
+  const id = typeof schema["$id"] === "string" ? schema["$id"] : undefined;
+  if (id !== undefined && shared.getSchema(id) !== undefined && shared.getSchema(id)?.schema !== schema) return new Ajv(options).compile(schema);
+  return shared.compile(schema);
+}
+
 export function createOptionsValidator<O>(pluginName: string, schema: SchemaObject): (options?: unknown) => O {
   let compiled: ValidateFunction | undefined;
   return (options?: unknown): O => {
-    compiled ??= new Ajv({ allErrors: true, useDefaults: true, verbose: true, strict: false }).compile(schema);
+    compiled ??= compileOptionsSchema(schema);
     // A private copy: defaults are written into it, never into the caller's object.
     const data: unknown = options === undefined ? {} : structuredClone(options);
     if (compiled(data)) return data as O;

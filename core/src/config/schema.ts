@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { Ajv, type ErrorObject, type SchemaObject, type ValidateFunction } from "ajv";
+import type { ErrorObject, SchemaObject, ValidateFunction } from "ajv";
+import { compileConfigValidator, loadGeneratedValidator } from "./config-validator.js";
 import { deepFreeze } from "./plain-data.js";
 
 /**
@@ -21,17 +22,7 @@ export const compactionSchema: Readonly<SchemaObject> = deepFreeze(
 let compiled: ValidateFunction | undefined;
 
 function validator(): ValidateFunction {
-  if (compiled === undefined) {
-    const ajv = new Ajv({
-      allErrors: true,
-      useDefaults: true,
-      verbose: true, // errors carry the offending value and its schema, for readable messages
-      strict: true,
-      allowUnionTypes: true,
-      strictTuples: false, // plugin entries are [name] or [name, options]
-    });
-    compiled = ajv.compile(compactionSchema);
-  }
+  compiled ??= loadGeneratedValidator() ?? compileConfigValidator(compactionSchema);
   return compiled;
 }
 

@@ -102,17 +102,39 @@ describe("MessageTokenCounter.count", () => {
     expect(facts.reads).toBe(1);
   });
 
-  it("counts two equal-looking message objects separately (memo is per object)", () => {
+  it("encodes the same text once across message objects (a new request's copies of the same messages)", () => {
     const spy = spyCounter();
-    const counter = counterFor(spy);
-    counter.count({ text: "same" });
-    counter.count({ text: "same" });
-    expect(spy.calls).toHaveLength(2);
+    const facts = new CountingFactsCache(fakeAdapter);
+    const counter = new MessageTokenCounter(facts, spy);
+    expect(counter.count({ text: "same" })).toBe(4);
+    expect(counter.count({ text: "same" })).toBe(4);
+    expect(counter.count({ text: "same", images: 1 })).toBe(4 + IMAGE_TOKENS);
+    expect(spy.calls).toEqual(["same"]);
+    expect(facts.reads).toBe(3); // each object's facts are still read: images and kind may differ
   });
 
-  it("exposes its TokenCounter through the counter getter", () => {
-    const estimate = createEstimateCounter();
-    expect(counterFor(estimate).counter).toBe(estimate);
+  it("keeps counts of at most textCacheChars characters of text, forgetting the oldest first", () => {
+    const spy = spyCounter();
+    const counter = new MessageTokenCounter(new FactsCache(fakeAdapter), spy, { textCacheChars: 10 });
+    counter.count({ text: "aaaa" });
+    counter.count({ text: "bbbb" });
+    counter.count({ text: "cccc" }); // 12 characters: "aaaa" goes
+    counter.count({ text: "bbbb" });
+    counter.count({ text: "cccc" });
+    counter.count({ text: "aaaa" });
+    counter.count({ text: "x".repeat(11) }); // longer than the whole cache: counted, not kept
+    counter.count({ text: "x".repeat(11) });
+    expect(spy.calls).toEqual(["aaaa", "bbbb", "cccc", "aaaa", "x".repeat(11), "x".repeat(11)]);
+  });
+
+  it("exposes its TokenCounter through the counter getter, with counts kept by text", () => {
+    const spy = spyCounter();
+    const counter = counterFor(spy);
+    expect(counter.counter.name).toBe("spy");
+    expect(counter.counter.count("a summary line")).toBe(14);
+    expect(counter.count({ text: "a summary line" })).toBe(14);
+    expect(counter.counter.count("a summary line")).toBe(14);
+    expect(spy.calls).toEqual(["a summary line"]);
   });
 });
 

@@ -27,6 +27,8 @@ export interface MessageTokenCounterOptions {
    * o200k). Without it the ratio is learned from the context's usage figures.
    */
   readonly tokenRatio?: number;
+  /** @internal Characters of text whose counts are kept by text (default TEXT_COUNT_CACHE_CHARS). */
+  readonly textCacheChars?: number;
 }
 
 /** The text a message sends to the model, as one string: text, thinking, then each tool call. */
@@ -41,20 +43,33 @@ export function messageTokenText(facts: MessageFacts): string {
   return pieces.join("\n");
 }
 
+/** Characters of message text whose counts are kept by text (see MessageTokenCounter). */
+export const TEXT_COUNT_CACHE_CHARS = 16 * 1024 * 1024;
+
 /**
  * Counts tokens of messages through their cached facts. Each message object is counted once;
- * later calls return the stored figure without reading the message again.
+ * later calls return the stored figure without reading the message again. Counts are also kept
+ * by text (the newest 16 Mi characters' worth), so the same messages as new objects (the next
+ * request of an AI SDK or LangChain app, a host that rebuilds its messages each turn) are not
+ * encoded again.
  */
 export class MessageTokenCounter<T> {
   readonly facts: FactsCache<T>;
   readonly #counter: TokenCounter;
+  readonly #textCounter: TokenCounter;
   readonly #counts = new WeakMap<object, number>();
+  /** Count by message text, oldest first (a Map keeps insertion order), at most #byTextLimit characters of keys. */
+  readonly #byText = new Map<string, number>();
+  #byTextChars = 0;
+  readonly #byTextLimit: number;
   readonly #knownRatio: number | undefined;
 
   constructor(facts: FactsCache<T>, counter: TokenCounter, options: MessageTokenCounterOptions = {}) {
     this.facts = facts;
     this.#counter = counter;
+    this.#textCounter = { name: counter.name, count: (text) => this.#countText(text), dispose: () => counter.dispose() };
     this.#knownRatio = checkKnownRatio(options.tokenRatio);
+    this.#byTextLimit = options.textCacheChars ?? TEXT_COUNT_CACHE_CHARS;
   }
 
   /** The ratio the host gave, if any. */
@@ -62,9 +77,13 @@ export class MessageTokenCounter<T> {
     return this.#knownRatio;
   }
 
-  /** The string counter this uses. */
+  /**
+   * The string counter this uses, keeping counts by text as messages' counts are kept (summary
+   * lines fitted again on the next compaction are not encoded again). Its `name` is the
+   * counter's; `dispose()` disposes the counter.
+   */
   get counter(): TokenCounter {
-    return this.#counter;
+    return this.#textCounter;
   }
 
   /** Tokens of one message: its text, thinking and tool calls, plus a fixed cost per image. */
@@ -75,8 +94,24 @@ export class MessageTokenCounter<T> {
       if (known !== undefined) return known;
     }
     const facts = this.facts.of(message);
-    const tokens = this.#counter.count(messageTokenText(facts)) + facts.imageCount * IMAGE_TOKENS;
+    const tokens = this.#countText(messageTokenText(facts)) + facts.imageCount * IMAGE_TOKENS;
     if (key !== undefined) this.#counts.set(key, tokens);
+    return tokens;
+  }
+
+  #countText(text: string): number {
+    if (text === "") return 0;
+    const known = this.#byText.get(text);
+    if (known !== undefined) return known;
+    const tokens = this.#counter.count(text);
+    if (text.length > this.#byTextLimit) return tokens;
+    this.#byText.set(text, tokens);
+    this.#byTextChars += text.length;
+    for (const oldest of this.#byText.keys()) {
+      if (this.#byTextChars <= this.#byTextLimit) break;
+      this.#byText.delete(oldest);
+      this.#byTextChars -= oldest.length;
+    }
     return tokens;
   }
 

@@ -87,9 +87,25 @@ describe("createTiktokenCounter", () => {
 });
 
 describe("shared encoders", () => {
+  it("starts no encoder until a counter counts a non-empty text", () => {
+    const idle = createTiktokenCounter({ encoding: "p50k_base" });
+    try {
+      expect(countersHolding("p50k_base")).toBe(0);
+      expect(idle.count("")).toBe(0);
+      expect(countersHolding("p50k_base")).toBe(0);
+      expect(idle.count("hello world")).toBe(2);
+      expect(countersHolding("p50k_base")).toBe(1);
+    } finally {
+      idle.dispose();
+    }
+    expect(countersHolding("p50k_base")).toBe(0);
+  });
+
   it("shares one encoder between two counters of the same encoding", () => {
     const first = createTiktokenCounter({ encoding: "p50k_base" });
     const second = createTiktokenCounter({ encoding: "p50k_base" });
+    first.count("a");
+    second.count("b");
     try {
       expect(tiktokenEncoderStats().filter((stat) => stat.encoding === "p50k_base")).toEqual([
         { encoding: "p50k_base", counters: 2 },
@@ -103,6 +119,8 @@ describe("shared encoders", () => {
   it("keeps the encoder while one counter still uses it and frees it after both are disposed", () => {
     const first = createTiktokenCounter({ encoding: "r50k_base" });
     const second = createTiktokenCounter({ encoding: "r50k_base" });
+    first.count("a");
+    second.count("b");
     first.dispose();
     expect(countersHolding("r50k_base")).toBe(1);
     expect(second.count("still works")).toBe(2);
@@ -114,6 +132,8 @@ describe("shared encoders", () => {
   it("does not release the shared encoder twice when one counter is disposed twice", () => {
     const first = createTiktokenCounter({ encoding: "gpt2" });
     const second = createTiktokenCounter({ encoding: "gpt2" });
+    first.count("a");
+    second.count("b");
     first.dispose();
     first.dispose();
     expect(countersHolding("gpt2")).toBe(1);

@@ -1,7 +1,10 @@
 /**
  * Exact token counts with OpenAI's tiktoken (WASM). The `tiktoken` module and each encoding
- * are loaded on first use, so importing the core costs nothing; one encoder per encoding is
- * shared by every counter in the process and freed when the last counter using it is disposed.
+ * are loaded on first use: importing the core costs nothing, and a counter starts its encoder
+ * (about 0.15 s for o200k_base) only when it first counts a non-empty text, so a process that
+ * never needs a count (a status whose usage figures cover the context, `config`) never pays it.
+ * One encoder per encoding is shared by every counter holding it and freed when the last one is
+ * disposed.
  */
 import { createRequire } from "node:module";
 import type { Tiktoken, TiktokenEncoding } from "tiktoken";
@@ -93,21 +96,26 @@ export function tiktokenEncoderStats(): { readonly encoding: string; readonly co
 export function createTiktokenCounter(options: TiktokenCounterOptions = {}): TokenCounter {
   const encoding = checkEncoding(options.encoding ?? DEFAULT_ENCODING);
   const name = `tiktoken:${encoding}`;
-  let encoder: Tiktoken | undefined = acquire(encoding);
+  let encoder: Tiktoken | undefined;
+  let disposed = false;
 
   return {
     name,
     count(text: string): number {
-      if (encoder === undefined) {
+      if (disposed) {
         throw new CompactionError(
           ErrorCodes.INPUT_INVALID,
           `Token counter ${name} was used after dispose(); expected a live counter, found a disposed one.`,
           { hint: "Create a new counter with createTiktokenCounter() or stop using this one after dispose()." },
         );
       }
+      if (text === "") return 0;
+      encoder ??= acquire(encoding);
       return encoder.encode_ordinary(text).length;
     },
     dispose(): void {
+      if (disposed) return;
+      disposed = true;
       if (encoder === undefined) return;
       encoder = undefined;
       release(encoding);

@@ -1,0 +1,252 @@
+/**
+ * Compaction speed (issue 15). Run: `cd test && npx tsx bench/compaction-speed.bench.ts`.
+ *
+ * On the shipped pi session (examples/sessions/pi-large-session.jsonl, 914 messages) and on a
+ * context of at least 200,000 o200k tokens (that session followed by the other recorded pi
+ * session's messages), with no model, it prints side by side:
+ *  a. per built-in preset, `compact()` warm (the same message objects again: what a host that keeps
+ *     its messages sees on the next turn; target under 50 ms) and cold on fresh message objects:
+ *     "new request" (the same compactor, as an AI SDK or LangChain app's next request: counts are
+ *     kept by text) and "new compactor" (one that has counted nothing: a new process, once the
+ *     encoder has started), against raw tiktoken `encode_ordinary` of the same text (the text our
+ *     counter counts, joined), run alternately; target: cold within 1.2x of raw;
+ *  b. creating a compactor: the first in the process (starts nothing: the encoder starts on the
+ *     first count) and the first count (the o200k encoder's start);
+ *  c. pi's own no-model preparation of the same branch (`prepareCompaction`), the peer;
+ *  d. the CLI, as a user runs it: `context status` and `compact --dry-run` on the shipped session,
+ *     wall time of whole processes (target: well under a second, i.e. under 0.6 s);
+ *  e. exact o200k libraries: tiktoken (ours), gpt-tokenizer and js-tiktoken, each started in a
+ *     new process: start-up, time to count the shipped session's text, and whether the count is
+ *     identical.
+ */
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { get_encoding } from "tiktoken";
+import { type Compactor, createCompactor, createPiAdapter, messageTokenText } from "@compaction/core";
+import { loadBoundary, readSession, SessionTree } from "@compaction/transcript";
+import { PI_FIXTURES, loadPiMessages } from "@compaction/fixtures";
+
+// pi's compaction module, from its compiled file: the package's `exports` do not publish prepareCompaction.
+const pi = (await import(new URL("./core/compaction/compaction.js", import.meta.resolve("@mariozechner/pi-coding-agent")).href)) as {
+  prepareCompaction(entries: unknown[], settings: unknown): unknown;
+  DEFAULT_COMPACTION_SETTINGS: unknown;
+};
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const SHIPPED = join(ROOT, "examples/sessions/pi-large-session.jsonl");
+const CLI = join(ROOT, "cli/bin/compaction.js");
+const PRESETS = ["safeguard", "layered", "sliding-window", "rolling"] as const;
+const WINDOW = 200_000;
+const WARM_TARGET_MS = 50;
+const COLD_TARGET = 1.2;
+const CLI_TARGET_S = 0.6;
+const RUNS = { warm: 15, cold: 9, cli: 7 };
+
+const median = (values: readonly number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? Number.NaN : (sorted[Math.floor((sorted.length - 1) / 2)] as number);
+};
+const ms = (value: number): string => `${value.toFixed(1)} ms`;
+const verdict = (met: boolean): string => (met ? "MET" : "NOT MET");
+
+function table(title: string, rows: readonly (readonly string[])[]): void {
+  const widths = rows.reduce<number[]>((acc, row) => row.map((cell, i) => Math.max(acc[i] ?? 0, cell.length)), []);
+  const line = (row: readonly string[]): string => `  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ")}`;
+  console.log(`\n${title}`);
+  console.log(line(rows[0] ?? []));
+  console.log(`  ${widths.map((w) => "-".repeat(w)).join("  ")}`);
+  for (const row of rows.slice(1)) console.log(line(row));
+}
+
+function time(fn: () => unknown): number {
+  const start = process.hrtime.bigint();
+  fn();
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+async function timeAsync(fn: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The contexts
+
+const adapter = createPiAdapter();
+const raw = get_encoding("o200k_base");
+const joinedText = (messages: readonly unknown[]): string => messages.map((message) => messageTokenText(adapter.readFacts(message))).join("\n");
+
+const shipped = loadBoundary(SHIPPED).messages as unknown[];
+const big = [...shipped];
+const more = loadPiMessages(PI_FIXTURES.find((file) => !file.includes("large")) ?? PI_FIXTURES[0]!, { context: true }) as unknown[];
+for (const message of more) {
+  if (raw.encode_ordinary(joinedText(big)).length >= WINDOW) break;
+  big.push(message);
+}
+const CONTEXTS = [
+  { name: "shipped session", messages: shipped },
+  { name: "200k-token context", messages: big },
+] as const;
+
+console.log(`Compaction speed (node ${process.version}); no model (extractive summaries), tiktoken o200k_base`);
+for (const { name, messages } of CONTEXTS) {
+  console.log(`  ${name}: ${messages.length} messages, ${raw.encode_ordinary(joinedText(messages)).length.toLocaleString("en-US")} o200k tokens of message text`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// b. creating a compactor, and the encoder's start
+
+const project = mkdtempSync(join(tmpdir(), "compaction-speed-"));
+const created: Compactor<unknown>[] = [];
+const createMs = await timeAsync(async () => created.push(await createCompactor<unknown>({ cwd: project, adapter: "pi", preset: "safeguard", contextWindow: WINDOW })));
+const firstCountMs = time(() => created[0]!.tokens.count(structuredClone(shipped[0])));
+const secondCreateMs = await timeAsync(async () => created.push(await createCompactor<unknown>({ cwd: project, adapter: "pi", preset: "layered", contextWindow: WINDOW })));
+table("b. creating a compactor (tiktoken counter)", [
+  ["step", "time"],
+  ["first createCompactor in the process (config, plugins; no encoder yet)", ms(createMs)],
+  ["its first count (starts the o200k encoder, once per process)", ms(firstCountMs)],
+  ["another createCompactor (shares the encoder)", ms(secondCreateMs)],
+]);
+
+// ---------------------------------------------------------------------------------------------
+// a. warm and cold compaction per preset against raw tiktoken
+
+for (const { name, messages } of CONTEXTS) {
+  const text = joinedText(messages);
+  const rows: string[][] = [
+    ["preset", "status", "warm", `< ${WARM_TARGET_MS} ms`, "new request", "new compactor", "raw tiktoken", "new compactor / raw", `<= ${COLD_TARGET}x`],
+  ];
+  for (const preset of PRESETS) {
+    const make = () => createCompactor<unknown>({ cwd: project, adapter: "pi", preset, contextWindow: WINDOW });
+    const compactor = await make();
+    created.push(compactor);
+    const input = { contextWindow: WINDOW, trigger: "auto" as const };
+    const first = await compactor.compact({ ...input, messages });
+    const warm: number[] = [];
+    for (let i = 0; i < RUNS.warm; i++) warm.push(await timeAsync(() => compactor.compact({ ...input, messages })));
+    // Cold, each run on its own fresh copies of the messages (made before timing), alternating with
+    // raw tiktoken: "new request" on the same compactor (it keeps counts by text), "new compactor"
+    // on one that has counted nothing (a new process, once the encoder has started).
+    const request: number[] = [];
+    const fresh: number[] = [];
+    const rawTimes: number[] = [];
+    for (let i = 0; i < RUNS.cold + 1; i++) {
+      const copies = [structuredClone(messages), structuredClone(messages)];
+      const newCompactor = await make();
+      const r1 = await timeAsync(() => compactor.compact({ ...input, messages: copies[0]! }));
+      const c = await timeAsync(() => newCompactor.compact({ ...input, messages: copies[1]! }));
+      const r = time(() => raw.encode_ordinary(text).length);
+      newCompactor.dispose();
+      if (i === 0) continue; // warm-up
+      request.push(r1);
+      fresh.push(c);
+      rawTimes.push(r);
+    }
+    const ratio = median(fresh) / median(rawTimes);
+    rows.push([
+      preset,
+      first.status,
+      ms(median(warm)),
+      verdict(median(warm) < WARM_TARGET_MS),
+      ms(median(request)),
+      ms(median(fresh)),
+      ms(median(rawTimes)),
+      `${ratio.toFixed(2)}x`,
+      verdict(ratio <= COLD_TARGET),
+    ]);
+  }
+  table(`a. compact() on the ${name} (${messages.length} messages; medians of ${RUNS.warm} warm runs and of ${RUNS.cold} cold runs alternating with raw tiktoken)`, rows);
+}
+
+// ---------------------------------------------------------------------------------------------
+// c. pi's own no-model preparation of the same branch
+
+{
+  const parsed = readSession(SHIPPED);
+  const branch = new SessionTree(parsed.entries).branch();
+  const prepare = () => pi.prepareCompaction(branch, pi.DEFAULT_COMPACTION_SETTINGS);
+  if (prepare() === undefined) throw new Error("pi's prepareCompaction found nothing to compact on the shipped session");
+  const times = Array.from({ length: RUNS.warm }, () => time(prepare));
+  table("c. the peer: pi-coding-agent's prepareCompaction on the same branch (cut point and messages to summarise, no model)", [
+    ["step", "median"],
+    [`prepareCompaction (${branch.length} entries)`, ms(median(times))],
+  ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// d. the CLI as a user runs it
+
+{
+  const commands: Array<[string, string[]]> = [
+    ["compaction context status", ["context", "status", "--session", SHIPPED]],
+    ["compaction compact --dry-run", ["compact", "--dry-run", "--session", SHIPPED]],
+    ["compaction config (no count at all)", ["config"]],
+  ];
+  const rows: string[][] = [["command (shipped session)", "wall median", "min", `< ${CLI_TARGET_S} s`]];
+  for (const [label, args] of commands) {
+    const times: number[] = [];
+    for (let i = 0; i < RUNS.cli + 1; i++) {
+      const start = process.hrtime.bigint();
+      const run = spawnSync(process.execPath, [CLI, ...args], { cwd: project, encoding: "utf8" });
+      const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
+      if (run.status !== 0) throw new Error(`${label} exited ${run.status}: ${run.stderr}`);
+      if (i > 0) times.push(elapsed);
+    }
+    rows.push([label, `${median(times).toFixed(2)} s`, `${Math.min(...times).toFixed(2)} s`, verdict(median(times) < CLI_TARGET_S)]);
+  }
+  const bare = Array.from({ length: RUNS.cli }, () => {
+    const start = process.hrtime.bigint();
+    execFileSync(process.execPath, ["-e", ""]);
+    return Number(process.hrtime.bigint() - start) / 1e9;
+  });
+  rows.push(["(node -e '' : a process that does nothing)", `${median(bare).toFixed(2)} s`, `${Math.min(...bare).toFixed(2)} s`, ""]);
+  table(`d. the CLI, whole processes (${RUNS.cli} runs after a warm-up)`, rows);
+}
+
+// ---------------------------------------------------------------------------------------------
+// e. exact o200k libraries, each in a new process
+
+{
+  const text = joinedText(shipped);
+  const dir = mkdtempSync(join(tmpdir(), "compaction-o200k-"));
+  const textFile = join(dir, "text.txt");
+  (await import("node:fs")).writeFileSync(textFile, text);
+  const libraries: Array<[string, string]> = [
+    ["tiktoken (WASM; ours)", `const { get_encoding } = await import("tiktoken"); const e = get_encoding("o200k_base"); count = (s) => e.encode_ordinary(s).length;`],
+    ["gpt-tokenizer (pure JS)", `const m = await import("gpt-tokenizer/encoding/o200k_base"); count = (s) => m.countTokens(s);`],
+    ["js-tiktoken (pure JS)", `const { getEncoding } = await import("js-tiktoken"); const e = getEncoding("o200k_base"); count = (s) => e.encode(s, [], []).length;`],
+  ];
+  const rows: string[][] = [["library", "start (import + o200k)", "count the text (median of 5)", "tokens", "same count as tiktoken"]];
+  let reference: number | undefined;
+  for (const [label, setup] of libraries) {
+    const script = `
+      import { readFileSync } from "node:fs";
+      const text = readFileSync(${JSON.stringify(textFile)}, "utf8");
+      let count;
+      const t0 = performance.now();
+      ${setup}
+      count("warm");
+      const start = performance.now() - t0;
+      const times = []; let tokens = 0;
+      for (let i = 0; i < 6; i++) { const t = performance.now(); tokens = count(text); if (i > 0) times.push(performance.now() - t); }
+      times.sort((a, b) => a - b);
+      console.log(JSON.stringify({ start, count: times[2], tokens }));`;
+    const out = JSON.parse(execFileSync(process.execPath, ["--input-type=module", "-e", script], { cwd: fileURLToPath(new URL("../", import.meta.url)), encoding: "utf8" })) as {
+      start: number;
+      count: number;
+      tokens: number;
+    };
+    reference ??= out.tokens;
+    rows.push([label, ms(out.start), ms(out.count), out.tokens.toLocaleString("en-US"), out.tokens === reference ? "yes" : "NO"]);
+  }
+  table(`e. exact o200k libraries on the shipped session's message text (${text.length.toLocaleString("en-US")} characters), each in a new process`, rows);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+for (const compactor of created) compactor.dispose();
+raw.free();
+rmSync(project, { recursive: true, force: true });
