@@ -1,4 +1,5 @@
-import { describe, it, expect, afterAll, afterEach } from "vitest";
+import { createRequire } from "node:module";
+import { describe, it, expect, afterAll, afterEach, vi } from "vitest";
 import { get_encoding } from "tiktoken";
 import { ErrorCodes } from "../errors.js";
 import type { TokenCounter } from "./token-counter.js";
@@ -139,6 +140,29 @@ describe("shared encoders", () => {
     expect(countersHolding("gpt2")).toBe(1);
     expect(second.count("hello world")).toBe(2);
     second.dispose();
+  });
+
+  it("hands a just-released encoder to a counter made before it is freed, and frees it a turn later otherwise", async () => {
+    const tiktoken = createRequire(import.meta.url)("tiktoken") as typeof import("tiktoken");
+    const loads = vi.spyOn(tiktoken, "get_encoding");
+    try {
+      await new Promise((done) => setImmediate(done)); // what earlier tests released is freed
+      const first = createTiktokenCounter({ encoding: "p50k_edit" });
+      expect(first.count("hello world")).toBe(2);
+      first.dispose();
+      const next = createTiktokenCounter({ encoding: "p50k_edit" });
+      expect(next.count("hello world")).toBe(2);
+      expect(countersHolding("p50k_edit")).toBe(1);
+      next.dispose();
+      expect(loads.mock.calls.filter(([name]) => name === "p50k_edit")).toHaveLength(1);
+      await new Promise((done) => setImmediate(done));
+      const later = createTiktokenCounter({ encoding: "p50k_edit" });
+      expect(later.count("hello world")).toBe(2);
+      later.dispose();
+      expect(loads.mock.calls.filter(([name]) => name === "p50k_edit")).toHaveLength(2); // the old one was freed
+    } finally {
+      loads.mockRestore();
+    }
   });
 
   it("loads a fresh encoder for a counter created after the last one was freed", () => {

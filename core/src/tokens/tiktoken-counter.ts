@@ -4,7 +4,9 @@
  * (about 0.15 s for o200k_base) only when it first counts a non-empty text, so a process that
  * never needs a count (a status whose usage figures cover the context, `config`) never pays it.
  * One encoder per encoding is shared by every counter holding it and freed when the last one is
- * disposed.
+ * disposed: on the next turn of the event loop, so a counter made right after (a compactor
+ * rebuilt for a changed config) takes it over instead of starting another, and a process that
+ * exits right after (the CLI) does not spend time freeing it.
  */
 import { createRequire } from "node:module";
 import type { Tiktoken, TiktokenEncoding } from "tiktoken";
@@ -29,6 +31,8 @@ interface SharedEncoder {
 
 const require = createRequire(import.meta.url);
 const encoders = new Map<string, SharedEncoder>();
+/** Encoders no counter holds, each with its pending free. */
+const retiring = new Map<string, { readonly encoder: Tiktoken; readonly free: NodeJS.Immediate }>();
 let tiktokenModule: TiktokenModule | undefined;
 let encodingNames: readonly string[] | undefined;
 
@@ -65,7 +69,10 @@ function checkEncoding(encoding: unknown): TiktokenEncoding {
 function acquire(encoding: TiktokenEncoding): Tiktoken {
   let shared = encoders.get(encoding);
   if (shared === undefined) {
-    shared = { encoder: loadTiktoken().get_encoding(encoding), counters: 0 };
+    const retired = retiring.get(encoding);
+    retiring.delete(encoding);
+    if (retired !== undefined) clearImmediate(retired.free);
+    shared = { encoder: retired?.encoder ?? loadTiktoken().get_encoding(encoding), counters: 0 };
     encoders.set(encoding, shared);
   }
   shared.counters += 1;
@@ -78,7 +85,12 @@ function release(encoding: string): void {
   shared.counters -= 1;
   if (shared.counters > 0) return;
   encoders.delete(encoding);
-  shared.encoder.free();
+  const free = setImmediate(() => {
+    retiring.delete(encoding);
+    shared.encoder.free();
+  });
+  free.unref();
+  retiring.set(encoding, { encoder: shared.encoder, free });
 }
 
 /**
