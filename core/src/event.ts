@@ -13,7 +13,13 @@ export interface CompactionEvent {
   readonly timestamp: string;
   readonly summary: string;
   readonly messagesCompacted: number;
+  /** The context before, as the provider counts it (the result's `tokensBefore`). */
   readonly tokensBeforeCompaction: number;
+  /**
+   * The compacted context in the same measure: what the newest usage figure held beyond the
+   * messages (system prompt, tools) plus the calibrated count of the messages
+   * (`tokens.providerTokensAfter`). The result's `tokensAfter` is our plain count.
+   */
   readonly tokensAfterCompaction: number;
   readonly trigger: CompactionTrigger;
   /** Which layer or step ran, e.g. `prune`, `summarize`, `full`, `evict`. */

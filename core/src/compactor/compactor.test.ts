@@ -323,7 +323,7 @@ describe("Compactor.compact", () => {
       summary: "summary of 4 messages",
       messagesCompacted: 4,
       tokensBeforeCompaction: result.tokensBefore,
-      tokensAfterCompaction: result.tokensAfter,
+      tokensAfterCompaction: result.tokensAfter, // no usage, no calibration: the two measures agree
       trigger: "auto",
       customInstruction: "the parser",
       strategy: "strategy-x",
@@ -340,6 +340,10 @@ describe("Compactor.compact", () => {
     const result = await c.compact({ messages: input });
     expect(result.tokensBefore).toBe(5000);
     expect(result.tokensAfter).toBe(c.tokens.total(result.messages));
+    // The event keeps After in Before's measure: the usage figure's part no message shows stays.
+    const unseen = 5000 - c.tokens.total(input);
+    expect(result.event?.tokensAfterCompaction).toBe(unseen + result.tokensAfter);
+    expect(result.event?.tokensAfterCompaction).toBe(c.tokens.providerTokensAfter(input, result.messages));
   });
 
   it("never mutates the input messages", async () => {

@@ -345,12 +345,15 @@ export class Compactor<T> {
       run.warnings.push(`[core] The compacted context is ${counted} tokens, still over the budget of ${run.budget} tokens.`);
     }
     const tokensAfter = counted;
+    // The event, which transcripts record and `context history` shows beside tokensBefore, keeps
+    // both figures in one measure: the provider's.
+    const providerTokensAfter = this.tokens.providerTokensAfter(run.input.messages, messages);
     const firstKept = cut ? run.messages[cut.firstKeptIndex] : undefined;
     const event = createCompactionEvent({
       summary: summary ?? "",
       messagesCompacted: cut ? cut.compactedIndices.length : 0,
       tokensBeforeCompaction: run.tokensBefore,
-      tokensAfterCompaction: tokensAfter,
+      tokensAfterCompaction: providerTokensAfter,
       trigger: run.trigger,
       layer: cut?.layer ?? run.layer ?? null,
       customInstruction: run.focus ?? null,
