@@ -147,8 +147,11 @@ describe("the core run by Node, not bundled", () => {
     }
   });
 
-  it("validates a config with the validator generated at build time, never loading ajv's compiler", () => {
+  it("validates a config and the built-in plugins' options with validators generated at build time, never loading ajv's compiler", () => {
     expect(packed.get("@compaction/core")?.has("dist/config/config-validator.generated.cjs")).toBe(true);
+    for (const plugin of ["rolling", "recall", "safeguard", "layered", "sliding-window", "last-turn-injection"]) {
+      expect(packed.get(`@compaction/plugin-${plugin}`)?.has("dist/options-validator.generated.cjs"), plugin).toBe(true);
+    }
     const dir = mkdtempSync(join(tmpdir(), "compaction-publish-"));
     try {
       writeFileSync(join(dir, ".compactionrc.json"), JSON.stringify({ preset: "rolling", contextWindow: 64000 }));
@@ -158,6 +161,8 @@ describe("the core run by Node, not bundled", () => {
         const config = await loadConfig({ cwd: ${JSON.stringify(dir)} });
         let invalid = "";
         try { await loadConfig({ cwd: ${JSON.stringify(dir)}, configPath: ${JSON.stringify(join(dir, "bad.json"))} }); } catch (error) { invalid = error.code; }
+        const { createCompactor } = await import("@compaction/core");
+        for (const preset of ["safeguard", "layered", "sliding-window", "rolling"]) (await createCompactor({ cwd: ${JSON.stringify(dir)}, preset })).dispose();
         const loaded = Object.keys(createRequire(import.meta.url).cache);
         console.log(JSON.stringify({ preset: config.preset, reserveTokens: config.reserveTokens, invalid, ajvCore: loaded.some((path) => /ajv[\\/]dist[\\/]core\.js$/.test(path)) }));`;
       writeFileSync(join(dir, "bad.json"), JSON.stringify({ preset: 3 }));

@@ -249,7 +249,7 @@ export type {
   TokenCounterName,
   TokenizerConfig,
 } from "./config/types.js";
-export { createOptionsValidator } from "./config/plugin-options.js";
+export { createOptionsValidator, optionsValidatorSource, type OptionsValidatorOptions } from "./config/plugin-options.js";
 
 // Helpers shared with the other @compaction packages and plugin authors: readable values,
 // JSON pointers and "did you mean" suggestions for error messages, frozen plain data.

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { compileConfigValidator, configValidatorSource, loadGeneratedValidator } from "./config-validator.js";
+import { compileConfigValidator, configValidatorSource, loadConfigValidator } from "./config-validator.js";
 import { compactionSchema } from "./schema.js";
 
 // Inside the package, so the generated code's require("ajv/dist/runtime/...") resolves as in dist/.
@@ -26,7 +26,7 @@ const CONFIGS: unknown[] = [
 describe("the generated config validator", () => {
   const file = join(dir, "validator.cjs");
   writeFileSync(file, configValidatorSource(compactionSchema));
-  const generated = loadGeneratedValidator(pathToFileURL(file));
+  const generated = loadConfigValidator(pathToFileURL(file));
   const compiled = compileConfigValidator(compactionSchema);
 
   it.each(CONFIGS.map((config) => [JSON.stringify(config), config]))("judges %s as the run-time compile does: same verdict, defaults and errors", (_name, config) => {
@@ -42,6 +42,6 @@ describe("the generated config validator", () => {
   });
 
   it("is found only where a build wrote it", () => {
-    expect(loadGeneratedValidator(pathToFileURL(join(dir, "absent.cjs")))).toBeUndefined();
+    expect(loadConfigValidator(pathToFileURL(join(dir, "absent.cjs")))).toBeUndefined();
   });
 });

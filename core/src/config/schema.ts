@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { ErrorObject, SchemaObject, ValidateFunction } from "ajv";
-import { compileConfigValidator, loadGeneratedValidator } from "./config-validator.js";
+import { compileConfigValidator, loadConfigValidator } from "./config-validator.js";
 import { deepFreeze } from "./plain-data.js";
 
 /**
@@ -22,7 +22,7 @@ export const compactionSchema: Readonly<SchemaObject> = deepFreeze(
 let compiled: ValidateFunction | undefined;
 
 function validator(): ValidateFunction {
-  compiled ??= loadGeneratedValidator() ?? compileConfigValidator(compactionSchema);
+  compiled ??= loadConfigValidator() ?? compileConfigValidator(compactionSchema);
   return compiled;
 }
 

@@ -17,7 +17,9 @@ import { LAST_TURN_INJECTION_OPTIONS_SCHEMA, type LastTurnInjectionOptions } fro
 
 export const PLUGIN_NAME = "last-turn-injection";
 
-const validateOptions = createOptionsValidator<LastTurnInjectionOptions>(PLUGIN_NAME, LAST_TURN_INJECTION_OPTIONS_SCHEMA);
+const validateOptions = createOptionsValidator<LastTurnInjectionOptions>(PLUGIN_NAME, LAST_TURN_INJECTION_OPTIONS_SCHEMA, {
+  generated: new URL("./options-validator.generated.cjs", import.meta.url), // written by the build
+});
 
 /**
  * Creates the plugin. It taps `summarize` at STAGE_AUGMENT, after every base summary whatever

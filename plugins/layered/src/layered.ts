@@ -34,7 +34,9 @@ export interface LayeredRunState {
   readonly splitLastTurn: boolean;
 }
 
-const validateOptions = createOptionsValidator<LayeredOptions>(PLUGIN_NAME, LAYERED_OPTIONS_SCHEMA);
+const validateOptions = createOptionsValidator<LayeredOptions>(PLUGIN_NAME, LAYERED_OPTIONS_SCHEMA, {
+  generated: new URL("./options-validator.generated.cjs", import.meta.url), // written by the build
+});
 
 /**
  * Validates `layered` options and fills in defaults. Throws COMPACTION_PLUGIN_OPTIONS_INVALID for

@@ -16,7 +16,9 @@ export const PLUGIN_NAME = "recall";
 /** afterCompact stage of the index update: after plugins that persist at STAGE_PERSIST (their entries get indexed), before reports. */
 export const STAGE_INDEX = STAGE_PERSIST + 50;
 
-const validateOptions = createOptionsValidator<RecallOptions>(PLUGIN_NAME, RECALL_OPTIONS_SCHEMA);
+const validateOptions = createOptionsValidator<RecallOptions>(PLUGIN_NAME, RECALL_OPTIONS_SCHEMA, {
+  generated: new URL("./options-validator.generated.cjs", import.meta.url), // written by the build
+});
 
 // biome-ignore lint: a compactor of any message format
 type AnyCompactor = Compactor<any>;

@@ -18,7 +18,9 @@ import { planEviction } from "./plan-eviction.js";
 
 export const PLUGIN_NAME = "rolling";
 
-const validateOptions = createOptionsValidator<RollingOptions>(PLUGIN_NAME, ROLLING_OPTIONS_SCHEMA);
+const validateOptions = createOptionsValidator<RollingOptions>(PLUGIN_NAME, ROLLING_OPTIONS_SCHEMA, {
+  generated: new URL("./options-validator.generated.cjs", import.meta.url), // written by the build
+});
 
 /** What `selectCut` decided, for `summarize` (kept in `run.state`). */
 type Mode = "evict" | "fallback";

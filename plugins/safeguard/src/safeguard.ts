@@ -18,7 +18,9 @@ import { type SummarySizes, writeSummary } from "./write-summary.js";
 
 export const PLUGIN_NAME = "safeguard";
 
-const validate = createOptionsValidator<SafeguardOptions>(PLUGIN_NAME, SAFEGUARD_OPTIONS_SCHEMA);
+const validate = createOptionsValidator<SafeguardOptions>(PLUGIN_NAME, SAFEGUARD_OPTIONS_SCHEMA, {
+  generated: new URL("./options-validator.generated.cjs", import.meta.url), // written by the build
+});
 
 /**
  * Creates the safeguard plugin. It proposes a cut (selectCut, stage STRATEGY) and writes the

@@ -16,7 +16,9 @@ import { withSummaryPrefix, withoutSummaryPrefix } from "./summary-prefix.js";
 
 export const PLUGIN_NAME = "sliding-window";
 
-const validateOptions = createOptionsValidator<SlidingWindowOptions>(PLUGIN_NAME, SLIDING_WINDOW_OPTIONS_SCHEMA);
+const validateOptions = createOptionsValidator<SlidingWindowOptions>(PLUGIN_NAME, SLIDING_WINDOW_OPTIONS_SCHEMA, {
+  generated: new URL("./options-validator.generated.cjs", import.meta.url), // written by the build
+});
 
 /**
  * The options with every default filled in. Throws COMPACTION_PLUGIN_OPTIONS_INVALID naming the
