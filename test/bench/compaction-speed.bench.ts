@@ -25,7 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { get_encoding } from "tiktoken";
-import { type Compactor, createCompactor, createPiAdapter, messageTokenText } from "@compaction/core";
+import { type Compactor, createCompactor, createPiAdapter, messageTokenText, type PiMessage } from "@compaction/core";
 import { loadBoundary, readSession, SessionTree } from "@compaction/transcript";
 import { PI_FIXTURES, loadPiMessages } from "@compaction/fixtures";
 
@@ -78,7 +78,7 @@ async function timeAsync(fn: () => Promise<unknown>): Promise<number> {
 
 const adapter = createPiAdapter();
 const raw = get_encoding("o200k_base");
-const joinedText = (messages: readonly unknown[]): string => messages.map((message) => messageTokenText(adapter.readFacts(message))).join("\n");
+const joinedText = (messages: readonly unknown[]): string => messages.map((message) => messageTokenText(adapter.readFacts(message as PiMessage))).join("\n");
 
 const shipped = loadBoundary(SHIPPED).messages as unknown[];
 const big = [...shipped];
@@ -102,9 +102,9 @@ for (const { name, messages } of CONTEXTS) {
 
 const project = mkdtempSync(join(tmpdir(), "compaction-speed-"));
 const created: Compactor<unknown>[] = [];
-const createMs = await timeAsync(async () => created.push(await createCompactor<unknown>({ cwd: project, adapter: "pi", preset: "safeguard", contextWindow: WINDOW })));
+const createMs = await timeAsync(async () => created.push(await createCompactor<unknown>({ cwd: project, adapter: "pi", preset: "safeguard" })));
 const firstCountMs = time(() => created[0]!.tokens.count(structuredClone(shipped[0])));
-const secondCreateMs = await timeAsync(async () => created.push(await createCompactor<unknown>({ cwd: project, adapter: "pi", preset: "layered", contextWindow: WINDOW })));
+const secondCreateMs = await timeAsync(async () => created.push(await createCompactor<unknown>({ cwd: project, adapter: "pi", preset: "layered" })));
 table("b. creating a compactor (tiktoken counter)", [
   ["step", "time"],
   ["first createCompactor in the process (config, plugins; no encoder yet)", ms(createMs)],
@@ -121,7 +121,7 @@ for (const { name, messages } of CONTEXTS) {
     ["preset", "status", "warm", `< ${WARM_TARGET_MS} ms`, "new request", "new compactor", "raw tiktoken", "new compactor / raw", `<= ${COLD_TARGET}x`],
   ];
   for (const preset of PRESETS) {
-    const make = () => createCompactor<unknown>({ cwd: project, adapter: "pi", preset, contextWindow: WINDOW });
+    const make = () => createCompactor<unknown>({ cwd: project, adapter: "pi", preset });
     const compactor = await make();
     created.push(compactor);
     const input = { contextWindow: WINDOW, trigger: "auto" as const };
