@@ -1,10 +1,8 @@
 /** `compaction context history`: the compactions on the session's branch, newest first. */
 import { buildContext } from "@compaction/transcript";
-import type { CommandContext } from "../command-context.js";
+import { type CommandContext, countOption } from "../command-context.js";
 import { type CommandCall, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { compactionEntries, compactionRecord, type CompactionRecord } from "../compaction-history.js";
-import { CliError } from "../errors.js";
-import { ExitCode } from "../exit-codes.js";
 import { formatTokens, plural } from "../output.js";
 
 interface HistoryOptions extends CommonOptions {
@@ -20,7 +18,7 @@ export const contextHistoryCommand = defineCommand({
   session: true,
   options: [["-d, --depth <n>", "show at most this many (default: all)"]],
   jsonHelp: "print a JSON array instead of text",
-  parse: ({ options }: CommandCall<[], HistoryOptions>) => parseDepth(options.depth),
+  parse: ({ options }: CommandCall<[], HistoryOptions>) => countOption(options.depth, "--depth", "Pass e.g. --depth 5, or leave it out to list all."),
   run: async ({ session, input: depth }) => {
     session.requirePiFormat("list compaction entries");
     const parsed = session.entries();
@@ -31,15 +29,6 @@ export const contextHistoryCommand = defineCommand({
   },
   text: (records, { session, context }) => renderHistory(records, session.path, context),
 });
-
-function parseDepth(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const depth = Number(text);
-  if (!Number.isInteger(depth) || depth < 1) {
-    throw new CliError(ExitCode.USAGE, `--depth expects a whole number of at least 1, but got '${text}'.`, "Pass e.g. --depth 5, or leave it out to list all.");
-  }
-  return depth;
-}
 
 function renderHistory(records: readonly CompactionRecord[], path: string, { out: c }: CommandContext): string {
   if (records.length === 0) return `No compactions on this session's branch (${path}).\n`;

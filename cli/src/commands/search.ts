@@ -9,7 +9,7 @@ import {
   type RecallOptions,
   recallSettings,
 } from "@compaction/plugin-recall";
-import type { CommandContext } from "../command-context.js";
+import { type CommandContext, countOption } from "../command-context.js";
 import { type CommandCall, type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { CliError } from "../errors.js";
 import { ExitCode } from "../exit-codes.js";
@@ -49,7 +49,7 @@ export const searchCommand = defineCommand({
   options: [["-n, --limit <n>", "show at most this many results (default: the recall plugin's limit, 5)"]],
   parse: ({ args: [query], options }: CommandCall<[string], SearchOptions>): SearchInput => {
     if (query.trim() === "") throw new CliError(ExitCode.USAGE, "The query is empty.", 'Pass the words to look for: compaction search "failing test".');
-    return { query, limit: parseLimit(options.limit) };
+    return { query, limit: countOption(options.limit, "--limit", "Pass e.g. --limit 10, or leave it out for the default.") };
   },
   run: search,
   text: (report, { context }) => renderReport(report, context),
@@ -99,15 +99,6 @@ async function search(scope: CommandScope<SearchOptions, SearchInput>): Promise<
 /** The recall plugin's settings in the config for this agent, else the defaults. */
 async function searchSettings(scope: CommandScope<SearchOptions, SearchInput>): Promise<RecallOptions> {
   return recallSettings(await scope.compactor()) ?? RECALL_DEFAULTS;
-}
-
-function parseLimit(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const limit = Number(text);
-  if (!Number.isInteger(limit) || limit < 1) {
-    throw new CliError(ExitCode.USAGE, `--limit expects a whole number of at least 1, but got '${text}'.`, "Pass e.g. --limit 10, or leave it out for the default.");
-  }
-  return limit;
 }
 
 function renderReport(report: SearchReport, { out: c }: CommandContext): string {
