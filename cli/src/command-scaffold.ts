@@ -99,8 +99,7 @@ export interface CommandSpec<A extends readonly unknown[], O extends CommonOptio
 
 /** A command, ready to be added to the program or a command group. */
 export interface CliCommand {
-  readonly name: string;
-  register(parent: Command, runtime: CommandRuntime): Command;
+  register(parent: Command, runtime: CommandRuntime): void;
 }
 
 const JSON_HELP = "print one JSON object instead of text";
@@ -108,7 +107,6 @@ const JSON_HELP = "print one JSON object instead of text";
 /** A command on the scaffold (see the top of this file). */
 export function defineCommand<A extends readonly unknown[], O extends CommonOptions, I, R>(spec: CommandSpec<A, O, I, R>): CliCommand {
   return {
-    name: spec.name,
     register(parent, runtime) {
       const command = parent.command(spec.name);
       for (const [name, description] of spec.arguments ?? []) command.argument(name, description);
@@ -122,7 +120,6 @@ export function defineCommand<A extends readonly unknown[], O extends CommonOpti
         const args = values.slice(0, -2) as unknown as A;
         runtime.exit(await runCommand(spec, runtime, own, args, own.opts<O>()));
       });
-      return command;
     },
   };
 }
