@@ -1,5 +1,7 @@
 /** What each command's action gets: the io, the global options, and colours for its streams. */
 import type { Command } from "commander";
+import { CliError } from "./errors.js";
+import { ExitCode } from "./exit-codes.js";
 import type { CliIo } from "./io.js";
 import { colorEnabled, colors, type Colors } from "./output.js";
 import type { SessionSelection } from "./session-target.js";
@@ -45,4 +47,15 @@ export function commandContext(command: Command, io: CliIo): CommandContext {
 /** The session selection from `--session` and the global options. */
 export function sessionSelection(context: CommandContext, session: string | undefined): SessionSelection {
   return { session, sessionsDir: context.globals.sessionsDir, skipCorrupt: context.globals.skipCorrupt === true };
+}
+
+/**
+ * A count option (`--depth`, `--limit`): a whole number of at least 1, or undefined when left
+ * out; anything else is a usage error naming the flag, with `hint` saying what to pass.
+ */
+export function countOption(text: string | undefined, flag: string, hint: string): number | undefined {
+  if (text === undefined) return undefined;
+  const count = Number(text);
+  if (!Number.isInteger(count) || count < 1) throw new CliError(ExitCode.USAGE, `${flag} expects a whole number of at least 1, but got '${text}'.`, hint);
+  return count;
 }

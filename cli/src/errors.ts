@@ -1,7 +1,8 @@
 /** Turning errors into one line (plus a hint) on stderr and an exit code. */
 import { ErrorCodes, isCompactionError } from "@compaction/core";
 import { ExitCode, type ExitCodeValue } from "./exit-codes.js";
-import type { Colors } from "./output.js";
+import type { CliIo } from "./io.js";
+import { colorEnabled, colors, type Colors } from "./output.js";
 
 /** An error the CLI itself raises (a refusal or a bad argument), with the exit code it means. */
 export class CliError extends Error {
@@ -89,4 +90,16 @@ export function renderError(error: unknown, c: Colors): string {
   const known = error instanceof CliError || isCompactionError(error);
   const head = `${c.red("compaction:")} ${known ? "" : "unexpected error: "}${message}`;
   return hint === undefined || hint === "" ? `${head}\n` : `${head}\n${c.dim("hint:")} ${hint}\n`;
+}
+
+/**
+ * A failure as the user sees it: `renderError` on stderr (coloured unless `--no-color` is on the
+ * command line) and, with `--json` on it, the JSON error on stdout, so that a script reading the
+ * output gets one JSON object either way, unless the command already printed its own report
+ * (compact prints its plan with the reason). Returns the exit code.
+ */
+export function reportFailure(error: unknown, io: CliIo, line: { readonly argv: readonly string[]; readonly stdoutWritten: boolean }): ExitCodeValue {
+  io.stderr.write(renderError(error, colors(colorEnabled(io.stderr, io.env, !line.argv.includes("--no-color")))));
+  if (line.argv.includes("--json") && !line.stdoutWritten) io.stdout.write(`${JSON.stringify(errorReport(error), null, 2)}\n`);
+  return exitCodeFor(error);
 }

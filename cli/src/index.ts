@@ -4,21 +4,21 @@
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
-import { registerAutocompact } from "./commands/autocompact.js";
-import { registerCompact } from "./commands/compact.js";
-import { registerConfig } from "./commands/config.js";
-import { registerContextExport } from "./commands/context-export.js";
-import { registerContextHistory } from "./commands/context-history.js";
-import { registerContextImport } from "./commands/context-import.js";
-import { registerContextInspect } from "./commands/context-inspect.js";
-import { registerContextStatus } from "./commands/context-status.js";
-import { registerSearch } from "./commands/search.js";
-import { registerSessionBranch } from "./commands/session-branch.js";
-import { registerSessionUpgrade } from "./commands/session-upgrade.js";
-import { errorReport, exitCodeFor, renderError } from "./errors.js";
+import type { CliCommand, CommandRuntime } from "./command-scaffold.js";
+import { autocompactCommand } from "./commands/autocompact.js";
+import { compactCommand } from "./commands/compact.js";
+import { configCommand } from "./commands/config.js";
+import { contextExportCommand } from "./commands/context-export.js";
+import { contextHistoryCommand } from "./commands/context-history.js";
+import { contextImportCommand } from "./commands/context-import.js";
+import { contextInspectCommand } from "./commands/context-inspect.js";
+import { contextStatusCommand } from "./commands/context-status.js";
+import { searchCommand } from "./commands/search.js";
+import { sessionBranchCommand } from "./commands/session-branch.js";
+import { sessionUpgradeCommand } from "./commands/session-upgrade.js";
+import { reportFailure } from "./errors.js";
 import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from "./exit-codes.js";
-import { type CliIo, type CliStream, processIo } from "./io.js";
-import { colorEnabled, colors } from "./output.js";
+import { type CliIo, processIo } from "./io.js";
 
 export { ExitCode, type ExitCodeValue } from "./exit-codes.js";
 export type { JsonErrorReport } from "./errors.js";
@@ -52,43 +52,31 @@ Colours: off with --no-color or NO_COLOR, on with FORCE_COLOR, else when writing
 /** Runs the command line `argv` (without `node` and the script) and returns the exit code. */
 export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
   let code: ExitCodeValue = ExitCode.OK;
-  const done = (value: ExitCodeValue): void => {
-    code = value;
+  const runtime: CommandRuntime = {
+    io,
+    argv,
+    exit(value) {
+      code = value;
+    },
   };
-  const stdout = writeTracking(io.stdout);
-  const program = buildProgram({ ...io, stdout }, done);
+  const program = buildProgram(runtime);
   try {
     await program.parseAsync([...argv], { from: "user" });
     return code;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE;
-    const flag = !argv.includes("--no-color");
-    io.stderr.write(renderError(error, colors(colorEnabled(io.stderr, io.env, flag))));
-    // A script reading --json output gets one JSON object on stdout either way: the error, unless
-    // the command already printed its own report (compact prints its plan with the reason).
-    if (argv.includes("--json") && !stdout.written) io.stdout.write(`${JSON.stringify(errorReport(error), null, 2)}\n`);
-    return exitCodeFor(error);
+    // Each command reports its own failures (command-scaffold.ts): this is for anything else.
+    return reportFailure(error, io, { argv, stdoutWritten: false });
   }
 }
 
-/** The stream, remembering whether anything was written to it. */
-function writeTracking(stream: CliStream): CliStream & { readonly written: boolean } {
-  let written = false;
-  return {
-    write(text: string) {
-      written ||= text !== "";
-      return stream.write(text);
-    },
-    get isTTY() {
-      return stream.isTTY;
-    },
-    get written() {
-      return written;
-    },
-  };
-}
+/** The program's commands, in the order `--help` lists them; `context` and `session` are groups. */
+const COMMANDS: readonly CliCommand[] = [compactCommand, searchCommand, autocompactCommand, configCommand];
+const CONTEXT_COMMANDS: readonly CliCommand[] = [contextStatusCommand, contextHistoryCommand, contextInspectCommand, contextExportCommand, contextImportCommand];
+const SESSION_COMMANDS: readonly CliCommand[] = [sessionBranchCommand, sessionUpgradeCommand];
 
-function buildProgram(io: CliIo, done: (code: ExitCodeValue) => void): Command {
+function buildProgram(runtime: CommandRuntime): Command {
+  const { io } = runtime;
   const program = new Command("compaction");
   program
     .description("See and control context compaction on pi-coding-agent / OpenClaw session files.")
@@ -107,19 +95,11 @@ function buildProgram(io: CliIo, done: (code: ExitCodeValue) => void): Command {
     })
     .addHelpText("after", `\n${EXAMPLES}\n\n${EXIT_CODES_HELP}\n`);
 
-  registerCompact(program, io, done);
-  registerSearch(program, io, done);
-  registerAutocompact(program, io, done);
-  registerConfig(program, io, done);
+  for (const command of COMMANDS) command.register(program, runtime);
   const context = program.command("context").description("look at a session's context");
-  registerContextStatus(context, io, done);
-  registerContextHistory(context, io, done);
-  registerContextInspect(context, io, done);
-  registerContextExport(context, io, done);
-  registerContextImport(context, io, done);
+  for (const command of CONTEXT_COMMANDS) command.register(context, runtime);
   const session = program.command("session").description("work with session files");
-  registerSessionBranch(session, io, done);
-  registerSessionUpgrade(session, io, done);
+  for (const command of SESSION_COMMANDS) command.register(session, runtime);
   return program;
 }
 

@@ -33,7 +33,7 @@ export interface SessionSelection {
 }
 
 /** The session file's absolute path: `--session` as a path or id, else the cwd's most recent session. */
-export async function resolveTarget(selection: SessionSelection, io: CliIo): Promise<string> {
+async function resolveTarget(selection: SessionSelection, io: CliIo): Promise<string> {
   const openClaw = parseOpenClawTarget(selection.session);
   if (openClaw !== undefined) return openClawSnapshot(openClaw, io);
   return resolveSession(selection.session, {
@@ -41,6 +41,62 @@ export async function resolveTarget(selection: SessionSelection, io: CliIo): Pro
     env: io.env,
     ...(selection.sessionsDir === undefined ? {} : { sessionsDir: selection.sessionsDir }),
   });
+}
+
+/**
+ * The session a command works on (the command scaffold resolves it from `--session`), with the
+ * readers and checks of this file bound to it.
+ */
+export class TargetSession {
+  readonly path: string;
+  readonly selection: SessionSelection;
+  readonly #io: CliIo;
+
+  private constructor(path: string, selection: SessionSelection, io: CliIo) {
+    this.path = path;
+    this.selection = selection;
+    this.#io = io;
+  }
+
+  /** The session `selection` names (see resolveTarget). */
+  static async resolve(selection: SessionSelection, io: CliIo): Promise<TargetSession> {
+    return new TargetSession(await resolveTarget(selection, io), selection, io);
+  }
+
+  /** What wrote the file: pi, Claude Code or Codex. */
+  format(): TranscriptFormat {
+    return detectTranscriptFormat(this.path);
+  }
+
+  /** The context it holds, whatever wrote it (loadTranscriptContext). */
+  transcript(): TranscriptContext {
+    return loadTranscriptContext(this.path, this.selection, this.#io);
+  }
+
+  /** A pi session's branch by the boundary rule (loadTargetContext). */
+  boundary(): BoundaryLoad {
+    return loadTargetContext(this.path, this.selection, this.#io);
+  }
+
+  /** Every entry of a pi session (readTargetSession). */
+  entries(): ParsedSession {
+    return readTargetSession(this.path, this.selection, this.#io);
+  }
+
+  /** Refuses anything but a pi session before reading it: `what` needs pi entries. */
+  requirePiFormat(what: string): void {
+    requirePiFormat(this.path, what);
+  }
+
+  /** Refuses a snapshot of an OpenClaw session: `what` would write to a copy OpenClaw never reads. */
+  refuseOpenClawSnapshot(what: string): void {
+    refuseOpenClawSnapshot(this.path, what);
+  }
+
+  /** Before writing: refuses when a line skipped with --skip-corrupt breaks the branch (assertWholeBranch). */
+  assertWholeBranch(): void {
+    assertWholeBranch(this.path, this.selection);
+  }
 }
 
 /**
@@ -64,7 +120,7 @@ export interface TranscriptContext {
 }
 
 /** Reads `path` as the kind of transcript it is (see TranscriptContext). */
-export function loadTranscriptContext(path: string, selection: SessionSelection, io: CliIo): TranscriptContext {
+function loadTranscriptContext(path: string, selection: SessionSelection, io: CliIo): TranscriptContext {
   const format = detectTranscriptFormat(path);
   const base = { format, path, adapter: TRANSCRIPT_ADAPTERS[format] };
   const options = { skipCorrupt: selection.skipCorrupt };
@@ -91,7 +147,7 @@ export function requirePiSession(context: TranscriptContext, what: string): Boun
 }
 
 /** For commands that read pi session files only: refuses any other transcript before reading it. */
-export function requirePiFormat(path: string, what: string): void {
+function requirePiFormat(path: string, what: string): void {
   const format = detectTranscriptFormat(path);
   if (format !== "pi") throw importedRefusal(path, format, what);
 }
@@ -106,14 +162,14 @@ function importedRefusal(path: string, format: TranscriptFormat, what: string): 
 }
 
 /** The branch's context by the boundary rule, reading as little of the file as it can. */
-export function loadTargetContext(path: string, selection: SessionSelection, io: CliIo): BoundaryLoad {
+function loadTargetContext(path: string, selection: SessionSelection, io: CliIo): BoundaryLoad {
   const loaded = withProgress(path, io, (onProgress) => loadBoundary(path, { skipCorrupt: selection.skipCorrupt, ...onProgress }));
   reportSkipped(path, loaded.skipped, io);
   return loaded;
 }
 
 /** Every entry of the file (migrated to version 3 in memory). */
-export function readTargetSession(path: string, selection: SessionSelection, io: CliIo): ParsedSession {
+function readTargetSession(path: string, selection: SessionSelection, io: CliIo): ParsedSession {
   const parsed = withProgress(path, io, (onProgress) => readSession(path, { skipCorrupt: selection.skipCorrupt, ...onProgress }));
   reportSkipped(path, parsed.skipped, io);
   return parsed;
@@ -160,7 +216,7 @@ export function branchBreak(parsed: ParsedSession): { readonly lines: string; re
  * the branch's parent chain, leaving every earlier entry unreachable. Writing then (a compaction
  * summary of only the tail, a branch of only the tail) would lose history for good, so refuse.
  */
-export function assertWholeBranch(path: string, selection: SessionSelection): void {
+function assertWholeBranch(path: string, selection: SessionSelection): void {
   if (!selection.skipCorrupt) return;
   const broken = branchBreak(readSession(path, { skipCorrupt: true }));
   if (broken === null) return;

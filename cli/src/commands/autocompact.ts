@@ -4,15 +4,12 @@
  * appended to the session file; the config's `autoCompact.enabled` stays the default).
  */
 import { appendEntries, autoCompactEntry, buildContext, sessionAutoCompact } from "@compaction/transcript";
-import type { Command } from "commander";
-import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
+import type { CommandContext } from "../command-context.js";
+import { type CommandCall, type CommandScope, defineCommand } from "../command-scaffold.js";
 import { CliError } from "../errors.js";
-import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
-import type { CliIo } from "../io.js";
-import { configOf, configSummary, type ConfigSummary, loadCompactor } from "../load-compactor.js";
+import { ExitCode } from "../exit-codes.js";
+import { configOf, configSummary, type ConfigSummary } from "../load-compactor.js";
 import { formatTokens } from "../output.js";
-import { refuseOpenClawSnapshot } from "../openclaw-target.js";
-import { assertWholeBranch, readTargetSession, requirePiFormat, resolveTarget } from "../session-target.js";
 import { upgradeBeforeWriting } from "./session-upgrade.js";
 
 interface AutocompactOptions {
@@ -39,23 +36,17 @@ export interface AutocompactState {
   readonly changed: boolean;
 }
 
-/** Adds `autocompact` to the program. */
-export function registerAutocompact(program: Command, io: CliIo, done: (code: ExitCodeValue) => void): void {
-  program
-    .command("autocompact")
-    .argument("[on|off]", "turn auto-compaction on or off for this session; leave out to show it")
-    .description("show, or set for this session, whether the context is compacted automatically past the threshold")
-    .option(...SESSION_OPTION)
-    .option(...AGENT_OPTION)
-    .option("--json", "print one JSON object instead of text")
-    .action(async (value: string | undefined, options: AutocompactOptions, command: Command) => {
-      const context = commandContext(command, io);
-      const wanted = parseSwitch(value);
-      const state = await autocompact(context, wanted, options);
-      io.stdout.write(options.json === true ? `${JSON.stringify(state, null, 2)}\n` : renderState(state, wanted !== undefined, context));
-      done(ExitCode.OK);
-    });
-}
+/** `compaction autocompact [on|off]`. */
+export const autocompactCommand = defineCommand({
+  name: "autocompact",
+  arguments: [["[on|off]", "turn auto-compaction on or off for this session; leave out to show it"]],
+  description: "show, or set for this session, whether the context is compacted automatically past the threshold",
+  session: true,
+  agent: true,
+  parse: ({ args: [value] }: CommandCall<[string | undefined], AutocompactOptions>) => parseSwitch(value),
+  run: autocompact,
+  text: (state, { input: wanted, context }) => renderState(state, wanted !== undefined, context),
+});
 
 function parseSwitch(value: string | undefined): boolean | undefined {
   if (value === undefined) return undefined;
@@ -65,40 +56,37 @@ function parseSwitch(value: string | undefined): boolean | undefined {
   throw new CliError(ExitCode.USAGE, `autocompact expects 'on' or 'off', but got '${value}'.`, "Run 'compaction autocompact' to show the setting, or 'compaction autocompact off' to turn it off for this session.");
 }
 
-async function autocompact(context: CommandContext, wanted: boolean | undefined, options: AutocompactOptions): Promise<AutocompactState> {
-  const selection = sessionSelection(context, options.session);
-  const path = await resolveTarget(selection, context.io);
-  requirePiFormat(path, wanted === undefined ? "read the session's auto-compaction setting" : "set auto-compaction");
-  if (wanted !== undefined) refuseOpenClawSnapshot(path, "set auto-compaction");
-  const parsed = readTargetSession(path, selection, context.io);
+/** Reads the setting, and with on or off writes it (`wanted`: undefined to only read it). */
+async function autocompact(scope: CommandScope<AutocompactOptions, boolean | undefined>): Promise<AutocompactState> {
+  const { session, input: wanted } = scope;
+  const { path } = session;
+  session.requirePiFormat(wanted === undefined ? "read the session's auto-compaction setting" : "set auto-compaction");
+  if (wanted !== undefined) session.refuseOpenClawSnapshot("set auto-compaction");
+  const parsed = session.entries();
   const own = sessionAutoCompact(buildContext(parsed.entries, { file: path }).branch);
-  const compactor = await loadCompactor(context, { agent: options.agent });
-  try {
-    const config = configOf(compactor);
-    const window = compactor.contextWindow ?? config.contextWindow;
-    const configEnabled = compactor.autoCompact.enabled;
-    const current = own ?? configEnabled;
-    // Written even when it equals the config: the session then keeps it if the config changes.
-    const changed = wanted !== undefined && own !== wanted;
-    if (changed) {
-      assertWholeBranch(path, selection);
-      await upgradeBeforeWriting(path, parsed, context.io);
-      await appendEntries(path, [autoCompactEntry(wanted)]);
-    }
-    return {
-      session: { path, id: parsed.header.id },
-      enabled: wanted ?? current,
-      source: wanted === undefined && own === undefined ? "config" : "session",
-      configEnabled,
-      threshold: compactor.autoCompact.threshold,
-      thresholdTokens: Math.floor(compactor.autoCompact.threshold * window),
-      preset: config.preset,
-      config: configSummary(config),
-      changed,
-    };
-  } finally {
-    compactor.dispose();
+  const compactor = await scope.compactor();
+  const config = configOf(compactor);
+  const window = compactor.contextWindow ?? config.contextWindow;
+  const configEnabled = compactor.autoCompact.enabled;
+  const current = own ?? configEnabled;
+  // Written even when it equals the config: the session then keeps it if the config changes.
+  const changed = wanted !== undefined && own !== wanted;
+  if (changed) {
+    session.assertWholeBranch();
+    await upgradeBeforeWriting(path, parsed, scope.context.io);
+    await appendEntries(path, [autoCompactEntry(wanted)]);
   }
+  return {
+    session: { path, id: parsed.header.id },
+    enabled: wanted ?? current,
+    source: wanted === undefined && own === undefined ? "config" : "session",
+    configEnabled,
+    threshold: compactor.autoCompact.threshold,
+    thresholdTokens: Math.floor(compactor.autoCompact.threshold * window),
+    preset: config.preset,
+    config: configSummary(config),
+    changed,
+  };
 }
 
 function renderState(state: AutocompactState, requested: boolean, { out: c }: CommandContext): string {

@@ -6,27 +6,23 @@ import {
   appendPiCompaction,
   type BoundaryLoad,
   compactPiBranch,
-  type PiBranchCompaction,
   type PiCompaction,
   type PiCompactionPlan,
   type TranscriptFormat,
 } from "@compaction/transcript";
 import { type CompactionResult, type Compactor } from "@compaction/core";
-import type { Command } from "commander";
-import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
+import type { CommandContext } from "../command-context.js";
+import { type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { confirm } from "../confirm.js";
 import { CliError } from "../errors.js";
-import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
-import type { CliIo } from "../io.js";
-import { configOf, configSummary, type ConfigSummary, loadCompactor } from "../load-compactor.js";
+import { ExitCode } from "../exit-codes.js";
+import { configOf, configSummary, type ConfigSummary } from "../load-compactor.js";
 import { describeMeasure, formatTokens, plural, sessionLabel, tokenMeasure, type TokenMeasure } from "../output.js";
-import { assertWholeBranch, loadTranscriptContext, requirePiSession, resolveTarget, type TranscriptContext } from "../session-target.js";
+import { requirePiSession, type TranscriptContext } from "../session-target.js";
 import { checkRecallTool, type RecallToolCheck, withoutRecall } from "../recall-tool.js";
 import { upgradeBeforeWriting, upgradeDryRun, upgradeDryRunNote, type UpgradeReport } from "./session-upgrade.js";
 
-interface CompactOptions {
-  readonly session?: string;
-  readonly agent?: string;
+interface CompactOptions extends CommonOptions {
   readonly preset?: string;
   readonly focus?: string;
   readonly dryRun?: boolean;
@@ -85,101 +81,85 @@ export interface RecallToolReport extends RecallToolCheck {
   readonly fallback: boolean;
 }
 
-/** Adds `compact` to the program. */
-export function registerCompact(program: Command, io: CliIo, done: (code: ExitCodeValue) => void): void {
-  program
-    .command("compact")
-    .description("compact the session's context now and write the compaction entry pi reads")
-    .option(...SESSION_OPTION)
-    .option(...AGENT_OPTION)
-    .option("-p, --preset <name>", "run this preset instead of the configured one (e.g. rolling, layered)")
-    .option("-f, --focus <instruction>", "what the summary should focus on")
-    .option("-n, --dry-run", "show what would be compacted; write nothing")
-    .option("-y, --yes", "write without asking (needed when stdin is not a terminal)")
-    .option("--json", "print one JSON object (the plan, and what was written) instead of text")
-    .action(async (options: CompactOptions, command: Command) => {
-      done(await compact(commandContext(command, io), options));
-    });
-}
+/** `compaction compact`. */
+export const compactCommand = defineCommand({
+  name: "compact",
+  description: "compact the session's context now and write the compaction entry pi reads",
+  session: true,
+  agent: true,
+  options: [
+    ["-p, --preset <name>", "run this preset instead of the configured one (e.g. rolling, layered)"],
+    ["-f, --focus <instruction>", "what the summary should focus on"],
+    ["-n, --dry-run", "show what would be compacted; write nothing"],
+    ["-y, --yes", "write without asking (needed when stdin is not a terminal)"],
+  ],
+  jsonHelp: "print one JSON object (the plan, and what was written) instead of text",
+  run: compact,
+  // The plan was shown before asking (`say`): what is left is what happened.
+  text: (report, { context: { out: c } }) =>
+    report.written ? `${c.green("Compacted:")} wrote compaction entry ${report.entryId}.\n` : report.dryRun ? `${c.dim("Dry run: nothing written.")}\n` : "",
+  // Declined at the prompt: nothing written, exit 1 (the refusals throw).
+  exitCode: (report) => (report.written || report.dryRun ? ExitCode.OK : ExitCode.FAILED),
+});
 
-async function compact(context: CommandContext, options: CompactOptions): Promise<ExitCodeValue> {
+/** Compacts, shows the plan, asks, writes pi's entry: the report of what was (or would be) written. */
+async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<CompactReport> {
+  const { context, options, session } = scope;
   const { io } = context;
-  const selection = sessionSelection(context, options.session);
-  const path = await resolveTarget(selection, io);
-  const transcript = loadTranscriptContext(path, selection, io);
+  const { path } = session;
+  const transcript = session.transcript();
   const writing = options.dryRun !== true;
   const pi = writing ? requirePiSession(transcript, "write a compaction") : transcript.pi;
 
-  const loaded = await loadCompactor(context, { agent: options.agent, preset: options.preset, adapter: transcript.adapter });
+  const loaded = await scope.compactor({ preset: options.preset, adapter: transcript.adapter });
   const applied = configSummary(configOf(loaded));
   const recall = transcript.pi === null ? null : recallToolChoice(loaded, transcript.cwd ?? io.cwd, context);
   const compactor = recall?.fallback === true ? withoutRecall(loaded, recall.tool) : loaded;
-  let compaction: PiBranchCompaction<unknown>;
-  let measure: TokenMeasure;
-  let tokensAfter: number;
-  try {
-    measure = tokenMeasure(compactor.tokens.counter.name, compactor.tokens.calibration(transcript.messages));
-    // pi's compaction entry records a summary and an unchanged suffix: plugins must not count on
-    // more. The dry run asks the same, so it shows what would be written.
-    compaction = await compactPiBranch(compactor, transcript, {
-      trigger: "manual",
-      ...(options.focus === undefined ? {} : { focus: options.focus }),
-      ...(options.agent === undefined ? {} : { agent: options.agent }),
-    });
-    // Before is the provider's figure (system prompt and tools included): After in the same measure.
-    tokensAfter = compactor.tokens.providerTokensAfter(transcript.messages, compaction.result.messages);
-  } finally {
-    if (compactor !== loaded) compactor.dispose();
-    loaded.dispose();
-  }
+  if (compactor !== loaded) scope.disposeWhenDone(compactor);
+  const measure = tokenMeasure(compactor.tokens.counter.name, compactor.tokens.calibration(transcript.messages));
+  // pi's compaction entry records a summary and an unchanged suffix: plugins must not count on
+  // more. The dry run asks the same, so it shows what would be written.
+  const compaction = await compactPiBranch(compactor, transcript, {
+    trigger: "manual",
+    ...(options.focus === undefined ? {} : { focus: options.focus }),
+    ...(options.agent === undefined ? {} : { agent: options.agent }),
+  });
+  // Before is the provider's figure (system prompt and tools included): After in the same measure.
+  const tokensAfter = compactor.tokens.providerTokensAfter(transcript.messages, compaction.result.messages);
   const { result } = compaction;
   for (const warning of result.warnings) io.stderr.write(`${context.err.yellow("warning:")} ${warning}\n`);
 
   const plan = planOf(compaction.plan);
   const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options, applied, measure), tokensAfter, recallTool: recall, ...fields });
-  const refuse = (error: CliError): never => {
-    if (options.json === true) io.stdout.write(`${JSON.stringify(report({ reason: error.message }), null, 2)}\n`);
-    throw error;
-  };
   if (plan.refusal !== null) {
-    if (options.json !== true) io.stdout.write(`${context.out.bold("Session")}   ${path}\n${context.out.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${plural(transcript.messages.length, "message")})\n`);
-    return refuse(plan.refusal);
+    scope.say(`${context.out.bold("Session")}   ${path}\n${context.out.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${plural(transcript.messages.length, "message")})\n`);
+    return scope.fail(plan.refusal, report({ reason: plan.refusal.message }));
   }
   // An old file is upgraded before the entry is written: say so before asking or writing.
   const upgradeNeeded = pi === null ? null : upgradeDryRun(path, pi.version);
-  if (options.json !== true) {
-    io.stdout.write(renderPlan(transcript, result, plan.firstKeptEntryId as string, tokensAfter, measure, context));
-    if (upgradeNeeded !== null) io.stdout.write(`${context.out.bold("Upgrade")}   ${upgradeDryRunNote(upgradeNeeded)}\n`);
-  }
-  if (!writing) {
-    if (options.json === true) io.stdout.write(`${JSON.stringify(report({ upgrade: upgradeNeeded }), null, 2)}\n`);
-    else io.stdout.write(`${context.out.dim("Dry run: nothing written.")}\n`);
-    return ExitCode.OK;
-  }
+  scope.say(renderPlan(transcript, result, plan.firstKeptEntryId as string, tokensAfter, measure, context));
+  if (upgradeNeeded !== null) scope.say(`${context.out.bold("Upgrade")}   ${upgradeDryRunNote(upgradeNeeded)}\n`);
+  if (!writing) return report({ upgrade: upgradeNeeded });
   if (options.yes !== true) {
     if (io.stdin.isTTY !== true) {
-      return refuse(
-        new CliError(
-          ExitCode.FAILED,
-          "Not writing the compaction: stdin is not a terminal, so it cannot ask for confirmation. Nothing was written.",
-          "Pass --yes to write without asking, or --dry-run to only look.",
-        ),
+      const refusal = new CliError(
+        ExitCode.FAILED,
+        "Not writing the compaction: stdin is not a terminal, so it cannot ask for confirmation. Nothing was written.",
+        "Pass --yes to write without asking, or --dry-run to only look.",
       );
+      return scope.fail(refusal, report({ reason: refusal.message }));
     }
     if (!(await confirm(io, `Write the compaction entry to ${path}?`))) {
       io.stderr.write("Declined: nothing written.\n");
-      if (options.json === true) io.stdout.write(`${JSON.stringify(report({ reason: "Declined at the prompt." }), null, 2)}\n`);
-      return ExitCode.FAILED;
+      return report({ reason: "Declined at the prompt." });
     }
   }
-  assertWholeBranch(path, selection);
+  session.assertWholeBranch();
   // The upgrade keeps every entry's id (version 1 entries get the ids the reader gave them), so
   // the plan made from the original still names the right entries.
   const upgrade = await upgradeBeforeWriting(path, pi as BoundaryLoad, io);
   const entry = await appendPiCompaction(path, plan.compaction as PiCompaction);
-  if (options.json === true) io.stdout.write(`${JSON.stringify(report({ written: true, entryId: entry.id, upgrade }), null, 2)}\n`);
-  else io.stdout.write(`${context.out.green("Compacted:")} wrote compaction entry ${entry.id}.\n`);
-  return ExitCode.OK;
+  return report({ written: true, entryId: entry.id, upgrade });
 }
 
 interface Plan {

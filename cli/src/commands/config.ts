@@ -4,16 +4,12 @@
  * with their options in force and where each value came from (default, preset, file).
  */
 import { type AppliedPlugin, type ConfigWarning, type ResolvedConfig, type SettingSource, suggest } from "@compaction/core";
-import type { Command } from "commander";
-import { AGENT_OPTION, commandContext, type CommandContext } from "../command-context.js";
-import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
-import type { CliIo } from "../io.js";
-import { configOf, loadCompactor } from "../load-compactor.js";
+import type { CommandContext } from "../command-context.js";
+import { type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
+import { configOf } from "../load-compactor.js";
 
-interface ConfigOptions {
-  readonly agent?: string;
+interface ConfigOptions extends CommonOptions {
   readonly preset?: string;
-  readonly json?: boolean;
 }
 
 /** Where one value came from: the plugin's default, the preset's entry, the config file (JSON pointer), or the command line. */
@@ -58,55 +54,42 @@ export interface ConfigReport {
   readonly warnings: readonly ConfigWarning[];
 }
 
-/** Adds `config` to the program. */
-export function registerConfig(program: Command, io: CliIo, done: (code: ExitCodeValue) => void): void {
-  program
-    .command("config")
-    .description("show the configuration in force here: file, agent section, preset, plugins in tap order, options and where each came from")
-    .option(...AGENT_OPTION)
-    .option("-p, --preset <name>", "as if this preset were configured (as compact --preset)")
-    .option("--json", "print one JSON object instead of text")
-    .action(async (options: ConfigOptions, command: Command) => {
-      const context = commandContext(command, io);
-      const report = await configReport(context, options);
-      io.stdout.write(options.json === true ? `${JSON.stringify(report, null, 2)}\n` : renderReport(report, context));
-      done(ExitCode.OK);
-    });
-}
+/** `compaction config`. */
+export const configCommand = defineCommand({
+  name: "config",
+  description: "show the configuration in force here: file, agent section, preset, plugins in tap order, options and where each came from",
+  agent: true,
+  options: [["-p, --preset <name>", "as if this preset were configured (as compact --preset)"]],
+  run: configReport,
+  text: (report, { context }) => renderReport(report, context),
+});
 
 const SETTINGS = ["contextWindow", "reserveTokens", "adapter", "tokenizer", "summarizer", "autoCompact"] as const;
 
-async function configReport(context: CommandContext, options: ConfigOptions): Promise<ConfigReport> {
-  const compactor = await loadCompactor(context, {
-    announce: false,
-    ...(options.agent === undefined ? {} : { agent: options.agent }),
-    ...(options.preset === undefined ? {} : { preset: options.preset }),
-  });
-  try {
-    const config = configOf(compactor);
-    const applied = config.applied;
-    if (applied === null) throw new Error("createCompactor returned a config without the plugins applied");
-    const taps = Object.fromEntries(
-      Object.entries(compactor.hooks).map(([hook, value]) => [
-        hook,
-        (value as unknown as { taps: ReadonlyArray<{ name: string; stage?: number }> }).taps.map((tap) => ({ plugin: tap.name, stage: tap.stage ?? 0 })),
-      ]),
-    );
-    return {
-      file: config.filepath,
-      agent: config.agent,
-      agentSection: config.agentSection,
-      nearestSection: config.agent === null || config.agentSection !== null ? null : (suggest(config.agent, config.agentSections) ?? null),
-      projectCode: config.trusted,
-      preset: { name: applied.preset.name, file: applied.preset.file, source: settingSource(config, config.sources.preset) },
-      settings: SETTINGS.map((name) => ({ name, value: config[name], source: settingSource(config, config.sources[name]) })),
-      plugins: applied.plugins.map(pluginReport),
-      taps,
-      warnings: config.warnings,
-    };
-  } finally {
-    compactor.dispose();
-  }
+async function configReport(scope: CommandScope<ConfigOptions, undefined>): Promise<ConfigReport> {
+  // What applied is the report itself, on stdout: not also said on stderr.
+  const compactor = await scope.compactor({ announce: false, preset: scope.options.preset });
+  const config = configOf(compactor);
+  const applied = config.applied;
+  if (applied === null) throw new Error("createCompactor returned a config without the plugins applied");
+  const taps = Object.fromEntries(
+    Object.entries(compactor.hooks).map(([hook, value]) => [
+      hook,
+      (value as unknown as { taps: ReadonlyArray<{ name: string; stage?: number }> }).taps.map((tap) => ({ plugin: tap.name, stage: tap.stage ?? 0 })),
+    ]),
+  );
+  return {
+    file: config.filepath,
+    agent: config.agent,
+    agentSection: config.agentSection,
+    nearestSection: config.agent === null || config.agentSection !== null ? null : (suggest(config.agent, config.agentSections) ?? null),
+    projectCode: config.trusted,
+    preset: { name: applied.preset.name, file: applied.preset.file, source: settingSource(config, config.sources.preset) },
+    settings: SETTINGS.map((name) => ({ name, value: config[name], source: settingSource(config, config.sources[name]) })),
+    plugins: applied.plugins.map(pluginReport),
+    taps,
+    warnings: config.warnings,
+  };
 }
 
 function settingSource(config: ResolvedConfig, source: SettingSource): ValueSource {

@@ -8,22 +8,20 @@ import { type Stats, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { detectTranscriptFormat } from "@compaction/transcript";
 import { extractSessionState, type SessionState } from "@compaction/core";
-import type { Command } from "commander";
 import writeFileAtomic from "write-file-atomic";
-import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
+import type { CommandContext } from "../command-context.js";
+import { type CommandCall, type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { CliError } from "../errors.js";
-import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
-import type { CliIo } from "../io.js";
-import { configOf, loadCompactor } from "../load-compactor.js";
+import { ExitCode } from "../exit-codes.js";
+import { configOf } from "../load-compactor.js";
 import { plural, sessionLabel } from "../output.js";
-import { loadTranscriptContext, resolveTarget } from "../session-target.js";
 
-interface ExportOptions {
-  readonly session?: string;
-  readonly agent?: string;
+interface ExportOptions extends CommonOptions {
   readonly force?: boolean;
-  readonly json?: boolean;
 }
+
+/** Where the document goes: a file's absolute path, or null for stdout (`-`). */
+type ExportTarget = string | null;
 
 /** What `context export <file> --json` prints (with `-`, the document itself is the output). */
 export interface ExportReport {
@@ -33,35 +31,29 @@ export interface ExportReport {
   readonly counts: { readonly goals: number; readonly openTasks: number; readonly decisions: number; readonly filesModified: number; readonly identifiers: number };
 }
 
-/** Adds `export` to the `context` command group. */
-export function registerContextExport(group: Command, io: CliIo, done: (code: ExitCodeValue) => void): void {
-  group
-    .command("export")
-    .argument("<file>", "where to write the JSON document; - for stdout")
-    .description("write the session's state (goal, decisions, open tasks, files, tools, identifiers, summary, last exchange) as JSON")
-    .option(...SESSION_OPTION)
-    .option(...AGENT_OPTION)
-    .option("--force", "replace the file if it exists")
-    .option("--json", "print one JSON object (the file written, the source, the counts) instead of text; with - the document is printed as is")
-    .action(async (file: string, options: ExportOptions, command: Command) => {
-      const context = commandContext(command, io);
-      const target = file === "-" ? null : resolve(io.cwd, file);
-      if (target !== null) checkTarget(target, options.force === true);
-      const state = await exportState(context, options);
-      const text = `${JSON.stringify(state, null, 2)}\n`;
-      if (target === null) {
-        io.stdout.write(text);
-      } else {
-        // Atomic: a crash leaves the old file or the new one, never half a document.
-        try {
-          await writeFileAtomic(target, text, { encoding: "utf8", fsync: true });
-        } catch (error) {
-          throw new CliError(ExitCode.FAILED, `Could not write ${target}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Nothing was written.`, "Check that the folder is writable, or pass another file (- for stdout).");
-        }
-        io.stdout.write(options.json === true ? `${JSON.stringify(exportReport(state, target), null, 2)}\n` : renderExported(state, target, context));
-      }
-      done(ExitCode.OK);
-    });
+/** `compaction context export <file>`. */
+export const contextExportCommand = defineCommand({
+  name: "export",
+  arguments: [["<file>", "where to write the JSON document; - for stdout"]],
+  description: "write the session's state (goal, decisions, open tasks, files, tools, identifiers, summary, last exchange) as JSON",
+  session: true,
+  agent: true,
+  options: [["--force", "replace the file if it exists"]],
+  jsonHelp: "print one JSON object (the file written, the source, the counts) instead of text; with - the document is printed as is",
+  parse: ({ context, args: [file], options }: CommandCall<[string], ExportOptions>): ExportTarget => {
+    if (file === "-") return null;
+    const target = resolve(context.io.cwd, file);
+    checkTarget(target, options.force === true);
+    return target;
+  },
+  run: exportState,
+  // With -, the document is the output, --json or not.
+  text: (state, { input: target, context }) => (target === null ? documentText(state) : renderExported(state, target, context)),
+  json: (state, { input: target }) => (target === null ? state : exportReport(state, target)),
+});
+
+function documentText(state: SessionState): string {
+  return `${JSON.stringify(state, null, 2)}\n`;
 }
 
 /**
@@ -104,26 +96,32 @@ function isTranscript(path: string): boolean {
   }
 }
 
-async function exportState(context: CommandContext, options: ExportOptions): Promise<SessionState> {
-  const selection = sessionSelection(context, options.session);
-  const path = await resolveTarget(selection, context.io);
-  const transcript = loadTranscriptContext(path, selection, context.io);
-  const compactor = await loadCompactor(context, { agent: options.agent, adapter: transcript.adapter });
-  try {
-    return extractSessionState(transcript.messages, compactor.adapter, {
-      source: {
-        session: transcript.sessionId,
-        path,
-        format: transcript.format,
-        cwd: transcript.cwd,
-        leafEntryId: transcript.pi?.leafId ?? null,
-      },
-      counter: compactor.tokens.counter,
-      summaryMaxTokens: configOf(compactor).summarizer.maxTokens,
-    });
-  } finally {
-    compactor.dispose();
+/** Reads the session's state and, for a file, writes it there. */
+async function exportState(scope: CommandScope<ExportOptions, ExportTarget>): Promise<SessionState> {
+  const { path } = scope.session;
+  const transcript = scope.session.transcript();
+  const compactor = await scope.compactor({ adapter: transcript.adapter });
+  const state = extractSessionState(transcript.messages, compactor.adapter, {
+    source: {
+      session: transcript.sessionId,
+      path,
+      format: transcript.format,
+      cwd: transcript.cwd,
+      leafEntryId: transcript.pi?.leafId ?? null,
+    },
+    counter: compactor.tokens.counter,
+    summaryMaxTokens: configOf(compactor).summarizer.maxTokens,
+  });
+  const target = scope.input;
+  if (target !== null) {
+    // Atomic: a crash leaves the old file or the new one, never half a document.
+    try {
+      await writeFileAtomic(target, documentText(state), { encoding: "utf8", fsync: true });
+    } catch (error) {
+      throw new CliError(ExitCode.FAILED, `Could not write ${target}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Nothing was written.`, "Check that the folder is writable, or pass another file (- for stdout).");
+    }
   }
+  return state;
 }
 
 function exportReport(state: SessionState, path: string): ExportReport {

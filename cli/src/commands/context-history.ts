@@ -1,54 +1,34 @@
 /** `compaction context history`: the compactions on the session's branch, newest first. */
 import { buildContext } from "@compaction/transcript";
-import type { Command } from "commander";
-import { commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
+import { type CommandContext, countOption } from "../command-context.js";
+import { type CommandCall, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { compactionEntries, compactionRecord, type CompactionRecord } from "../compaction-history.js";
-import { CliError } from "../errors.js";
-import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
-import type { CliIo } from "../io.js";
 import { formatTokens, plural } from "../output.js";
-import { readTargetSession, requirePiFormat, resolveTarget } from "../session-target.js";
 
-interface HistoryOptions {
-  readonly session?: string;
+interface HistoryOptions extends CommonOptions {
   readonly depth?: string;
-  readonly json?: boolean;
 }
 
 const UNKNOWN = "—";
 
-/** Adds `history` to the `context` command group. */
-export function registerContextHistory(group: Command, io: CliIo, done: (code: ExitCodeValue) => void): void {
-  group
-    .command("history")
-    .description("list the compactions on the session's branch, newest first")
-    .option(...SESSION_OPTION)
-    .option("-d, --depth <n>", "show at most this many (default: all)")
-    .option("--json", "print a JSON array instead of text")
-    .action(async (options: HistoryOptions, command: Command) => {
-      const context = commandContext(command, io);
-      const depth = parseDepth(options.depth);
-      const selection = sessionSelection(context, options.session);
-      const path = await resolveTarget(selection, io);
-      requirePiFormat(path, "list compaction entries");
-      const parsed = readTargetSession(path, selection, io);
-      const records = compactionEntries(buildContext(parsed.entries, { file: path }).branch)
-        .reverse()
-        .slice(0, depth)
-        .map(compactionRecord);
-      io.stdout.write(options.json === true ? `${JSON.stringify(records, null, 2)}\n` : renderHistory(records, path, context));
-      done(ExitCode.OK);
-    });
-}
-
-function parseDepth(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const depth = Number(text);
-  if (!Number.isInteger(depth) || depth < 1) {
-    throw new CliError(ExitCode.USAGE, `--depth expects a whole number of at least 1, but got '${text}'.`, "Pass e.g. --depth 5, or leave it out to list all.");
-  }
-  return depth;
-}
+/** `compaction context history`. */
+export const contextHistoryCommand = defineCommand({
+  name: "history",
+  description: "list the compactions on the session's branch, newest first",
+  session: true,
+  options: [["-d, --depth <n>", "show at most this many (default: all)"]],
+  jsonHelp: "print a JSON array instead of text",
+  parse: ({ options }: CommandCall<[], HistoryOptions>) => countOption(options.depth, "--depth", "Pass e.g. --depth 5, or leave it out to list all."),
+  run: async ({ session, input: depth }) => {
+    session.requirePiFormat("list compaction entries");
+    const parsed = session.entries();
+    return compactionEntries(buildContext(parsed.entries, { file: session.path }).branch)
+      .reverse()
+      .slice(0, depth)
+      .map(compactionRecord);
+  },
+  text: (records, { session, context }) => renderHistory(records, session.path, context),
+});
 
 function renderHistory(records: readonly CompactionRecord[], path: string, { out: c }: CommandContext): string {
   if (records.length === 0) return `No compactions on this session's branch (${path}).\n`;

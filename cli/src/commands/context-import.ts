@@ -17,15 +17,13 @@ import {
   sessionSeedEntries,
 } from "@compaction/transcript";
 import { type SessionState } from "@compaction/core";
-import type { Command } from "commander";
-import { commandContext, type CommandContext } from "../command-context.js";
+import type { CommandContext } from "../command-context.js";
+import { type CommandCall, type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { CliError } from "../errors.js";
-import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
-import type { CliIo } from "../io.js";
+import { ExitCode } from "../exit-codes.js";
 
-interface ImportOptions {
+interface ImportOptions extends CommonOptions {
   readonly cwd?: string;
-  readonly json?: boolean;
 }
 
 /** What `context import` did (`--json` prints it as is). */
@@ -40,23 +38,19 @@ export interface ImportedSession {
   readonly seedChars: number;
 }
 
-/** Adds `import` to the `context` command group. */
-export function registerContextImport(group: Command, io: CliIo, done: (code: ExitCodeValue) => void): void {
-  group
-    .command("import")
-    .argument("<file>", "a session state written by 'compaction context export'")
-    .description("start a new pi session seeded with an exported session state (for any model or provider)")
-    .option("--cwd <dir>", "the project the new session belongs to (default: the current directory)")
-    .option("--json", "print one JSON object instead of text")
-    .action(async (file: string, options: ImportOptions, command: Command) => {
-      const context = commandContext(command, io);
-      const imported = await importState(context, resolve(io.cwd, file), options);
-      io.stdout.write(options.json === true ? `${JSON.stringify(imported, null, 2)}\n` : renderImported(imported, context));
-      done(ExitCode.OK);
-    });
-}
+/** `compaction context import <file>`. */
+export const contextImportCommand = defineCommand({
+  name: "import",
+  arguments: [["<file>", "a session state written by 'compaction context export'"]],
+  description: "start a new pi session seeded with an exported session state (for any model or provider)",
+  options: [["--cwd <dir>", "the project the new session belongs to (default: the current directory)"]],
+  parse: ({ context, args: [file] }: CommandCall<[string], ImportOptions>) => resolve(context.io.cwd, file),
+  run: importState,
+  text: (imported, { context }) => renderImported(imported, context),
+});
 
-async function importState(context: CommandContext, file: string, options: ImportOptions): Promise<ImportedSession> {
+/** Reads the state in the file and starts a session seeded with it. */
+async function importState({ context, options, input: file }: CommandScope<ImportOptions, string>): Promise<ImportedSession> {
   let text: string;
   try {
     text = await readFile(file, "utf8");

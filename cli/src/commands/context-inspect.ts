@@ -2,20 +2,11 @@
  * `compaction context inspect`: where the current context's tokens go (by message kind), how many
  * a compaction would keep or compact, and what it would save: a dry run, nothing is written.
  */
-import type { Command } from "commander";
-import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
-import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
-import type { CliIo } from "../io.js";
-import { configOf, configSummary, type ConfigSummary, loadCompactor } from "../load-compactor.js";
 import type { TranscriptFormat } from "@compaction/transcript";
+import type { CommandContext } from "../command-context.js";
+import { type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
+import { configOf, configSummary, type ConfigSummary } from "../load-compactor.js";
 import { formatTokens, plural, sessionLabel } from "../output.js";
-import { loadTranscriptContext, resolveTarget } from "../session-target.js";
-
-interface InspectOptions {
-  readonly session?: string;
-  readonly agent?: string;
-  readonly json?: boolean;
-}
 
 /** Tokens and message count of one category. */
 export interface TokenShare {
@@ -58,65 +49,56 @@ export interface ContextInspection {
   };
 }
 
-/** Adds `inspect` to the `context` command group. */
-export function registerContextInspect(group: Command, io: CliIo, done: (code: ExitCodeValue) => void): void {
-  group
-    .command("inspect")
-    .description("break the context's tokens down by kind and show what a compaction would keep and save (writes nothing)")
-    .option(...SESSION_OPTION)
-    .option(...AGENT_OPTION)
-    .option("--json", "print one JSON object instead of text")
-    .action(async (options: InspectOptions, command: Command) => {
-      const context = commandContext(command, io);
-      const inspection = await inspectContext(context, options);
-      io.stdout.write(options.json === true ? `${JSON.stringify(inspection, null, 2)}\n` : renderInspection(inspection, context));
-      done(ExitCode.OK);
-    });
-}
+/** `compaction context inspect`. */
+export const contextInspectCommand = defineCommand({
+  name: "inspect",
+  description: "break the context's tokens down by kind and show what a compaction would keep and save (writes nothing)",
+  session: true,
+  agent: true,
+  run: inspectContext,
+  text: (inspection, { context }) => renderInspection(inspection, context),
+});
 
-async function inspectContext(context: CommandContext, options: InspectOptions): Promise<ContextInspection> {
-  const selection = sessionSelection(context, options.session);
-  const path = await resolveTarget(selection, context.io);
-  const loaded = loadTranscriptContext(path, selection, context.io);
-  const compactor = await loadCompactor(context, { agent: options.agent, adapter: loaded.adapter });
-  try {
-    const shares = new Map<Category, { tokens: number; messages: number }>(CATEGORIES.map((name) => [name, { tokens: 0, messages: 0 }]));
-    for (const message of loaded.messages) {
-      const share = shares.get(categoryOf(compactor.facts.of(message).kind)) as { tokens: number; messages: number };
-      share.tokens += compactor.tokens.count(message);
-      share.messages += 1;
-    }
-    const dryRun = await compactor.compact({
-      messages: loaded.messages,
-      trigger: "manual",
-      ...(options.agent === undefined ? {} : { agent: options.agent }),
-    });
-    const cut = dryRun.status === "compacted" ? dryRun.cut : null;
-    // Like for like: our count of the context now against our count after the dry run
-    // (tokensBefore may rest on the provider's usage, which also covers the system prompt).
-    const counted = compactor.tokens.total(loaded.messages);
-    const countedAfter = compactor.tokens.total(dryRun.messages);
-    return {
-      session: { path, id: loaded.sessionId, format: loaded.format },
-      config: configSummary(configOf(compactor)),
-      preset: configOf(compactor).preset,
-      messages: loaded.messages.length,
-      tokens: counted,
-      breakdown: Object.fromEntries(shares) as Record<Category, TokenShare>,
-      protectedTokens: cut?.keptTokens ?? null,
-      compactableTokens: cut?.compactedTokens ?? null,
-      potentialSavings: {
-        tokens: cut === null ? 0 : Math.max(0, counted - countedAfter),
-        tokensBefore: counted,
-        tokensAfter: countedAfter,
-        strategy: dryRun.event?.strategy ?? cut?.selectedBy ?? null,
-        layer: dryRun.event?.layer ?? null,
-        reason: cut === null ? (dryRun.reason ?? dryRun.status) : null,
-      },
-    };
-  } finally {
-    compactor.dispose();
+/** Counts the context's tokens by kind and dry-runs a compaction. */
+async function inspectContext(scope: CommandScope<CommonOptions, undefined>): Promise<ContextInspection> {
+  const { options } = scope;
+  const { path } = scope.session;
+  const loaded = scope.session.transcript();
+  const compactor = await scope.compactor({ adapter: loaded.adapter });
+  const shares = new Map<Category, { tokens: number; messages: number }>(CATEGORIES.map((name) => [name, { tokens: 0, messages: 0 }]));
+  for (const message of loaded.messages) {
+    const share = shares.get(categoryOf(compactor.facts.of(message).kind)) as { tokens: number; messages: number };
+    share.tokens += compactor.tokens.count(message);
+    share.messages += 1;
   }
+  const dryRun = await compactor.compact({
+    messages: loaded.messages,
+    trigger: "manual",
+    ...(options.agent === undefined ? {} : { agent: options.agent }),
+  });
+  const cut = dryRun.status === "compacted" ? dryRun.cut : null;
+  // Like for like: our count of the context now against our count after the dry run
+  // (tokensBefore may rest on the provider's usage, which also covers the system prompt).
+  const counted = compactor.tokens.total(loaded.messages);
+  const countedAfter = compactor.tokens.total(dryRun.messages);
+  return {
+    session: { path, id: loaded.sessionId, format: loaded.format },
+    config: configSummary(configOf(compactor)),
+    preset: configOf(compactor).preset,
+    messages: loaded.messages.length,
+    tokens: counted,
+    breakdown: Object.fromEntries(shares) as Record<Category, TokenShare>,
+    protectedTokens: cut?.keptTokens ?? null,
+    compactableTokens: cut?.compactedTokens ?? null,
+    potentialSavings: {
+      tokens: cut === null ? 0 : Math.max(0, counted - countedAfter),
+      tokensBefore: counted,
+      tokensAfter: countedAfter,
+      strategy: dryRun.event?.strategy ?? cut?.selectedBy ?? null,
+      layer: dryRun.event?.layer ?? null,
+      reason: cut === null ? (dryRun.reason ?? dryRun.status) : null,
+    },
+  };
 }
 
 function categoryOf(kind: string): Category {

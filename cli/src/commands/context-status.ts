@@ -1,25 +1,12 @@
 /** `compaction context status`: how full the context is, auto-compaction, and the compaction history. */
 import { type AdapterName } from "@compaction/core";
-import {
-  buildContext,
-  detectTranscriptFormat,
-  sessionAutoCompact,
-  type TranscriptFormat,
-} from "@compaction/transcript";
-import type { Command } from "commander";
-import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
+import { buildContext, sessionAutoCompact, type TranscriptFormat } from "@compaction/transcript";
+import type { CommandContext } from "../command-context.js";
+import { type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { compactionHistory, degradationRisk, riskAdvice, type DegradationRisk } from "../compaction-history.js";
-import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
-import type { CliIo } from "../io.js";
-import { configOf, configSummary, type ConfigSummary, loadCompactor } from "../load-compactor.js";
+import { configOf, configSummary, type ConfigSummary } from "../load-compactor.js";
 import { describeMeasure, formatAge, formatTokens, percentUsed, sessionLabel, tokenMeasure, type TokenMeasure, usageBar } from "../output.js";
-import { loadTranscriptContext, readTargetSession, resolveTarget, type SessionSelection } from "../session-target.js";
-
-interface StatusOptions {
-  readonly session?: string;
-  readonly agent?: string;
-  readonly json?: boolean;
-}
+import type { TargetSession } from "../session-target.js";
 
 /** Everything `context status` reports; `--json` prints it as is. */
 export interface ContextStatus {
@@ -46,21 +33,15 @@ export interface ContextStatus {
   readonly advice: string | null;
 }
 
-/** Adds `status` to the `context` command group. */
-export function registerContextStatus(group: Command, io: CliIo, done: (code: ExitCodeValue) => void): void {
-  group
-    .command("status")
-    .description("show how full the session's context is, auto-compaction, and how often it was compacted")
-    .option(...SESSION_OPTION)
-    .option(...AGENT_OPTION)
-    .option("--json", "print one JSON object instead of text")
-    .action(async (options: StatusOptions, command: Command) => {
-      const context = commandContext(command, io);
-      const status = await contextStatus(context, options);
-      io.stdout.write(options.json === true ? `${JSON.stringify(status, null, 2)}\n` : renderStatus(status, context));
-      done(ExitCode.OK);
-    });
-}
+/** `compaction context status`. */
+export const contextStatusCommand = defineCommand({
+  name: "status",
+  description: "show how full the session's context is, auto-compaction, and how often it was compacted",
+  session: true,
+  agent: true,
+  run: contextStatus,
+  text: (status, { context }) => renderStatus(status, context),
+});
 
 /** What the transcript says about the context and its compactions, whatever wrote it. */
 interface SessionFacts {
@@ -74,62 +55,58 @@ interface SessionFacts {
   readonly autoCompact: boolean | undefined;
 }
 
-function sessionFacts(context: CommandContext, path: string, selection: SessionSelection): SessionFacts {
-  if (detectTranscriptFormat(path) !== "pi") {
-    const transcript = loadTranscriptContext(path, selection, context.io);
+function sessionFacts(session: TargetSession): SessionFacts {
+  if (session.format() !== "pi") {
+    const transcript = session.transcript();
     // Imports: the compactions the import applied; when they happened is not recorded.
     return { id: transcript.sessionId, format: transcript.format, messages: transcript.messages, adapter: transcript.adapter, compactions: transcript.importedCompactions ?? 0, lastAt: null, autoCompact: undefined };
   }
   // pi: the whole file, for the compaction history and the session's settings on the branch.
-  const parsed = readTargetSession(path, selection, context.io);
-  const session = buildContext(parsed.entries, { file: path });
-  const history = compactionHistory(session.branch);
+  const parsed = session.entries();
+  const { branch, messages } = buildContext(parsed.entries, { file: session.path });
+  const history = compactionHistory(branch);
   return {
     id: parsed.header.id,
     format: "pi",
-    messages: session.messages,
+    messages,
     adapter: "pi",
     compactions: history.count,
     lastAt: history.last?.timestamp ?? null,
-    autoCompact: sessionAutoCompact(session.branch),
+    autoCompact: sessionAutoCompact(branch),
   };
 }
 
-async function contextStatus(context: CommandContext, options: StatusOptions): Promise<ContextStatus> {
-  const selection = sessionSelection(context, options.session);
-  const path = await resolveTarget(selection, context.io);
-  const facts = sessionFacts(context, path, selection);
-  const compactor = await loadCompactor(context, { agent: options.agent, adapter: facts.adapter });
-  try {
-    const config = configOf(compactor);
-    const window = compactor.contextWindow ?? config.contextWindow;
-    const size = compactor.tokens.contextTokens(facts.messages);
-    const tokens = size.tokens;
-    const lastMs = facts.lastAt === null ? Number.NaN : Date.parse(facts.lastAt);
-    const risk = degradationRisk(facts.compactions);
-    return {
-      session: { path, id: facts.id, format: facts.format },
-      agent: config.agent,
-      config: configSummary(config),
-      preset: config.preset,
-      messages: facts.messages.length,
-      tokens,
-      measure: tokenMeasure(compactor.tokens.counter.name, size.calibration),
-      contextWindow: window,
-      percent: percentUsed(tokens, window),
-      autoCompact: {
-        enabled: facts.autoCompact ?? compactor.autoCompact.enabled,
-        source: facts.autoCompact === undefined ? "config" : "session",
-        threshold: compactor.autoCompact.threshold,
-        thresholdTokens: Math.floor(compactor.autoCompact.threshold * window),
-      },
-      compactions: { count: facts.compactions, lastAt: facts.lastAt, sinceLastMs: Number.isNaN(lastMs) ? null : Math.max(0, Date.now() - lastMs) },
-      risk,
-      advice: riskAdvice(risk),
-    };
-  } finally {
-    compactor.dispose();
-  }
+/** How full the context is, by the config's window and the provider's measure. */
+async function contextStatus(scope: CommandScope<CommonOptions, undefined>): Promise<ContextStatus> {
+  const { path } = scope.session;
+  const facts = sessionFacts(scope.session);
+  const compactor = await scope.compactor({ adapter: facts.adapter });
+  const config = configOf(compactor);
+  const window = compactor.contextWindow ?? config.contextWindow;
+  const size = compactor.tokens.contextTokens(facts.messages);
+  const tokens = size.tokens;
+  const lastMs = facts.lastAt === null ? Number.NaN : Date.parse(facts.lastAt);
+  const risk = degradationRisk(facts.compactions);
+  return {
+    session: { path, id: facts.id, format: facts.format },
+    agent: config.agent,
+    config: configSummary(config),
+    preset: config.preset,
+    messages: facts.messages.length,
+    tokens,
+    measure: tokenMeasure(compactor.tokens.counter.name, size.calibration),
+    contextWindow: window,
+    percent: percentUsed(tokens, window),
+    autoCompact: {
+      enabled: facts.autoCompact ?? compactor.autoCompact.enabled,
+      source: facts.autoCompact === undefined ? "config" : "session",
+      threshold: compactor.autoCompact.threshold,
+      thresholdTokens: Math.floor(compactor.autoCompact.threshold * window),
+    },
+    compactions: { count: facts.compactions, lastAt: facts.lastAt, sinceLastMs: Number.isNaN(lastMs) ? null : Math.max(0, Date.now() - lastMs) },
+    risk,
+    advice: riskAdvice(risk),
+  };
 }
 
 function renderStatus(status: ContextStatus, { out: c }: CommandContext): string {

@@ -9,23 +9,24 @@ import {
   type RecallOptions,
   recallSettings,
 } from "@compaction/plugin-recall";
-import type { Command } from "commander";
-import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
+import { type CommandContext, countOption } from "../command-context.js";
+import { type CommandCall, type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { CliError } from "../errors.js";
-import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
-import type { CliIo } from "../io.js";
-import { loadCompactor } from "../load-compactor.js";
+import { ExitCode } from "../exit-codes.js";
 import { progressLine } from "../progress.js";
-import { branchBreak, readTargetSession, requirePiFormat, resolveTarget } from "../session-target.js";
+import { branchBreak } from "../session-target.js";
 
 /** Index builds of smaller files take well under a second: no progress line for them. */
 const INDEX_PROGRESS_MIN_BYTES = 512 * 1024;
 
-interface SearchOptions {
-  readonly session?: string;
-  readonly agent?: string;
+interface SearchOptions extends CommonOptions {
   readonly limit?: string;
-  readonly json?: boolean;
+}
+
+/** The query, and `--limit` as a number (undefined: the recall plugin's limit). */
+interface SearchInput {
+  readonly query: string;
+  readonly limit: number | undefined;
 }
 
 /** Everything `search` reports; `--json` prints it as is. */
@@ -38,42 +39,38 @@ export interface SearchReport {
   readonly results: readonly RecallHit[];
 }
 
-/** Adds `search` to the program. */
-export function registerSearch(program: Command, io: CliIo, done: (code: ExitCodeValue) => void): void {
-  program
-    .command("search")
-    .description("search every entry of the session, compacted and evicted ones too (full text, current branch)")
-    .argument("<query>", "words to look for: names of files, functions, commands, errors")
-    .option(...SESSION_OPTION)
-    .option(...AGENT_OPTION)
-    .option("-n, --limit <n>", "show at most this many results (default: the recall plugin's limit, 5)")
-    .option("--json", "print one JSON object instead of text")
-    .action(async (query: string, options: SearchOptions, command: Command) => {
-      const context = commandContext(command, io);
-      const report = await search(context, query, options);
-      io.stdout.write(options.json === true ? `${JSON.stringify(report, null, 2)}\n` : renderReport(report, context));
-      done(ExitCode.OK);
-    });
-}
+/** `compaction search "<query>"`. */
+export const searchCommand = defineCommand({
+  name: "search",
+  description: "search every entry of the session, compacted and evicted ones too (full text, current branch)",
+  arguments: [["<query>", "words to look for: names of files, functions, commands, errors"]],
+  session: true,
+  agent: true,
+  options: [["-n, --limit <n>", "show at most this many results (default: the recall plugin's limit, 5)"]],
+  parse: ({ args: [query], options }: CommandCall<[string], SearchOptions>): SearchInput => {
+    if (query.trim() === "") throw new CliError(ExitCode.USAGE, "The query is empty.", 'Pass the words to look for: compaction search "failing test".');
+    return { query, limit: countOption(options.limit, "--limit", "Pass e.g. --limit 10, or leave it out for the default.") };
+  },
+  run: search,
+  text: (report, { context }) => renderReport(report, context),
+});
 
-async function search(context: CommandContext, query: string, options: SearchOptions): Promise<SearchReport> {
-  if (query.trim() === "") throw new CliError(ExitCode.USAGE, "The query is empty.", 'Pass the words to look for: compaction search "failing test".');
-  const limit = parseLimit(options.limit);
-  const selection = sessionSelection(context, options.session);
-  const path = await resolveTarget(selection, context.io);
-  requirePiFormat(path, "search it");
+async function search(scope: CommandScope<SearchOptions, SearchInput>): Promise<SearchReport> {
+  const { context, session, input } = scope;
+  const { path } = session;
+  session.requirePiFormat("search it");
   // The index passes over lines that are not entries, as pi does; a corrupt line can break the
   // branch's parent chain and leave every entry before it out of the results. Like every other
   // command: exit 3 naming the line, unless --skip-corrupt (then each line, and what the break
   // leaves out, is reported on stderr).
-  const parsed = readTargetSession(path, selection, context.io);
+  const parsed = session.entries();
   const broken = branchBreak(parsed);
   if (broken !== null) {
     context.io.stderr.write(
       `compaction: warning: the current branch breaks at skipped line ${broken.lines}: ${broken.unreachable} earlier entries are not on it and are not searched.\n`,
     );
   }
-  const settings = await searchSettings(context, options.agent);
+  const settings = await searchSettings(scope);
   // Building the index reads and indexes the whole transcript (about 0.5 s per MiB): a progress
   // line on a terminal from half a MiB.
   const progress = progressLine(context.io, `Indexing ${basename(path)} for search`, statSync(path).size, { minBytes: INDEX_PROGRESS_MIN_BYTES });
@@ -89,10 +86,10 @@ async function search(context: CommandContext, query: string, options: SearchOpt
     context.io.stderr.write(`compaction: passed over ${update.skippedLines} line(s) of ${path} that are not session entries\n`);
   }
   if (update?.saveError) context.io.stderr.write(`compaction: the search index works but was not saved: ${update.saveError}\n`);
-  const results = await index.search(query, { limit: limit ?? settings.limit });
+  const results = await index.search(input.query, { limit: input.limit ?? settings.limit });
   return {
     session: { path, id: index.sessionId },
-    query,
+    query: input.query,
     leafId: index.leafId,
     index: { path: index.indexPath, rebuilt: update?.rebuilt ?? false, reason: update?.reason ?? null, entries: index.entryCount },
     results,
@@ -100,22 +97,8 @@ async function search(context: CommandContext, query: string, options: SearchOpt
 }
 
 /** The recall plugin's settings in the config for this agent, else the defaults. */
-async function searchSettings(context: CommandContext, agent: string | undefined): Promise<RecallOptions> {
-  const compactor = await loadCompactor(context, { agent });
-  try {
-    return recallSettings(compactor) ?? RECALL_DEFAULTS;
-  } finally {
-    compactor.dispose();
-  }
-}
-
-function parseLimit(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const limit = Number(text);
-  if (!Number.isInteger(limit) || limit < 1) {
-    throw new CliError(ExitCode.USAGE, `--limit expects a whole number of at least 1, but got '${text}'.`, "Pass e.g. --limit 10, or leave it out for the default.");
-  }
-  return limit;
+async function searchSettings(scope: CommandScope<SearchOptions, SearchInput>): Promise<RecallOptions> {
+  return recallSettings(await scope.compactor()) ?? RECALL_DEFAULTS;
 }
 
 function renderReport(report: SearchReport, { out: c }: CommandContext): string {

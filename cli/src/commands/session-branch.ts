@@ -5,19 +5,15 @@
  */
 import { branchSession, buildContext, type MessageEntry } from "@compaction/transcript";
 import { createPiAdapter } from "@compaction/core";
-import type { Command } from "commander";
-import { commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
+import type { CommandContext } from "../command-context.js";
+import { type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { askLine } from "../confirm.js";
 import { CliError } from "../errors.js";
-import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
-import type { CliIo } from "../io.js";
-import { refuseOpenClawSnapshot } from "../openclaw-target.js";
-import { assertWholeBranch, readTargetSession, requirePiFormat, resolveTarget, type SessionSelection } from "../session-target.js";
+import { ExitCode } from "../exit-codes.js";
+import type { TargetSession } from "../session-target.js";
 
-interface BranchOptions {
-  readonly session?: string;
+interface BranchOptions extends CommonOptions {
   readonly at?: string;
-  readonly json?: boolean;
 }
 
 /** What `session branch --json` prints. */
@@ -37,40 +33,31 @@ interface BranchPoint {
   readonly firstLine: string;
 }
 
-/** Adds `branch` to the `session` command group. */
-export function registerSessionBranch(group: Command, io: CliIo, done: (code: ExitCodeValue) => void): void {
-  group
-    .command("branch")
-    .description("write a new session file holding the branch up to an entry (pick a user message when --at is left out)")
-    .option(...SESSION_OPTION)
-    .option("--at <entry-id>", "the entry the new branch ends at: an id or a unique start of one")
-    .option("--json", "print one JSON object instead of text")
-    .action(async (options: BranchOptions, command: Command) => {
-      const context = commandContext(command, io);
-      const selection = sessionSelection(context, options.session);
-      const path = await resolveTarget(selection, io);
-      requirePiFormat(path, "branch the session");
-      refuseOpenClawSnapshot(path, "branch the session");
-      const atEntryId = options.at ?? (await pickEntry(context, path, selection));
-      assertWholeBranch(path, selection);
-      const branched = await branchSession(path, { atEntryId });
-      const c = context.out;
-      if (options.json === true) {
-        const report: BranchReport = { path: branched.path, id: branched.header.id, atEntryId: branched.atEntryId, from: { path } };
-        io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-      } else io.stdout.write(`${c.green("Branched:")} ${branched.path}\n${c.bold("Session")}   ${branched.header.id}\n${c.bold("Ends at")}   entry ${branched.atEntryId}\n`);
-      done(ExitCode.OK);
-    });
-}
+/** `compaction session branch`. */
+export const sessionBranchCommand = defineCommand({
+  name: "branch",
+  description: "write a new session file holding the branch up to an entry (pick a user message when --at is left out)",
+  session: true,
+  options: [["--at <entry-id>", "the entry the new branch ends at: an id or a unique start of one"]],
+  run: async ({ context, options, session }: CommandScope<BranchOptions, undefined>): Promise<BranchReport> => {
+    session.requirePiFormat("branch the session");
+    session.refuseOpenClawSnapshot("branch the session");
+    const atEntryId = options.at ?? (await pickEntry(context, session));
+    session.assertWholeBranch();
+    const branched = await branchSession(session.path, { atEntryId });
+    return { path: branched.path, id: branched.header.id, atEntryId: branched.atEntryId, from: { path: session.path } };
+  },
+  text: (report, { context: { out: c } }) => `${c.green("Branched:")} ${report.path}\n${c.bold("Session")}   ${report.id}\n${c.bold("Ends at")}   entry ${report.atEntryId}\n`,
+});
 
 /** Lists the branch's user messages on stderr and reads the number of one from the terminal. */
-async function pickEntry(context: CommandContext, path: string, selection: SessionSelection): Promise<string> {
+async function pickEntry(context: CommandContext, session: TargetSession): Promise<string> {
   const { io } = context;
   if (io.stdin.isTTY !== true) {
     throw new CliError(ExitCode.USAGE, "No entry to branch at: --at was not given and stdin is not a terminal to pick one on.", "Pass --at <entry-id> (an id of a line in the session file, or its start).");
   }
-  const points = userMessages(path, selection, io);
-  if (points.length === 0) throw new CliError(ExitCode.USAGE, `The branch of ${path} has no user messages to pick from.`, "Pass --at <entry-id>.");
+  const points = userMessages(session);
+  if (points.length === 0) throw new CliError(ExitCode.USAGE, `The branch of ${session.path} has no user messages to pick from.`, "Pass --at <entry-id>.");
   const width = String(points.length).length;
   points.forEach((point, index) => io.stderr.write(`${String(index + 1).padStart(width)}  ${context.err.dim(point.entryId)}  ${point.firstLine}\n`));
   const answer = (await askLine(io, `Branch at which message? [1-${points.length}] `)).trim();
@@ -79,10 +66,10 @@ async function pickEntry(context: CommandContext, path: string, selection: Sessi
   return chosen.entryId;
 }
 
-function userMessages(path: string, selection: SessionSelection, io: CliIo): BranchPoint[] {
-  const parsed = readTargetSession(path, selection, io);
+function userMessages(session: TargetSession): BranchPoint[] {
+  const parsed = session.entries();
   const adapter = createPiAdapter();
-  return buildContext(parsed.entries, { file: path })
+  return buildContext(parsed.entries, { file: session.path })
     .branch.filter((entry): entry is MessageEntry => entry.type === "message" && entry.message.role === "user")
     .map((entry) => ({ entryId: entry.id, firstLine: (adapter.readFacts(entry.message).text.trim().split("\n")[0] ?? "").slice(0, 100) }));
 }

@@ -5,16 +5,12 @@
  */
 import { type BoundaryLoad, CURRENT_SESSION_VERSION, upgradeSession, type UpgradedSession } from "@compaction/transcript";
 import { basename } from "node:path";
-import type { Command } from "commander";
-import { commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "../command-context.js";
-import { ExitCode, type ExitCodeValue } from "../exit-codes.js";
+import type { CommandContext } from "../command-context.js";
+import { type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import type { CliIo } from "../io.js";
-import { assertWholeBranch, loadTargetContext, requirePiFormat, resolveTarget } from "../session-target.js";
 
-interface UpgradeOptions {
-  readonly session?: string;
+interface UpgradeOptions extends CommonOptions {
   readonly dryRun?: boolean;
-  readonly json?: boolean;
 }
 
 /** What `session upgrade --json` prints (and `compact --json` carries as `upgrade`). */
@@ -29,32 +25,24 @@ export interface UpgradeReport {
   readonly backupPath: string | null;
 }
 
-/** Adds `upgrade` to the `session` command group. */
-export function registerSessionUpgrade(group: Command, io: CliIo, done: (code: ExitCodeValue) => void): void {
-  group
-    .command("upgrade")
-    .description("rewrite a version 1 or 2 session file as version 3, as pi does on open, keeping the original as <file>.bak")
-    .option(...SESSION_OPTION)
-    .option("-n, --dry-run", "say whether it would be upgraded; write nothing")
-    .option("--json", "print one JSON object instead of text")
-    .action(async (options: UpgradeOptions, command: Command) => {
-      const context = commandContext(command, io);
-      const report = await upgrade(context, options);
-      if (options.json === true) io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
-      else io.stdout.write(renderUpgrade(report, options.dryRun === true, context));
-      done(ExitCode.OK);
-    });
-}
+/** `compaction session upgrade`. */
+export const sessionUpgradeCommand = defineCommand({
+  name: "upgrade",
+  description: "rewrite a version 1 or 2 session file as version 3, as pi does on open, keeping the original as <file>.bak",
+  session: true,
+  options: [["-n, --dry-run", "say whether it would be upgraded; write nothing"]],
+  run: upgrade,
+  text: (report, { options, context }) => renderUpgrade(report, options.dryRun === true, context),
+});
 
-async function upgrade(context: CommandContext, options: UpgradeOptions): Promise<UpgradeReport> {
-  const selection = sessionSelection(context, options.session);
-  const path = await resolveTarget(selection, context.io);
-  requirePiFormat(path, "upgrade it");
-  const fromVersion = loadTargetContext(path, selection, context.io).version;
+async function upgrade({ options, session }: CommandScope<UpgradeOptions, undefined>): Promise<UpgradeReport> {
+  const { path } = session;
+  session.requirePiFormat("upgrade it");
+  const fromVersion = session.boundary().version;
   if (fromVersion >= CURRENT_SESSION_VERSION || options.dryRun === true) {
     return { session: { path }, fromVersion, toVersion: Math.max(fromVersion, CURRENT_SESSION_VERSION), upgraded: false, backupPath: null };
   }
-  assertWholeBranch(path, selection);
+  session.assertWholeBranch();
   return reportOf(await upgradeSession(path));
 }
 
