@@ -3,7 +3,7 @@ import { describe, it, expect, afterAll, afterEach, vi } from "vitest";
 import { get_encoding } from "tiktoken";
 import { ErrorCodes } from "../errors.js";
 import type { TokenCounter } from "./token-counter.js";
-import { createTiktokenCounter, tiktokenEncoderStats, tiktokenEncodingNames } from "./tiktoken-counter.js";
+import { createTiktokenCounter, RETIRED_ENCODER_MS, tiktokenEncoderStats, tiktokenEncodingNames } from "./tiktoken-counter.js";
 
 const live: TokenCounter[] = [];
 function counter(encoding?: string): TokenCounter {
@@ -142,11 +142,11 @@ describe("shared encoders", () => {
     second.dispose();
   });
 
-  it("hands a just-released encoder to a counter made before it is freed, and frees it a turn later otherwise", async () => {
+  it("hands a just-released encoder to a counter made before it is freed, and frees it RETIRED_ENCODER_MS later otherwise", async () => {
     const tiktoken = createRequire(import.meta.url)("tiktoken") as typeof import("tiktoken");
     const loads = vi.spyOn(tiktoken, "get_encoding");
     try {
-      await new Promise((done) => setImmediate(done)); // what earlier tests released is freed
+      await new Promise((done) => setTimeout(done, RETIRED_ENCODER_MS + 50)); // what earlier tests released is freed
       const first = createTiktokenCounter({ encoding: "p50k_edit" });
       expect(first.count("hello world")).toBe(2);
       first.dispose();
@@ -155,7 +155,7 @@ describe("shared encoders", () => {
       expect(countersHolding("p50k_edit")).toBe(1);
       next.dispose();
       expect(loads.mock.calls.filter(([name]) => name === "p50k_edit")).toHaveLength(1);
-      await new Promise((done) => setImmediate(done));
+      await new Promise((done) => setTimeout(done, RETIRED_ENCODER_MS + 50));
       const later = createTiktokenCounter({ encoding: "p50k_edit" });
       expect(later.count("hello world")).toBe(2);
       later.dispose();
