@@ -31,7 +31,9 @@ import type {
   ContextEngineInfo,
   IngestParams,
 } from "./openclaw-api.js";
-import { agentIdOfSessionKey, type ResolvedOpenClawOptions } from "./options.js";
+import { agentOf, compactorFor } from "./agent-compactor.js";
+import type { ResolvedOpenClawOptions } from "./options.js";
+import type { SessionRecall } from "./recall-tool.js";
 
 export const ENGINE_ID = "compaction";
 
@@ -46,6 +48,8 @@ export interface EngineDeps {
   readonly readTranscript?: TranscriptReader;
   readonly warn: (message: string) => void;
   readonly version?: string;
+  /** Keeps recall's index of each session current, for agents whose preset has recall. */
+  readonly recall?: SessionRecall;
 }
 
 /** Why a compaction was asked for, in our terms: `/compact` and forced runs are manual. */
@@ -112,14 +116,15 @@ export class CompactionEngine implements ContextEngine {
 
   async afterTurn(params: AfterTurnParams): Promise<void> {
     this.#seen.set(params.sessionId, params.messages);
-    if (params.isHeartbeat === true || params.sessionKey === undefined || params.tokenBudget === undefined) return;
+    if (params.isHeartbeat === true) return;
     let compactor: Compactor<PiMessage>;
     try {
       compactor = await this.#compactorFor(params.sessionKey);
     } catch {
       return; // assemble reports a broken config
     }
-    if (!compactor.autoCompact.enabled) return;
+    await this.#journal(compactor, params.sessionId, params.messages);
+    if (params.sessionKey === undefined || params.tokenBudget === undefined || !compactor.autoCompact.enabled) return;
     const compaction = await this.#deps.store.compaction(params.sessionId);
     const view = this.#applied(params.messages, compaction, params.sessionId);
     if (countTokens(compactor, view) <= compactor.autoCompact.threshold * params.tokenBudget) return;
@@ -138,6 +143,8 @@ export class CompactionEngine implements ContextEngine {
     } catch (error) {
       return { ok: false, compacted: false, reason: describe(error) };
     }
+    // Every message OpenClaw has is journaled for recall before any of them is evicted.
+    await this.#journal(compactor, params.sessionId, messages);
     const previous = await this.#deps.store.compaction(params.sessionId);
     const view = this.#applied(messages, previous, params.sessionId);
     const contextWindow = params.tokenBudget ?? compactor.contextWindow ?? (compactor.config as ResolvedConfig | undefined)?.contextWindow;
@@ -199,24 +206,12 @@ export class CompactionEngine implements ContextEngine {
   }
 
   #agentOf(sessionKey: string | undefined, agentId?: string): string | undefined {
-    return this.#deps.options.agent ?? agentId ?? agentIdOfSessionKey(sessionKey);
+    return agentOf(this.#deps.options, { sessionKey, agentId });
   }
 
-  /**
-   * The compactor for the session's agent: its `.compactionrc` section when the config has one.
-   * An OpenClaw agent without a section (every agent of a config with no `agents`) uses the
-   * config's top level; an agent named in the plugin's settings must have its section.
-   */
-  async #compactorFor(sessionKey: string | undefined, agentId?: string): Promise<Compactor<PiMessage>> {
-    const options = this.#deps.options;
-    const cwd = options.cwd ?? this.#deps.factory.workspaceDir ?? process.cwd();
-    const agent = this.#agentOf(sessionKey, agentId);
-    try {
-      return await this.#deps.compactors.get({ cwd, agent, preset: options.preset });
-    } catch (error) {
-      if (options.agent !== undefined || agent === undefined || !isMissingAgentSection(error, agent)) throw error;
-      return this.#deps.compactors.get({ cwd, agent: undefined, preset: options.preset });
-    }
+  /** The compactor for the session's agent (see agent-compactor.ts). */
+  #compactorFor(sessionKey: string | undefined, agentId?: string): Promise<Compactor<PiMessage>> {
+    return compactorFor(this.#deps.compactors, this.#deps.options, { workspaceDir: this.#deps.factory.workspaceDir, sessionKey, agentId });
   }
 
   async #read(params: CompactParams): Promise<readonly AgentMessage[] | undefined> {
@@ -226,6 +221,17 @@ export class CompactionEngine implements ContextEngine {
     } catch (error) {
       this.#warnOnce(`compaction: could not read session ${params.sessionId} through OpenClaw: ${describe(error)}`);
       return undefined;
+    }
+  }
+
+  /** Journals the session's messages for recall (agents with recall only); a failure is reported, never fatal to the turn. */
+  async #journal(compactor: Compactor<PiMessage>, sessionId: string, messages: readonly AgentMessage[]): Promise<void> {
+    const recall = this.#deps.recall;
+    if (recall === undefined) return;
+    try {
+      await recall.sync(compactor, { agentDir: this.#deps.factory.agentDir, sessionId }, messages);
+    } catch (error) {
+      this.#warnOnce(`compaction: could not record session ${sessionId} for ${recall.toolName}: ${describe(error)}. Evicted messages may not be found by it.`);
     }
   }
 
@@ -243,12 +249,6 @@ export class CompactionEngine implements ContextEngine {
     this.#warned.add(message);
     this.#deps.warn(message);
   }
-}
-
-/** The config's answer when it has no `agents.<agent>` section (COMPACTION_CONFIG_INVALID at `/agents/<agent>`). */
-function isMissingAgentSection(error: unknown, agent: string): boolean {
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  return code === "COMPACTION_CONFIG_INVALID" && typeof message === "string" && message.includes(`/agents/${agent}: expected a section for agent`);
 }
 
 function countTokens(compactor: Compactor<PiMessage>, messages: readonly AgentMessage[]): number {
