@@ -4,46 +4,12 @@ import fc from "fast-check";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { anchorOf, findAnchor } from "./anchor.js";
-import type { AgentMessage, CompactionProvider, ContextEngine, KeyedStore, OpenClawPluginApi } from "./openclaw-api.js";
-import { registerCompaction } from "./plugin.js";
+import type { AgentMessage } from "./openclaw-api.js";
+import { fakeHost } from "./test-support/fake-host.js";
 
 afterAll(() => removeProjects());
 
 const SESSION = { sessionId: "s-1", sessionKey: "agent:main:main" };
-
-/** A host that records what the plugin registers, with OpenClaw's keyed store modelled by maps. */
-function fakeHost(pluginConfig: Record<string, unknown>, state: "trusted" | "untrusted" = "trusted") {
-  const registered: { engine?: (ctx: object) => ContextEngine | Promise<ContextEngine>; provider?: CompactionProvider; warnings: string[] } = { warnings: [] };
-  const namespaces = new Map<string, Map<string, unknown>>();
-  const api: OpenClawPluginApi = {
-    pluginConfig,
-    logger: { info: () => {}, warn: (message) => registered.warnings.push(message), error: (message) => registered.warnings.push(message) },
-    ...({
-          runtime: {
-            state: {
-              openKeyedStore<T>(options: { namespace: string }): KeyedStore<T> {
-                if (state === "untrusted") throw new Error('openKeyedStore is only available for trusted plugins in this release. Plugin "compaction" loaded with origin "config"');
-                const map = namespaces.get(options.namespace) ?? new Map<string, unknown>();
-                namespaces.set(options.namespace, map);
-                return {
-                  register: async (key, value) => void map.set(key, structuredClone(value)),
-                  registerIfAbsent: async (key, value) => (map.has(key) ? false : (map.set(key, structuredClone(value)), true)),
-                  lookup: async (key) => structuredClone(map.get(key)) as T | undefined,
-                };
-              },
-            },
-          },
-        }),
-    registerContextEngine: (_id, factory) => {
-      registered.engine = factory;
-    },
-    registerCompactionProvider: (provider) => {
-      registered.provider = provider;
-    },
-  };
-  registerCompaction(api, { readTranscript: async () => undefined });
-  return { registered, namespaces };
-}
 
 const realMessages = loadPiMessages(PI_FIXTURES[0] as string, { context: true }) as unknown as AgentMessage[];
 

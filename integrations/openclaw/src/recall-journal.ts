@@ -49,7 +49,8 @@ export class RecallJournal {
       return { appended: messages.length, rewritten: anchors.length > 0 };
     }
     const shared = Math.min(anchors.length, messages.length);
-    const extends_ = shared === 0 ? anchors.length === 0 : sameAnchor(anchors[shared - 1] as MessageAnchor, anchorOf(messages[shared - 1] as AgentMessage));
+    // An empty view is a prefix of anything (never a reason to drop what was recorded).
+    const extends_ = shared === 0 ? true : sameAnchor(anchors[shared - 1] as MessageAnchor, anchorOf(messages[shared - 1] as AgentMessage));
     if (!extends_) {
       this.#rewrite(messages);
       return { appended: messages.length, rewritten: true };
