@@ -131,6 +131,8 @@ export interface AgentToolResult {
 export interface AgentTool {
   readonly name: string;
   readonly label?: string;
+  /** "direct-only": always in the model's tool list, never deferred behind OpenClaw's Tool Search catalog. */
+  readonly catalogMode?: "direct-only";
   readonly description: string;
   /** JSON Schema of the arguments (OpenClaw validates the model's arguments against it). */
   readonly parameters: unknown;

@@ -122,6 +122,8 @@ export class SessionRecall {
     return {
       name,
       label: "Compaction recall",
+      // Always in the model's tool list, not behind OpenClaw's tool search: the eviction note names it.
+      catalogMode: "direct-only",
       description: memorySearchDescription(name),
       parameters: memorySearchParameters({ limit: Math.min(settings.limit, settings.maxLimit), maxLimit: settings.maxLimit }),
       execute: async (toolCallId, params, signal) => {
