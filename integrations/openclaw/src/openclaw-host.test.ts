@@ -1,13 +1,19 @@
 /**
- * The plugin in the real OpenClaw (the `openclaw` package the repo installs on Node 24): OpenClaw's
- * plugin loader installs it from this directory (`openclaw plugins install -l`), the install puts
- * it in `plugins.slots.contextEngine`, three one-shot agent turns run against a fake model on
- * 127.0.0.1, and the fake model's "context length exceeded" on the third makes OpenClaw call the
- * engine's `compact` (its overflow recovery) and retry. The agent's preset from `.compactionrc`
- * must have run (the record in OpenClaw's plugin state says which), the retried request must
- * carry the summary instead of the first turn, and OpenClaw's transcript must still hold every
- * message. Skipped, saying why, where OpenClaw cannot run (it needs Node >=24.16; npm skips the
- * optional `openclaw` dependency elsewhere).
+ * The plugin in the real OpenClaw (the `openclaw` package the repo installs on Node 24), all
+ * against a fake model on 127.0.0.1 and one OpenClaw Gateway on 127.0.0.1 (started once: an
+ * OpenClaw process takes 20-40 s to start on a loaded machine, a turn through a running Gateway
+ * a few seconds):
+ * - OpenClaw's plugin loader installs it from this directory (`openclaw plugins install -l`) and
+ *   the install puts it in `plugins.slots.contextEngine`;
+ * - agent main (safeguard): the fake model's "context length exceeded" makes OpenClaw call the
+ *   engine's `compact` (its overflow recovery) and retry with the summary instead of the first turn;
+ * - agent roller (rolling): `openclaw sessions compact` (the Gateway's manual compaction) evicts
+ *   the first turn, and the agent's call of `compaction_recall` returns it;
+ * - agent keeper, with OpenClaw's own engine and `agents.defaults.compaction.provider:
+ *   "compaction"`: OpenClaw's cut, our summary.
+ * Each time the agent's preset from `.compactionrc` must have run, and OpenClaw's transcript must
+ * still hold every message. Skipped, saying why, where OpenClaw cannot run (it needs Node
+ * >=24.16; npm skips the optional `openclaw` dependency elsewhere).
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -177,89 +183,6 @@ function turn(marker: string, words: number): string {
 
 const TURN_TIMEOUT = 15 * 60_000;
 
-describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw", () => {
-  const model = fakeModel();
-  let home: string;
-  let workspace: string;
-
-  beforeAll(async () => {
-    home = mkdtempSync(join(tmpdir(), "compaction-openclaw-"));
-    workspace = join(home, "workspace");
-    mkdirSync(join(home, ".openclaw"), { recursive: true });
-    mkdirSync(workspace, { recursive: true });
-    const port = await model.start();
-    const config = {
-      models: {
-        ...OFFLINE_MODELS,
-        providers: {
-          fake: {
-            baseUrl: `http://127.0.0.1:${port}/v1`,
-            apiKey: "test-key",
-            api: "openai-completions",
-            models: [{ id: "fake-model", name: "Fake", reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 64000, maxTokens: 1000 }],
-          },
-        },
-      },
-      agents: { defaults: { model: { primary: "fake/fake-model" }, workspace } },
-      ...OFFLINE,
-    };
-    writeFileSync(join(home, ".openclaw", "openclaw.json"), JSON.stringify(config, null, 2));
-    // The default preset differs from agent main's: the record must name main's.
-    writeFileSync(join(workspace, ".compactionrc"), "preset: sliding-window\ntokenizer: { counter: estimate }\nagents:\n  main:\n    preset: safeguard\n    options: { safeguard: { keepRecentTokens: 400 } }\n");
-  }, TURN_TIMEOUT);
-
-  afterAll(async () => {
-    await model.stop();
-    if (home !== undefined) rmSync(home, { recursive: true, force: true });
-  });
-
-  it("installs from a local path and takes the context-engine slot", async () => {
-    const install = await openclaw(home, ["plugins", "install", "-l", "--force", "--accept-capabilities", PLUGIN_DIR]);
-    expect(install.code, install.stderr + install.stdout).toBe(0);
-    const config = JSON.parse(readFileSync(join(home, ".openclaw", "openclaw.json"), "utf8"));
-    expect(config.plugins.slots.contextEngine).toBe("compaction");
-    expect(config.plugins.entries.compaction.enabled).toBe(true);
-  }, TURN_TIMEOUT);
-
-  it("on a context overflow OpenClaw calls our compact, which runs agent main's preset, and the retry carries the summary", async () => {
-    const FIRST = "FIRSTTURN";
-    for (const [index, marker] of [FIRST, "SECONDTURN"].entries()) {
-      const run = await openclaw(home, ["agent", "--local", "--agent", "main", "--message", turn(marker, 400), "--json"]);
-      expect(run.code, run.stderr).toBe(0);
-      expect(model.requests.length).toBeGreaterThan(index);
-    }
-    const before = model.requests.length;
-    model.overflowNext();
-    const third = await openclaw(home, ["agent", "--local", "--agent", "main", "--message", turn("THIRDTURN", 50), "--json"]);
-    expect(third.code, third.stderr).toBe(0);
-
-    const overflowed = model.requests[before];
-    expect(overflowed?.status).toBe(400);
-    expect(JSON.stringify(overflowed?.messages)).toContain(FIRST);
-    const retried = model.requests.slice(before + 1);
-    expect(retried.length).toBeGreaterThan(0);
-    const sent = JSON.stringify(retried[0]?.messages);
-    expect(sent).toContain("THIRDTURN");
-    expect(sent).toContain("SECONDTURN");
-    expect((retried[0]?.messages.length ?? 0)).toBeLessThan(overflowed?.messages.length ?? 0);
-
-    // Our record (in OpenClaw's plugin state, or, as OpenClaw 2026.9 keeps that store from a plugin
-    // linked from a path, in the agent's directory): agent main's preset ran.
-    const state = [...readPluginState(join(home, ".openclaw", "state", "openclaw.sqlite")), ...readRecordFiles(join(home, ".openclaw", "agents", "main", "agent", "compaction-plugin", "sessions"))];
-    expect(state).toHaveLength(1);
-    expect(state[0]).toMatchObject({ version: 1, agent: "main", preset: "safeguard" });
-    expect(sent).toContain(JSON.stringify(String(state[0]?.["summary"]).slice(0, 40)).slice(1, -1)); // as it appears in the JSON sent
-
-    // OpenClaw's transcript keeps every message: nothing was lost or rewritten.
-    const session = readOpenClawSession(openClawAgentDatabase("main", { stateDir: join(home, ".openclaw") }), { sessionKey: "agent:main:main" });
-    const messages = buildContext(parseOpenClawSession(session).entries).messages as { role: string; content: unknown }[];
-    const users = messages.filter((message) => message.role === "user").map((message) => JSON.stringify(message.content));
-    expect(users.some((text) => text.includes(FIRST))).toBe(true);
-    expect(users.some((text) => text.includes("SECONDTURN"))).toBe(true);
-    expect(users.some((text) => text.includes("THIRDTURN"))).toBe(true);
-  }, 4 * TURN_TIMEOUT);
-});
-
 /** A port on 127.0.0.1 nothing listens on now. */
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -296,7 +219,7 @@ function startGateway(home: string): Promise<{ stop: () => Promise<void>; log: (
 /** The text of a request's messages, as the model received it. */
 const sentText = (request: Recorded | undefined): string => JSON.stringify(request?.messages ?? []);
 
-describe.skipIf(SKIP !== undefined)("@compaction/openclaw through OpenClaw's Gateway", () => {
+describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, through its Gateway", () => {
   const FIRST = "FIRSTTURN";
   const ASK = "RECALLNOW";
   // The model calls compaction_recall once when asked to recall, and answers after the tool result.
@@ -309,7 +232,7 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw through OpenClaw's Gat
   let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
 
   beforeAll(async () => {
-    home = mkdtempSync(join(tmpdir(), "compaction-openclaw-gateway-"));
+    home = mkdtempSync(join(tmpdir(), "compaction-openclaw-"));
     const workspace = join(home, "workspace");
     mkdirSync(join(home, ".openclaw"), { recursive: true });
     mkdirSync(workspace, { recursive: true });
@@ -318,15 +241,16 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw through OpenClaw's Gat
     const config = {
       ...OFFLINE,
       models: { ...OFFLINE_MODELS, providers: { fake: { baseUrl: `http://127.0.0.1:${modelPort}/v1`, apiKey: "test-key", api: "openai-completions", models: [fake("fake-model", 64000), fake("small-model", 32000)] } } },
-      agents: { defaults: { model: { primary: "fake/fake-model" }, workspace }, entries: { roller: { model: "fake/small-model" } } },
+      agents: { ownership: "explicit", defaults: { model: { primary: "fake/fake-model" }, workspace }, entries: { main: { model: "fake/fake-model" }, roller: { model: "fake/small-model" }, keeper: { model: "fake/fake-model" } } },
       gateway: { mode: "local", port: gatewayPort, bind: "loopback", auth: { mode: "token", token: GATEWAY_TOKEN } },
     };
     writeFileSync(join(home, ".openclaw", "openclaw.json"), JSON.stringify(config, null, 2));
-    // Agent roller runs rolling with recall; it compacts when asked (no compaction after a turn), so the test says when.
-    writeFileSync(join(workspace, ".compactionrc"), "tokenizer: { counter: estimate }\nagents:\n  roller:\n    preset: rolling\n    autoCompact: { enabled: false }\n");
-    const install = await openclaw(home, ["plugins", "install", "-l", "--force", "--accept-capabilities", PLUGIN_DIR]);
-    expect(install.code, install.stderr + install.stdout).toBe(0);
-    gateway = await startGateway(home);
+    // The default preset differs from agent main's: the record must name main's. Agent roller runs
+    // rolling with recall; it compacts when asked (no compaction after a turn), so the test says when.
+    writeFileSync(
+      join(workspace, ".compactionrc"),
+      "preset: sliding-window\ntokenizer: { counter: estimate }\nagents:\n  main:\n    preset: safeguard\n    options: { safeguard: { keepRecentTokens: 400 } }\n  roller:\n    preset: rolling\n    autoCompact: { enabled: false }\n",
+    );
   }, TURN_TIMEOUT);
 
   afterAll(async () => {
@@ -334,6 +258,53 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw through OpenClaw's Gat
     await model.stop();
     if (home !== undefined) rmSync(home, { recursive: true, force: true });
   }, TURN_TIMEOUT);
+
+  it("installs from a local path and takes the context-engine slot", async () => {
+    const install = await openclaw(home, ["plugins", "install", "-l", "--force", "--accept-capabilities", PLUGIN_DIR]);
+    expect(install.code, install.stderr + install.stdout).toBe(0);
+    const config = JSON.parse(readFileSync(join(home, ".openclaw", "openclaw.json"), "utf8"));
+    expect(config.plugins.slots.contextEngine).toBe("compaction");
+    expect(config.plugins.entries.compaction.enabled).toBe(true);
+    // The Gateway loads it; the turns below go through the Gateway.
+    gateway = await startGateway(home);
+  }, TURN_TIMEOUT);
+
+  it("on a context overflow OpenClaw calls our compact, which runs agent main's preset, and the retry carries the summary", async () => {
+    for (const [index, marker] of [FIRST, "SECONDTURN"].entries()) {
+      const run = await openclaw(home, ["agent", "--agent", "main", "--message", turn(marker, 400), "--json"]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(model.requests.length).toBeGreaterThan(index);
+    }
+    const before = model.requests.length;
+    model.overflowNext();
+    const third = await openclaw(home, ["agent", "--agent", "main", "--message", turn("THIRDTURN", 50), "--json"]);
+    expect(third.code, third.stderr).toBe(0);
+
+    const overflowed = model.requests[before];
+    expect(overflowed?.status).toBe(400);
+    expect(JSON.stringify(overflowed?.messages)).toContain(FIRST);
+    const retried = model.requests.slice(before + 1);
+    expect(retried.length).toBeGreaterThan(0);
+    const sent = JSON.stringify(retried[0]?.messages);
+    expect(sent).toContain("THIRDTURN");
+    expect(sent).toContain("SECONDTURN");
+    expect((retried[0]?.messages.length ?? 0)).toBeLessThan(overflowed?.messages.length ?? 0);
+
+    // Our record (in OpenClaw's plugin state, or, as OpenClaw 2026.9 keeps that store from a plugin
+    // linked from a path, in the agent's directory): agent main's preset ran.
+    const state = [...readPluginState(join(home, ".openclaw", "state", "openclaw.sqlite")), ...readRecordFiles(join(home, ".openclaw", "agents", "main", "agent", "compaction-plugin", "sessions"))];
+    expect(state).toHaveLength(1);
+    expect(state[0]).toMatchObject({ version: 1, agent: "main", preset: "safeguard" });
+    expect(sent).toContain(JSON.stringify(String(state[0]?.["summary"]).slice(0, 40)).slice(1, -1)); // as it appears in the JSON sent
+
+    // OpenClaw's transcript keeps every message: nothing was lost or rewritten.
+    const session = readOpenClawSession(openClawAgentDatabase("main", { stateDir: join(home, ".openclaw") }), { sessionKey: "agent:main:main" });
+    const messages = buildContext(parseOpenClawSession(session).entries).messages as { role: string; content: unknown }[];
+    const users = messages.filter((message) => message.role === "user").map((message) => JSON.stringify(message.content));
+    expect(users.some((text) => text.includes(FIRST))).toBe(true);
+    expect(users.some((text) => text.includes("SECONDTURN"))).toBe(true);
+    expect(users.some((text) => text.includes("THIRDTURN"))).toBe(true);
+  }, 4 * TURN_TIMEOUT);
 
   it("`openclaw sessions compact` runs agent roller's rolling preset, and compaction_recall then returns the evicted turn", async () => {
     for (const marker of [FIRST, "SECONDTURN"]) {
@@ -366,6 +337,45 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw through OpenClaw's Gat
     const session = readOpenClawSession(openClawAgentDatabase("roller", { stateDir: join(home, ".openclaw") }), { sessionKey: "agent:roller:main" });
     const users = (buildContext(parseOpenClawSession(session).entries).messages as { role: string; content: unknown }[]).filter((message) => message.role === "user").map((message) => JSON.stringify(message.content));
     for (const marker of [FIRST, "SECONDTURN", ASK]) expect(users.some((text) => text.includes(marker))).toBe(true);
+  }, 4 * TURN_TIMEOUT);
+
+  it("summary-only: with OpenClaw's own engine and our compaction provider, OpenClaw's cut carries our summary", async () => {
+    // Select OpenClaw's legacy engine and our provider, and restart the Gateway to apply it.
+    await gateway?.stop();
+    const file = join(home, ".openclaw", "openclaw.json");
+    const config = JSON.parse(readFileSync(file, "utf8"));
+    config.plugins.slots.contextEngine = "legacy";
+    config.agents.defaults.compaction = { provider: "compaction" };
+    writeFileSync(file, JSON.stringify(config, null, 2));
+    gateway = await startGateway(home);
+
+    for (const marker of ["KEEPERONE", "KEEPERTWO", "KEEPERTHREE"]) {
+      const run = await openclaw(home, ["agent", "--agent", "keeper", "--message", turn(marker, 2800), "--json"]);
+      expect(run.code, run.stderr).toBe(0);
+    }
+    const before = model.requests.length;
+    const compact = await openclaw(home, ["sessions", "compact", "agent:keeper:main", "--json"]);
+    expect(compact.code, compact.stderr + compact.stdout).toBe(0);
+    expect(JSON.parse(compact.stdout.slice(compact.stdout.indexOf("{")))).toMatchObject({ ok: true, compacted: true });
+    // OpenClaw did not ask the model for a summary: our provider wrote it.
+    expect(model.requests.length).toBe(before);
+    // OpenClaw recorded the compaction in its own transcript, with our extractive summary (its sections, the first request).
+    const session = readOpenClawSession(openClawAgentDatabase("keeper", { stateDir: join(home, ".openclaw") }), { sessionKey: "agent:keeper:main" });
+    const entries = parseOpenClawSession(session).entries as { type: string; summary?: string }[];
+    const summary = entries.filter((entry) => entry.type === "compaction").at(-1)?.summary ?? "";
+    expect(summary).toContain("## Goal");
+    expect(summary).toContain("KEEPERONE");
+    // Our engine kept nothing of its own: no record for keeper.
+    expect(readRecordFiles(join(home, ".openclaw", "agents", "keeper", "agent", "compaction-plugin", "sessions"))).toHaveLength(0);
+
+    const next = await openclaw(home, ["agent", "--agent", "keeper", "--message", "KEEPERFOUR: and now?", "--json"]);
+    expect(next.code, next.stderr).toBe(0);
+    const sent = sentText(model.requests.at(-1));
+    expect(sent).toContain("KEEPERFOUR");
+    expect(sent).toContain(JSON.stringify(summary.slice(0, 60)).slice(1, -1));
+    // The first turn reaches the model only through the summary (which quotes the start of it), not whole.
+    expect(sent).not.toContain(JSON.stringify(turn("KEEPERONE", 2800)).slice(1, -1));
+    expect(sent).toContain(JSON.stringify(turn("KEEPERTHREE", 2800)).slice(1, -1));
   }, 4 * TURN_TIMEOUT);
 });
 
