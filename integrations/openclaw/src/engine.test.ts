@@ -131,6 +131,15 @@ describe("the summary-only compaction provider", () => {
     expect(summary.length).toBeGreaterThan(0);
     expect(summary).toContain("Earlier: the user set up the repo.");
   });
+
+  it("reads the .compactionrc of OpenClaw's default agent workspace when the plugin names no cwd", async () => {
+    const workspace = makeProject({ ".compactionrc": "preset: no-such-preset\n" });
+    const { registered } = fakeHost({}, "trusted", { agents: { defaults: { workspace } } });
+    await expect(registered.provider!.summarize({ messages: realMessages.slice(0, 4) })).rejects.toMatchObject({ code: "COMPACTION_PLUGIN_NOT_FOUND" });
+    const elsewhere = makeProject({ ".compactionrc": "preset: safeguard\n" });
+    const named = fakeHost({ cwd: elsewhere }, "trusted", { agents: { defaults: { workspace } } });
+    expect((await named.registered.provider!.summarize({ messages: realMessages.slice(0, 4) })).length).toBeGreaterThan(0);
+  });
 });
 
 describe("anchors", () => {

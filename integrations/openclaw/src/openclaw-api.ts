@@ -160,6 +160,8 @@ export interface PluginLogger {
 
 export interface OpenClawPluginApi {
   readonly id?: string;
+  /** OpenClaw's whole config (openclaw.json), as the plugin was loaded with it. */
+  readonly config?: { readonly agents?: { readonly defaults?: { readonly workspace?: string } } } & Record<string, unknown>;
   readonly pluginConfig?: Record<string, unknown>;
   readonly logger?: PluginLogger;
   readonly runtime?: {

@@ -325,6 +325,8 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
     const [asked, answered] = model.requests.slice(before);
     // The agent sees the tool (directly, not behind OpenClaw's tool search), and the note that names it instead of the first turn.
     expect(asked?.tools).toContain("compaction_recall");
+    // OpenClaw's own memory_search (memory-core, searching memory files) is still there, behind its tool search.
+    expect(sentText(asked)).toContain("memory_search (memory-core)");
     expect(sentText(asked)).toContain("Full transcript available via compaction_recall");
     expect(sentText(asked)).not.toContain("item5 of firstturn");
     expect(sentText(asked)).toContain("item5 of secondturn");

@@ -74,7 +74,15 @@ export function registerCompaction(api: OpenClawPluginApi, registerOptions: Regi
     if (known === undefined) load().catch(() => undefined); // built now, so the next run knows
     return recall.tool({ agentDir: ctx.agentDir, sessionId: ctx.sessionId }, known, load);
   }
-  api.registerCompactionProvider?.(
-    compactionProvider(() => compactors.get({ cwd: options.cwd ?? process.cwd(), agent: options.agent, preset: options.preset })),
-  );
+  // OpenClaw does not tell a provider's summarize() which agent it summarizes for: the config is
+  // found from the plugin's `cwd`, else the agents' default workspace, with the plugin's `agent` section.
+  const providerCwd = options.cwd ?? defaultWorkspace(api) ?? process.cwd();
+  api.registerCompactionProvider?.(compactionProvider(() => compactors.get({ cwd: providerCwd, agent: options.agent, preset: options.preset })));
+}
+
+/** `agents.defaults.workspace` of OpenClaw's config (`~` is the home directory), or undefined. */
+function defaultWorkspace(api: OpenClawPluginApi): string | undefined {
+  const workspace = api.config?.agents?.defaults?.workspace;
+  if (typeof workspace !== "string" || workspace.trim() === "") return undefined;
+  return workspace === "~" || workspace.startsWith("~/") ? join(homedir(), workspace.slice(1)) : workspace;
 }

@@ -13,10 +13,11 @@ export interface Registered {
   warnings: string[];
 }
 
-export function fakeHost(pluginConfig: Record<string, unknown>, state: "trusted" | "untrusted" = "trusted") {
+export function fakeHost(pluginConfig: Record<string, unknown>, state: "trusted" | "untrusted" = "trusted", config?: OpenClawPluginApi["config"]) {
   const registered: Registered = { tools: [], warnings: [] };
   const namespaces = new Map<string, Map<string, unknown>>();
   const api: OpenClawPluginApi = {
+    ...(config === undefined ? {} : { config }),
     pluginConfig,
     logger: { info: () => {}, warn: (message) => registered.warnings.push(message), error: (message) => registered.warnings.push(message) },
     runtime: {
