@@ -11,6 +11,8 @@
  *   in OpenClaw's plugin-state store (see engine-store.ts); the transcript is never touched.
  * - `ingest` / `commitTurn` / `afterTurn` keep the session's messages known to the engine (and
  *   `afterTurn` compacts when the context passes the preset's auto-compaction threshold).
+ *   `assemble`, `commitTurn`, `afterTurn` and `compact` also record the messages for recall's
+ *   index (agents with recall only, see recall-tool.ts).
  */
 import { type Compactor, type PiMessage, type ResolvedConfig } from "@compaction/core";
 import { ContextPruner } from "@compaction/plugin-layered";
@@ -87,7 +89,17 @@ export class CompactionEngine implements ContextEngine {
     const first = await this.#deps.store.commitTurn(params.advancementKey, params.sessionId);
     if (!first) return { status: "duplicate" };
     const known = this.#seen.get(params.sessionId);
-    if (known !== undefined) this.#seen.set(params.sessionId, [...known, ...params.messages]);
+    if (known === undefined) return { status: "committed" };
+    const messages = [...known, ...params.messages];
+    this.#seen.set(params.sessionId, messages);
+    // OpenClaw 2026.9 calls commitTurn instead of afterTurn for an engine with its durable-turn contract.
+    if (params.isHeartbeat !== true && this.#deps.recall !== undefined) {
+      try {
+        await this.#journal(await this.#compactorFor(params.sessionKey), params.sessionId, messages);
+      } catch {
+        // a broken config: assemble reports it
+      }
+    }
     return { status: "committed" };
   }
 
@@ -102,6 +114,7 @@ export class CompactionEngine implements ContextEngine {
       this.#warnOnce(`compaction: ${describe(error)}; the context is sent without pruning.`);
       return { messages: [...view], estimatedTokens: roughTokens(view) };
     }
+    await this.#journal(compactor, params.sessionId, params.messages);
     let messages = view;
     if (this.#deps.options.pruneContext && params.tokenBudget !== undefined && params.tokenBudget > 0) {
       try {

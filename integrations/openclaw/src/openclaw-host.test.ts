@@ -339,6 +339,10 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
     const session = readOpenClawSession(openClawAgentDatabase("roller", { stateDir: join(home, ".openclaw") }), { sessionKey: "agent:roller:main" });
     const users = (buildContext(parseOpenClawSession(session).entries).messages as { role: string; content: unknown }[]).filter((message) => message.role === "user").map((message) => JSON.stringify(message.content));
     for (const marker of [FIRST, "SECONDTURN", ASK]) expect(users.some((text) => text.includes(marker))).toBe(true);
+    // The plugin's copy for recall holds every turn too, the last one recorded at commitTurn.
+    const journals = join(home, ".openclaw", "agents", "roller", "agent", "compaction-plugin", "recall");
+    const copy = readdirSync(journals).filter((name) => name.endsWith(".jsonl")).map((name) => readFileSync(join(journals, name), "utf8")).join("\n");
+    for (const marker of [FIRST, "SECONDTURN", ASK]) expect(copy).toContain(marker);
   }, 4 * TURN_TIMEOUT);
 
   it("summary-only: with OpenClaw's own engine and our compaction provider, OpenClaw's cut carries our summary", async () => {

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AgentMessage, AgentTool, ToolFactoryContext } from "./openclaw-api.js";
-import { RecallJournal } from "./recall-journal.js";
+import { journalName, RecallJournal } from "./recall-journal.js";
 import { RECALL_TOOL_NAME } from "./recall-tool.js";
 import { fakeHost } from "./test-support/fake-host.js";
 
@@ -112,6 +112,27 @@ describe("compaction_recall, recall's tool in OpenClaw", () => {
     const { tool, context } = setUp();
     const given = tool.factory(context("roller", { sessionId: "fresh" })) as AgentTool;
     await expect(given.execute("call-1", { query: "x" })).rejects.toThrow(/no message of this session has been recorded yet/);
+  });
+
+  it("records what each committed turn adds (OpenClaw 2026.9 calls commitTurn, not afterTurn), so the tool finds it", async () => {
+    const { host, project, agentDir, tool, context } = setUp();
+    const engine = await host.registered.engine!({ workspaceDir: project, agentDir });
+    const session = { sessionId: "roller-session", sessionKey: "agent:roller:main" };
+    const start = realMessages.slice(0, 10);
+    await engine.assemble({ ...session, messages: start, tokenBudget: BUDGET });
+    const journal = new RecallJournal(join(agentDir, "compaction-plugin", "recall", journalName(session.sessionId)), session.sessionId);
+    expect(journal.length).toBe(10);
+    const turn: AgentMessage[] = [
+      { role: "user", content: "Rename the QUOKKA-7 bucket before Friday.", timestamp: 1_800_000_000_000 },
+      { role: "assistant", content: [{ type: "text", text: "Noted." }], timestamp: 1_800_000_000_001 },
+    ];
+    expect(await engine.commitTurn!({ ...session, advancementKey: "turn-1", messages: turn })).toEqual({ status: "committed" });
+    expect(new RecallJournal(journal.path, session.sessionId).length).toBe(12);
+    const given = tool.factory(context("roller")) as AgentTool;
+    expect(await text(given, { query: "QUOKKA-7" })).toContain("QUOKKA-7 bucket");
+    // The next assemble shows the same messages: nothing is written again.
+    await engine.assemble({ ...session, messages: [...start, ...turn], tokenBudget: BUDGET });
+    expect(new RecallJournal(journal.path, session.sessionId).length).toBe(12);
   });
 
   it("the journal is written only for agents with recall", async () => {
