@@ -17,7 +17,7 @@
 import { type Compactor, type PiMessage, type ResolvedConfig } from "@compaction/core";
 import { ContextPruner } from "@compaction/plugin-layered";
 import { planPiCompaction } from "@compaction/transcript";
-import { anchorOf, findAnchor } from "./anchor.js";
+import { anchorOf, findAnchor, sameAnchor } from "./anchor.js";
 import { CompactorCache } from "./compactor-cache.js";
 import type { EngineStore, SessionCompaction } from "./engine-store.js";
 import type {
@@ -242,6 +242,10 @@ export class CompactionEngine implements ContextEngine {
     const recall = this.#deps.recall;
     if (recall === undefined) return;
     try {
+      // OpenClaw hands some calls what assemble returned (the compaction's head, then the kept
+      // messages): that is not the transcript, and recording it would drop the evicted messages.
+      const compaction = await this.#deps.store.compaction(sessionId);
+      if (compaction !== undefined && startsWithHead(messages, compaction)) return;
       await recall.sync(compactor, { agentDir: this.#deps.factory.agentDir, sessionId }, messages);
     } catch (error) {
       this.#warnOnce(`compaction: could not record session ${sessionId} for ${recall.toolName}: ${describe(error)}. Evicted messages may not be found by it.`);
@@ -262,6 +266,13 @@ export class CompactionEngine implements ContextEngine {
     this.#warned.add(message);
     this.#deps.warn(message);
   }
+}
+
+/** Whether `messages` begin with the compaction's head (they are an assembled view, not OpenClaw's transcript). */
+function startsWithHead(messages: readonly AgentMessage[], compaction: SessionCompaction): boolean {
+  const head = compaction.head;
+  if (head.length === 0 || messages.length < head.length) return false;
+  return head.every((message, index) => sameAnchor(anchorOf(message), anchorOf(messages[index] as AgentMessage)));
 }
 
 function countTokens(compactor: Compactor<PiMessage>, messages: readonly AgentMessage[]): number {

@@ -66,6 +66,10 @@ describe("compaction_recall, recall's tool in OpenClaw", () => {
     expect(sent).toContain(`Full transcript available via ${RECALL_TOOL_NAME}`);
     expect(sent).not.toMatch(/memory_search/);
 
+    // OpenClaw hands some calls what assemble returned: that view is not recorded over the transcript.
+    await engine.assemble({ ...session, messages: assembled.messages, tokenBudget: BUDGET });
+    await engine.commitTurn!({ ...session, advancementKey: "after-view", messages: [] });
+
     const given = tool.factory(context("roller")) as AgentTool;
     expect(given.name).toBe(RECALL_TOOL_NAME);
     expect(given.parameters).toMatchObject({ type: "object" });

@@ -9,16 +9,17 @@
  *   of this plugin name it in rolling's eviction note and in shrink markers (`withRecallTool`),
  *   whatever `recall.toolName` the `.compactionrc` gives for pi and the CLI.
  * - **The index.** Recall's index reads pi session files; OpenClaw keeps sessions in SQLite. The
- *   engine journals each session's messages into a pi session file of this plugin's own
- *   (recall-journal.ts) after each turn and before each compaction, and the tool searches
- *   recall's index of that file. OpenClaw's transcript is only read.
+ *   engine records each session's messages, as OpenClaw hands them over (assemble, commitTurn,
+ *   afterTurn, and before each compaction), in a pi session file of this plugin's own
+ *   (recall-journal.ts), and the tool searches recall's index of that file. OpenClaw's transcript
+ *   is only read.
  * - **The tool.** Registered with `api.registerTool(factory, { name })`: OpenClaw calls the
  *   factory for each run with the session's agent, workspace and session id. Factories are
- *   synchronous, so it answers from the compactor already built for that agent (the engine
- *   builds it before the first turn's tools are asked for in the same process only sometimes):
- *   no tool when the agent's preset has no recall or its config is broken, the tool when it has
- *   recall or when the config is not loaded yet (a call then loads it, and says so when recall
- *   is off).
+ *   synchronous, so the factory answers from the compactor already built for that agent: no tool
+ *   when the agent's preset has no recall or its config is broken, the tool when it has recall.
+ *   When nothing is built yet (the first run in a process asks for tools before the engine has
+ *   read the config) the tool is offered, the compactor is built, and a call loads it and says so
+ *   when recall is off.
  */
 import { join } from "node:path";
 import { Compactor, describeError, type PiMessage, type ResolvedConfig } from "@compaction/core";
