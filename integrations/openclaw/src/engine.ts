@@ -242,11 +242,16 @@ export class CompactionEngine implements ContextEngine {
     const recall = this.#deps.recall;
     if (recall === undefined) return;
     try {
-      // OpenClaw hands some calls what assemble returned (the compaction's head, then the kept
-      // messages): that is not the transcript, and recording it would drop the evicted messages.
+      // After a compaction OpenClaw hands the engine what assemble returned (the compaction's head,
+      // then the messages from the first kept one): only what follows the head is recorded, after
+      // the journaled first kept message, so the evicted messages stay in the journal.
       const compaction = await this.#deps.store.compaction(sessionId);
-      if (compaction !== undefined && startsWithHead(messages, compaction)) return;
-      await recall.sync(compactor, { agentDir: this.#deps.factory.agentDir, sessionId }, messages);
+      const session = { agentDir: this.#deps.factory.agentDir, sessionId };
+      if (compaction !== undefined && startsWithHead(messages, compaction)) {
+        await recall.sync(compactor, session, messages.slice(compaction.head.length), { from: compaction.firstKept });
+      } else {
+        await recall.sync(compactor, session, messages);
+      }
     } catch (error) {
       this.#warnOnce(`compaction: could not record session ${sessionId} for ${recall.toolName}: ${describe(error)}. Evicted messages may not be found by it.`);
     }

@@ -63,6 +63,34 @@ export class RecallJournal {
     return { appended: lines.length, rewritten: false };
   }
 
+  /**
+   * Brings the journal up to a view of the session that starts at the journaled message `from`
+   * (what assemble returned after a compaction, less its head: OpenClaw's messages from the first
+   * one kept on). Appends what the view adds; leaves the journal alone, and returns undefined,
+   * when it does not hold `from` or the view does not continue it (it never rewrites from a view,
+   * which would drop the evicted messages).
+   */
+  syncFrom(from: MessageAnchor, messages: readonly AgentMessage[]): JournalSync | undefined {
+    const anchors = this.#load();
+    let start = -1;
+    for (let index = anchors.length - 1; index >= 0; index--) {
+      if (sameAnchor(anchors[index] as MessageAnchor, from)) {
+        start = index;
+        break;
+      }
+    }
+    if (start < 0 || !existsSync(this.path)) return undefined;
+    const held = anchors.length - start;
+    const shared = Math.min(held, messages.length);
+    if (shared > 0 && !sameAnchor(anchors[start + shared - 1] as MessageAnchor, anchorOf(messages[shared - 1] as AgentMessage))) return undefined;
+    if (messages.length <= held) return { appended: 0, rewritten: false };
+    const added = messages.slice(held);
+    appendFileSync(this.path, added.map((message, offset) => entryLine(message, anchors.length + offset)).join(""));
+    for (const message of added) anchors.push(anchorOf(message));
+    this.#size = statSync(this.path).size;
+    return { appended: added.length, rewritten: false };
+  }
+
   #rewrite(messages: readonly AgentMessage[]): void {
     mkdirSync(dirname(this.path), { recursive: true });
     const temporary = `${this.path}.${process.pid}.tmp`;

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AgentMessage, AgentTool, ToolFactoryContext } from "./openclaw-api.js";
+import { anchorOf } from "./anchor.js";
 import { journalName, RecallJournal } from "./recall-journal.js";
 import { RECALL_TOOL_NAME } from "./recall-tool.js";
 import { fakeHost } from "./test-support/fake-host.js";
@@ -66,9 +67,13 @@ describe("compaction_recall, recall's tool in OpenClaw", () => {
     expect(sent).toContain(`Full transcript available via ${RECALL_TOOL_NAME}`);
     expect(sent).not.toMatch(/memory_search/);
 
-    // OpenClaw hands some calls what assemble returned: that view is not recorded over the transcript.
+    // After a compaction OpenClaw hands the engine what assemble returned, plus the new turn: the
+    // new turn is recorded after the kept messages, and the evicted ones stay.
     await engine.assemble({ ...session, messages: assembled.messages, tokenBudget: BUDGET });
-    await engine.commitTurn!({ ...session, advancementKey: "after-view", messages: [] });
+    const next: AgentMessage[] = [{ role: "user", content: "Then tag the OKAPI-9 release.", timestamp: 1_900_000_000_000 }];
+    await engine.commitTurn!({ ...session, advancementKey: "after-view", messages: next });
+    const journal = new RecallJournal(join(agentDir, "compaction-plugin", "recall", journalName(session.sessionId)), session.sessionId);
+    expect(journal.length).toBe(transcript.length + 1);
 
     const given = tool.factory(context("roller")) as AgentTool;
     expect(given.name).toBe(RECALL_TOOL_NAME);
@@ -78,6 +83,7 @@ describe("compaction_recall, recall's tool in OpenClaw", () => {
     const entryId = /entry (\S+) ·/.exec(found)?.[1];
     expect(entryId).toBeDefined();
     expect(await text(given, { entryId })).toContain("Keep the ZEBRAFISH-42 migration behind the feature flag until the audit passes.");
+    expect(await text(given, { query: "OKAPI-9" })).toContain("OKAPI-9 release");
     // Tool output the agent no longer sees is found too.
     const toolResult = realMessages.find((message) => message.role === "toolResult" && JSON.stringify(message["content"]).includes("package.json"));
     if (toolResult !== undefined) expect(await text(given, { query: "package.json" })).toMatch(/toolResult/);
@@ -188,6 +194,20 @@ describe("the recall journal", () => {
       ),
       { numRuns: 60 },
     );
+  });
+
+  it("from a view (the messages from a journaled one on) appends only what continues it, and never drops what it holds", () => {
+    const dir = makeProject({});
+    const path = join(dir, "journal.jsonl");
+    const all = Array.from({ length: 8 }, (_, n) => message(n));
+    const journal = new RecallJournal(path, "s");
+    journal.sync(all.slice(0, 6));
+    expect(journal.syncFrom(anchorOf(all[3] as AgentMessage), all.slice(3, 8))).toEqual({ appended: 2, rewritten: false });
+    expect(journaled(path)).toEqual(all);
+    expect(journal.syncFrom(anchorOf(all[3] as AgentMessage), all.slice(3, 6))).toEqual({ appended: 0, rewritten: false });
+    expect(journal.syncFrom(anchorOf(message(99)), [message(99)])).toBeUndefined(); // not journaled
+    expect(journal.syncFrom(anchorOf(all[3] as AgentMessage), [all[3] as AgentMessage, message(50)])).toBeUndefined(); // does not continue it
+    expect(journaled(path)).toEqual(all);
   });
 
   it("a torn last line (a crash mid-append) is replaced from OpenClaw's messages", async () => {

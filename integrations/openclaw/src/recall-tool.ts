@@ -35,6 +35,7 @@ import {
 } from "@compaction/plugin-recall";
 import { PLUGIN_NAME as ROLLING, rolling, type RollingOptions } from "@compaction/plugin-rolling";
 import type { AgentMessage, AgentTool, AgentToolResult } from "./openclaw-api.js";
+import type { MessageAnchor } from "./anchor.js";
 import { journalName, RecallJournal } from "./recall-journal.js";
 
 /** The name of recall's tool in OpenClaw (declared in openclaw.plugin.json's `contracts.tools`). */
@@ -102,13 +103,15 @@ export class SessionRecall {
 
   /**
    * Journals OpenClaw's messages of the session and brings an open index up to date: what the
-   * engine does after each turn and before each compaction. Nothing for a compactor without recall.
+   * engine does after each turn and before each compaction. With `view`, `messages` are OpenClaw's
+   * messages from the journaled message `view.from` on (an assembled view without its head).
+   * Nothing for a compactor without recall.
    */
-  async sync(compactor: Compactor<PiMessage>, session: RecallSession, messages: readonly AgentMessage[]): Promise<void> {
+  async sync(compactor: Compactor<PiMessage>, session: RecallSession, messages: readonly AgentMessage[], view?: { readonly from: MessageAnchor }): Promise<void> {
     if (recallSettings(compactor) === undefined) return;
     const journal = this.#journal(session);
-    const { appended, rewritten } = journal.sync(messages);
-    if (appended === 0 && !rewritten) return;
+    const synced = view === undefined ? journal.sync(messages) : journal.syncFrom(view.from, messages);
+    if (synced === undefined || (synced.appended === 0 && !synced.rewritten)) return;
     const connection = await this.#connections.get(journal.path)?.catch(() => undefined);
     if (connection !== undefined) await connection.index.update();
   }
