@@ -84,6 +84,23 @@ describe("the context engine on a real pi session", () => {
     expect(registered.warnings.some((warning) => warning.includes("COMPACTION_PLUGIN_NOT_FOUND"))).toBe(true);
   });
 
+  it("a committed turn that takes the context past the preset's threshold compacts (OpenClaw 2026.9 calls commitTurn, not afterTurn)", async () => {
+    const project = makeProject({ ".compactionrc": "preset: safeguard\ntokenizer: { counter: estimate }\nautoCompact: { threshold: 0.5 }\n" });
+    const { registered, namespaces } = fakeHost({ cwd: project });
+    const engine = await registered.engine!({ workspaceDir: project });
+    const start = realMessages.slice(0, 20);
+    const budget = 60_000;
+    await engine.assemble({ ...SESSION, messages: start, tokenBudget: budget });
+    // A small turn: under the threshold, nothing happens.
+    await engine.commitTurn!({ ...SESSION, advancementKey: "small", messages: [{ role: "user", content: "ok", timestamp: 1 } as AgentMessage] });
+    expect(namespaces.get("session-compactions")?.has("s-1") ?? false).toBe(false);
+    // The rest of the session in one turn: past half the budget, so the engine compacts.
+    await engine.commitTurn!({ ...SESSION, advancementKey: "big", messages: realMessages.slice(20) });
+    expect(namespaces.get("session-compactions")?.has("s-1")).toBe(true);
+    const assembled = await engine.assemble({ ...SESSION, messages: [...start, { role: "user", content: "ok", timestamp: 1 } as AgentMessage, ...realMessages.slice(20)], tokenBudget: budget });
+    expect(assembled.messages[0]?.role).toBe("compactionSummary");
+  });
+
   it("commitTurn is idempotent per advancement key", async () => {
     const project = makeProject({ ".compactionrc": "preset: safeguard\n" });
     const { registered } = fakeHost({ cwd: project });

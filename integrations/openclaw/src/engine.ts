@@ -9,8 +9,10 @@
  * - `compact` (OpenClaw's `/compact`, its overflow recovery, and our own threshold check after
  *   each turn) runs the agent's preset from `.compactionrc` over that context. The result is kept
  *   in OpenClaw's plugin-state store (see engine-store.ts); the transcript is never touched.
- * - `ingest` / `commitTurn` / `afterTurn` keep the session's messages known to the engine (and
- *   `afterTurn` compacts when the context passes the preset's auto-compaction threshold).
+ * - `ingest` / `commitTurn` / `afterTurn` keep the session's messages known to the engine, and
+ *   `commitTurn` / `afterTurn` compact when the context passes the preset's auto-compaction
+ *   threshold (OpenClaw 2026.9 calls `commitTurn`, not `afterTurn`, after a turn of an engine
+ *   with its durable-turn contract; the budget is the one of the session's newest `assemble`).
  *   `assemble`, `commitTurn`, `afterTurn` and `compact` also record the messages for recall's
  *   index (agents with recall only, see recall-tool.ts).
  */
@@ -65,6 +67,8 @@ export class CompactionEngine implements ContextEngine {
   /** The newest messages OpenClaw showed us per session (its transcript's visible messages). */
   readonly #seen = new Map<string, readonly AgentMessage[]>();
   readonly #pruners = new Map<string, ContextPruner>();
+  /** The token budget of each session's newest assemble (commitTurn is not given one). */
+  readonly #budgets = new Map<string, number>();
   readonly #warned = new Set<string>();
 
   constructor(deps: EngineDeps) {
@@ -92,12 +96,18 @@ export class CompactionEngine implements ContextEngine {
     if (known === undefined) return { status: "committed" };
     const messages = [...known, ...params.messages];
     this.#seen.set(params.sessionId, messages);
-    // OpenClaw 2026.9 calls commitTurn instead of afterTurn for an engine with its durable-turn contract.
-    if (params.isHeartbeat !== true && this.#deps.recall !== undefined) {
+    // OpenClaw 2026.9 calls commitTurn instead of afterTurn for an engine with its durable-turn
+    // contract: what afterTurn does happens here too, with the budget of the session's last assemble.
+    if (params.isHeartbeat !== true) {
+      let compactor: Compactor<PiMessage> | undefined;
       try {
-        await this.#journal(await this.#compactorFor(params.sessionKey), params.sessionId, messages);
+        compactor = await this.#compactorFor(params.sessionKey);
       } catch {
         // a broken config: assemble reports it
+      }
+      if (compactor !== undefined) {
+        await this.#journal(compactor, params.sessionId, messages);
+        await this.#compactPastThreshold(compactor, params.sessionId, params.sessionKey, messages, this.#budgets.get(params.sessionId));
       }
     }
     return { status: "committed" };
@@ -105,6 +115,7 @@ export class CompactionEngine implements ContextEngine {
 
   async assemble(params: AssembleParams): Promise<AssembleResult> {
     this.#seen.set(params.sessionId, params.messages);
+    if (params.tokenBudget !== undefined && params.tokenBudget > 0) this.#budgets.set(params.sessionId, params.tokenBudget);
     const compaction = await this.#deps.store.compaction(params.sessionId);
     const view = this.#applied(params.messages, compaction, params.sessionId);
     let compactor: Compactor<PiMessage>;
@@ -137,12 +148,27 @@ export class CompactionEngine implements ContextEngine {
       return; // assemble reports a broken config
     }
     await this.#journal(compactor, params.sessionId, params.messages);
-    if (params.sessionKey === undefined || params.tokenBudget === undefined || !compactor.autoCompact.enabled) return;
-    const compaction = await this.#deps.store.compaction(params.sessionId);
-    const view = this.#applied(params.messages, compaction, params.sessionId);
-    if (countTokens(compactor, view) <= compactor.autoCompact.threshold * params.tokenBudget) return;
-    const result = await this.compact({ sessionId: params.sessionId, sessionKey: params.sessionKey, tokenBudget: params.tokenBudget });
-    if (!result.ok) this.#warnOnce(`compaction: the compaction after a turn failed: ${result.reason ?? "no reason given"}`);
+    await this.#compactPastThreshold(compactor, params.sessionId, params.sessionKey, params.messages, params.tokenBudget);
+  }
+
+  /** After a turn: compacts when the context passes the preset's auto-compaction threshold of the budget. */
+  async #compactPastThreshold(
+    compactor: Compactor<PiMessage>,
+    sessionId: string,
+    sessionKey: string | undefined,
+    messages: readonly AgentMessage[],
+    tokenBudget: number | undefined,
+  ): Promise<void> {
+    if (sessionKey === undefined || tokenBudget === undefined || !compactor.autoCompact.enabled) return;
+    const compaction = await this.#deps.store.compaction(sessionId);
+    const view = this.#applied(messages, compaction, sessionId);
+    if (countTokens(compactor, view) <= compactor.autoCompact.threshold * tokenBudget) return;
+    try {
+      const result = await this.compact({ sessionId, sessionKey, tokenBudget });
+      if (!result.ok) this.#warnOnce(`compaction: the compaction after a turn failed: ${result.reason ?? "no reason given"}`);
+    } catch (error) {
+      this.#warnOnce(`compaction: the compaction after a turn failed: ${describe(error)}`);
+    }
   }
 
   async compact(params: CompactParams): Promise<CompactResult> {
@@ -203,6 +229,7 @@ export class CompactionEngine implements ContextEngine {
   async dispose(): Promise<void> {
     this.#seen.clear();
     this.#pruners.clear();
+    this.#budgets.clear();
   }
 
   /** The session's compaction applied to OpenClaw's messages: its head, then the messages from the first kept one. */

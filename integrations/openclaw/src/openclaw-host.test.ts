@@ -9,6 +9,7 @@
  *   engine's `compact` (its overflow recovery) and retry with the summary instead of the first turn;
  * - agent roller (rolling): `openclaw sessions compact` (the Gateway's manual compaction) evicts
  *   the first turn, and the agent's call of `compaction_recall` returns it;
+ * - agent auto (safeguard at 30%): a turn past the threshold compacts, with no overflow or command;
  * - agent keeper, with OpenClaw's own engine and `agents.defaults.compaction.provider:
  *   "compaction"`: OpenClaw's cut, our summary.
  * Each time the agent's preset from `.compactionrc` must have run, and OpenClaw's transcript must
@@ -241,7 +242,7 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
     const config = {
       ...OFFLINE,
       models: { ...OFFLINE_MODELS, providers: { fake: { baseUrl: `http://127.0.0.1:${modelPort}/v1`, apiKey: "test-key", api: "openai-completions", models: [fake("fake-model", 64000), fake("small-model", 32000)] } } },
-      agents: { ownership: "explicit", defaults: { model: { primary: "fake/fake-model" }, workspace }, entries: { main: { model: "fake/fake-model" }, roller: { model: "fake/small-model" }, keeper: { model: "fake/fake-model" } } },
+      agents: { ownership: "explicit", defaults: { model: { primary: "fake/fake-model" }, workspace }, entries: { main: { model: "fake/fake-model" }, roller: { model: "fake/small-model" }, auto: { model: "fake/small-model" }, keeper: { model: "fake/fake-model" } } },
       gateway: { mode: "local", port: gatewayPort, bind: "loopback", auth: { mode: "token", token: GATEWAY_TOKEN } },
     };
     writeFileSync(join(home, ".openclaw", "openclaw.json"), JSON.stringify(config, null, 2));
@@ -249,7 +250,7 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
     // rolling with recall; it compacts when asked (no compaction after a turn), so the test says when.
     writeFileSync(
       join(workspace, ".compactionrc"),
-      "preset: sliding-window\ntokenizer: { counter: estimate }\nagents:\n  main:\n    preset: safeguard\n    options: { safeguard: { keepRecentTokens: 400 } }\n  roller:\n    preset: rolling\n    autoCompact: { enabled: false }\n",
+      "preset: sliding-window\ntokenizer: { counter: estimate }\nagents:\n  main:\n    preset: safeguard\n    options: { safeguard: { keepRecentTokens: 400 } }\n  auto:\n    preset: safeguard\n    autoCompact: { threshold: 0.3 }\n  roller:\n    preset: rolling\n    autoCompact: { enabled: false }\n",
     );
   }, TURN_TIMEOUT);
 
@@ -343,6 +344,19 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
     const journals = join(home, ".openclaw", "agents", "roller", "agent", "compaction-plugin", "recall");
     const copy = readdirSync(journals).filter((name) => name.endsWith(".jsonl")).map((name) => readFileSync(join(journals, name), "utf8")).join("\n");
     for (const marker of [FIRST, "SECONDTURN", ASK]) expect(copy).toContain(marker);
+  }, 4 * TURN_TIMEOUT);
+
+  it("a turn that takes agent auto past its preset's threshold compacts without overflow or a command (at commitTurn)", async () => {
+    for (const marker of ["AUTOONE", "AUTOTWO", "AUTOTHREE"]) {
+      const run = await openclaw(home, ["agent", "--agent", "auto", "--message", turn(marker, marker === "AUTOTHREE" ? 20 : 2800), "--json"]);
+      expect(run.code, run.stderr).toBe(0);
+    }
+    const records = readRecordFiles(join(home, ".openclaw", "agents", "auto", "agent", "compaction-plugin", "sessions"));
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ agent: "auto", preset: "safeguard" });
+    const sent = sentText(model.requests.at(-1));
+    expect(sent).toContain("AUTOTHREE");
+    expect(sent).not.toContain(JSON.stringify(turn("AUTOONE", 2800)).slice(1, -1));
   }, 4 * TURN_TIMEOUT);
 
   it("summary-only: with OpenClaw's own engine and our compaction provider, OpenClaw's cut carries our summary", async () => {
