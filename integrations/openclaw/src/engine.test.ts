@@ -4,46 +4,12 @@ import fc from "fast-check";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { anchorOf, findAnchor } from "./anchor.js";
-import type { AgentMessage, CompactionProvider, ContextEngine, KeyedStore, OpenClawPluginApi } from "./openclaw-api.js";
-import { registerCompaction } from "./plugin.js";
+import type { AgentMessage } from "./openclaw-api.js";
+import { fakeHost } from "./test-support/fake-host.js";
 
 afterAll(() => removeProjects());
 
 const SESSION = { sessionId: "s-1", sessionKey: "agent:main:main" };
-
-/** A host that records what the plugin registers, with OpenClaw's keyed store modelled by maps. */
-function fakeHost(pluginConfig: Record<string, unknown>, state: "trusted" | "untrusted" = "trusted") {
-  const registered: { engine?: (ctx: object) => ContextEngine | Promise<ContextEngine>; provider?: CompactionProvider; warnings: string[] } = { warnings: [] };
-  const namespaces = new Map<string, Map<string, unknown>>();
-  const api: OpenClawPluginApi = {
-    pluginConfig,
-    logger: { info: () => {}, warn: (message) => registered.warnings.push(message), error: (message) => registered.warnings.push(message) },
-    ...({
-          runtime: {
-            state: {
-              openKeyedStore<T>(options: { namespace: string }): KeyedStore<T> {
-                if (state === "untrusted") throw new Error('openKeyedStore is only available for trusted plugins in this release. Plugin "compaction" loaded with origin "config"');
-                const map = namespaces.get(options.namespace) ?? new Map<string, unknown>();
-                namespaces.set(options.namespace, map);
-                return {
-                  register: async (key, value) => void map.set(key, structuredClone(value)),
-                  registerIfAbsent: async (key, value) => (map.has(key) ? false : (map.set(key, structuredClone(value)), true)),
-                  lookup: async (key) => structuredClone(map.get(key)) as T | undefined,
-                };
-              },
-            },
-          },
-        }),
-    registerContextEngine: (_id, factory) => {
-      registered.engine = factory;
-    },
-    registerCompactionProvider: (provider) => {
-      registered.provider = provider;
-    },
-  };
-  registerCompaction(api, { readTranscript: async () => undefined });
-  return { registered, namespaces };
-}
 
 const realMessages = loadPiMessages(PI_FIXTURES[0] as string, { context: true }) as unknown as AgentMessage[];
 
@@ -118,6 +84,23 @@ describe("the context engine on a real pi session", () => {
     expect(registered.warnings.some((warning) => warning.includes("COMPACTION_PLUGIN_NOT_FOUND"))).toBe(true);
   });
 
+  it("a committed turn that takes the context past the preset's threshold compacts (OpenClaw 2026.9 calls commitTurn, not afterTurn)", async () => {
+    const project = makeProject({ ".compactionrc": "preset: safeguard\ntokenizer: { counter: estimate }\nautoCompact: { threshold: 0.5 }\n" });
+    const { registered, namespaces } = fakeHost({ cwd: project });
+    const engine = await registered.engine!({ workspaceDir: project });
+    const start = realMessages.slice(0, 20);
+    const budget = 60_000;
+    await engine.assemble({ ...SESSION, messages: start, tokenBudget: budget });
+    // A small turn: under the threshold, nothing happens.
+    await engine.commitTurn!({ ...SESSION, advancementKey: "small", messages: [{ role: "user", content: "ok", timestamp: 1 } as AgentMessage] });
+    expect(namespaces.get("session-compactions")?.has("s-1") ?? false).toBe(false);
+    // The rest of the session in one turn: past half the budget, so the engine compacts.
+    await engine.commitTurn!({ ...SESSION, advancementKey: "big", messages: realMessages.slice(20) });
+    expect(namespaces.get("session-compactions")?.has("s-1")).toBe(true);
+    const assembled = await engine.assemble({ ...SESSION, messages: [...start, { role: "user", content: "ok", timestamp: 1 } as AgentMessage, ...realMessages.slice(20)], tokenBudget: budget });
+    expect(assembled.messages[0]?.role).toBe("compactionSummary");
+  });
+
   it("commitTurn is idempotent per advancement key", async () => {
     const project = makeProject({ ".compactionrc": "preset: safeguard\n" });
     const { registered } = fakeHost({ cwd: project });
@@ -164,6 +147,15 @@ describe("the summary-only compaction provider", () => {
     const summary = await registered.provider!.summarize({ messages, previousSummary: "Earlier: the user set up the repo.", customInstructions: "the theme" });
     expect(summary.length).toBeGreaterThan(0);
     expect(summary).toContain("Earlier: the user set up the repo.");
+  });
+
+  it("reads the .compactionrc of OpenClaw's default agent workspace when the plugin names no cwd", async () => {
+    const workspace = makeProject({ ".compactionrc": "preset: no-such-preset\n" });
+    const { registered } = fakeHost({}, "trusted", { agents: { defaults: { workspace } } });
+    await expect(registered.provider!.summarize({ messages: realMessages.slice(0, 4) })).rejects.toMatchObject({ code: "COMPACTION_PLUGIN_NOT_FOUND" });
+    const elsewhere = makeProject({ ".compactionrc": "preset: safeguard\n" });
+    const named = fakeHost({ cwd: elsewhere }, "trusted", { agents: { defaults: { workspace } } });
+    expect((await named.registered.provider!.summarize({ messages: realMessages.slice(0, 4) })).length).toBeGreaterThan(0);
   });
 });
 

@@ -9,13 +9,17 @@
  * - `compact` (OpenClaw's `/compact`, its overflow recovery, and our own threshold check after
  *   each turn) runs the agent's preset from `.compactionrc` over that context. The result is kept
  *   in OpenClaw's plugin-state store (see engine-store.ts); the transcript is never touched.
- * - `ingest` / `commitTurn` / `afterTurn` keep the session's messages known to the engine (and
- *   `afterTurn` compacts when the context passes the preset's auto-compaction threshold).
+ * - `ingest` / `commitTurn` / `afterTurn` keep the session's messages known to the engine, and
+ *   `commitTurn` / `afterTurn` compact when the context passes the preset's auto-compaction
+ *   threshold (OpenClaw 2026.9 calls `commitTurn`, not `afterTurn`, after a turn of an engine
+ *   with its durable-turn contract; the budget is the one of the session's newest `assemble`).
+ *   `assemble`, `commitTurn`, `afterTurn` and `compact` also record the messages for recall's
+ *   index (agents with recall only, see recall-tool.ts).
  */
 import { type Compactor, type PiMessage, type ResolvedConfig } from "@compaction/core";
 import { ContextPruner } from "@compaction/plugin-layered";
 import { planPiCompaction } from "@compaction/transcript";
-import { anchorOf, findAnchor } from "./anchor.js";
+import { anchorOf, findAnchor, sameAnchor } from "./anchor.js";
 import { CompactorCache } from "./compactor-cache.js";
 import type { EngineStore, SessionCompaction } from "./engine-store.js";
 import type {
@@ -31,7 +35,9 @@ import type {
   ContextEngineInfo,
   IngestParams,
 } from "./openclaw-api.js";
-import { agentIdOfSessionKey, type ResolvedOpenClawOptions } from "./options.js";
+import { agentOf, compactorFor } from "./agent-compactor.js";
+import type { ResolvedOpenClawOptions } from "./options.js";
+import type { SessionRecall } from "./recall-tool.js";
 
 export const ENGINE_ID = "compaction";
 
@@ -46,6 +52,8 @@ export interface EngineDeps {
   readonly readTranscript?: TranscriptReader;
   readonly warn: (message: string) => void;
   readonly version?: string;
+  /** Keeps recall's index of each session current, for agents whose preset has recall. */
+  readonly recall?: SessionRecall;
 }
 
 /** Why a compaction was asked for, in our terms: `/compact` and forced runs are manual. */
@@ -59,6 +67,8 @@ export class CompactionEngine implements ContextEngine {
   /** The newest messages OpenClaw showed us per session (its transcript's visible messages). */
   readonly #seen = new Map<string, readonly AgentMessage[]>();
   readonly #pruners = new Map<string, ContextPruner>();
+  /** The token budget of each session's newest assemble (commitTurn is not given one). */
+  readonly #budgets = new Map<string, number>();
   readonly #warned = new Set<string>();
 
   constructor(deps: EngineDeps) {
@@ -83,12 +93,29 @@ export class CompactionEngine implements ContextEngine {
     const first = await this.#deps.store.commitTurn(params.advancementKey, params.sessionId);
     if (!first) return { status: "duplicate" };
     const known = this.#seen.get(params.sessionId);
-    if (known !== undefined) this.#seen.set(params.sessionId, [...known, ...params.messages]);
+    if (known === undefined) return { status: "committed" };
+    const messages = [...known, ...params.messages];
+    this.#seen.set(params.sessionId, messages);
+    // OpenClaw 2026.9 calls commitTurn instead of afterTurn for an engine with its durable-turn
+    // contract: what afterTurn does happens here too, with the budget of the session's last assemble.
+    if (params.isHeartbeat !== true) {
+      let compactor: Compactor<PiMessage> | undefined;
+      try {
+        compactor = await this.#compactorFor(params.sessionKey);
+      } catch {
+        // a broken config: assemble reports it
+      }
+      if (compactor !== undefined) {
+        await this.#journal(compactor, params.sessionId, messages);
+        await this.#compactPastThreshold(compactor, params.sessionId, params.sessionKey, messages, this.#budgets.get(params.sessionId));
+      }
+    }
     return { status: "committed" };
   }
 
   async assemble(params: AssembleParams): Promise<AssembleResult> {
     this.#seen.set(params.sessionId, params.messages);
+    if (params.tokenBudget !== undefined && params.tokenBudget > 0) this.#budgets.set(params.sessionId, params.tokenBudget);
     const compaction = await this.#deps.store.compaction(params.sessionId);
     const view = this.#applied(params.messages, compaction, params.sessionId);
     let compactor: Compactor<PiMessage>;
@@ -98,6 +125,7 @@ export class CompactionEngine implements ContextEngine {
       this.#warnOnce(`compaction: ${describe(error)}; the context is sent without pruning.`);
       return { messages: [...view], estimatedTokens: roughTokens(view) };
     }
+    await this.#journal(compactor, params.sessionId, params.messages);
     let messages = view;
     if (this.#deps.options.pruneContext && params.tokenBudget !== undefined && params.tokenBudget > 0) {
       try {
@@ -112,19 +140,35 @@ export class CompactionEngine implements ContextEngine {
 
   async afterTurn(params: AfterTurnParams): Promise<void> {
     this.#seen.set(params.sessionId, params.messages);
-    if (params.isHeartbeat === true || params.sessionKey === undefined || params.tokenBudget === undefined) return;
+    if (params.isHeartbeat === true) return;
     let compactor: Compactor<PiMessage>;
     try {
       compactor = await this.#compactorFor(params.sessionKey);
     } catch {
       return; // assemble reports a broken config
     }
-    if (!compactor.autoCompact.enabled) return;
-    const compaction = await this.#deps.store.compaction(params.sessionId);
-    const view = this.#applied(params.messages, compaction, params.sessionId);
-    if (countTokens(compactor, view) <= compactor.autoCompact.threshold * params.tokenBudget) return;
-    const result = await this.compact({ sessionId: params.sessionId, sessionKey: params.sessionKey, tokenBudget: params.tokenBudget });
-    if (!result.ok) this.#warnOnce(`compaction: the compaction after a turn failed: ${result.reason ?? "no reason given"}`);
+    await this.#journal(compactor, params.sessionId, params.messages);
+    await this.#compactPastThreshold(compactor, params.sessionId, params.sessionKey, params.messages, params.tokenBudget);
+  }
+
+  /** After a turn: compacts when the context passes the preset's auto-compaction threshold of the budget. */
+  async #compactPastThreshold(
+    compactor: Compactor<PiMessage>,
+    sessionId: string,
+    sessionKey: string | undefined,
+    messages: readonly AgentMessage[],
+    tokenBudget: number | undefined,
+  ): Promise<void> {
+    if (sessionKey === undefined || tokenBudget === undefined || !compactor.autoCompact.enabled) return;
+    const compaction = await this.#deps.store.compaction(sessionId);
+    const view = this.#applied(messages, compaction, sessionId);
+    if (countTokens(compactor, view) <= compactor.autoCompact.threshold * tokenBudget) return;
+    try {
+      const result = await this.compact({ sessionId, sessionKey, tokenBudget });
+      if (!result.ok) this.#warnOnce(`compaction: the compaction after a turn failed: ${result.reason ?? "no reason given"}`);
+    } catch (error) {
+      this.#warnOnce(`compaction: the compaction after a turn failed: ${describe(error)}`);
+    }
   }
 
   async compact(params: CompactParams): Promise<CompactResult> {
@@ -138,6 +182,8 @@ export class CompactionEngine implements ContextEngine {
     } catch (error) {
       return { ok: false, compacted: false, reason: describe(error) };
     }
+    // Every message OpenClaw has is journaled for recall before any of them is evicted.
+    await this.#journal(compactor, params.sessionId, messages);
     const previous = await this.#deps.store.compaction(params.sessionId);
     const view = this.#applied(messages, previous, params.sessionId);
     const contextWindow = params.tokenBudget ?? compactor.contextWindow ?? (compactor.config as ResolvedConfig | undefined)?.contextWindow;
@@ -183,6 +229,7 @@ export class CompactionEngine implements ContextEngine {
   async dispose(): Promise<void> {
     this.#seen.clear();
     this.#pruners.clear();
+    this.#budgets.clear();
   }
 
   /** The session's compaction applied to OpenClaw's messages: its head, then the messages from the first kept one. */
@@ -199,24 +246,12 @@ export class CompactionEngine implements ContextEngine {
   }
 
   #agentOf(sessionKey: string | undefined, agentId?: string): string | undefined {
-    return this.#deps.options.agent ?? agentId ?? agentIdOfSessionKey(sessionKey);
+    return agentOf(this.#deps.options, { sessionKey, agentId });
   }
 
-  /**
-   * The compactor for the session's agent: its `.compactionrc` section when the config has one.
-   * An OpenClaw agent without a section (every agent of a config with no `agents`) uses the
-   * config's top level; an agent named in the plugin's settings must have its section.
-   */
-  async #compactorFor(sessionKey: string | undefined, agentId?: string): Promise<Compactor<PiMessage>> {
-    const options = this.#deps.options;
-    const cwd = options.cwd ?? this.#deps.factory.workspaceDir ?? process.cwd();
-    const agent = this.#agentOf(sessionKey, agentId);
-    try {
-      return await this.#deps.compactors.get({ cwd, agent, preset: options.preset });
-    } catch (error) {
-      if (options.agent !== undefined || agent === undefined || !isMissingAgentSection(error, agent)) throw error;
-      return this.#deps.compactors.get({ cwd, agent: undefined, preset: options.preset });
-    }
+  /** The compactor for the session's agent (see agent-compactor.ts). */
+  #compactorFor(sessionKey: string | undefined, agentId?: string): Promise<Compactor<PiMessage>> {
+    return compactorFor(this.#deps.compactors, this.#deps.options, { workspaceDir: this.#deps.factory.workspaceDir, sessionKey, agentId });
   }
 
   async #read(params: CompactParams): Promise<readonly AgentMessage[] | undefined> {
@@ -226,6 +261,26 @@ export class CompactionEngine implements ContextEngine {
     } catch (error) {
       this.#warnOnce(`compaction: could not read session ${params.sessionId} through OpenClaw: ${describe(error)}`);
       return undefined;
+    }
+  }
+
+  /** Journals the session's messages for recall (agents with recall only); a failure is reported, never fatal to the turn. */
+  async #journal(compactor: Compactor<PiMessage>, sessionId: string, messages: readonly AgentMessage[]): Promise<void> {
+    const recall = this.#deps.recall;
+    if (recall === undefined) return;
+    try {
+      // After a compaction OpenClaw hands the engine what assemble returned (the compaction's head,
+      // then the messages from the first kept one): only what follows the head is recorded, after
+      // the journaled first kept message, so the evicted messages stay in the journal.
+      const compaction = await this.#deps.store.compaction(sessionId);
+      const session = { agentDir: this.#deps.factory.agentDir, sessionId };
+      if (compaction !== undefined && startsWithHead(messages, compaction)) {
+        await recall.sync(compactor, session, messages.slice(compaction.head.length), { from: compaction.firstKept });
+      } else {
+        await recall.sync(compactor, session, messages);
+      }
+    } catch (error) {
+      this.#warnOnce(`compaction: could not record session ${sessionId} for ${recall.toolName}: ${describe(error)}. Evicted messages may not be found by it.`);
     }
   }
 
@@ -245,10 +300,11 @@ export class CompactionEngine implements ContextEngine {
   }
 }
 
-/** The config's answer when it has no `agents.<agent>` section (COMPACTION_CONFIG_INVALID at `/agents/<agent>`). */
-function isMissingAgentSection(error: unknown, agent: string): boolean {
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  return code === "COMPACTION_CONFIG_INVALID" && typeof message === "string" && message.includes(`/agents/${agent}: expected a section for agent`);
+/** Whether `messages` begin with the compaction's head (they are an assembled view, not OpenClaw's transcript). */
+function startsWithHead(messages: readonly AgentMessage[], compaction: SessionCompaction): boolean {
+  const head = compaction.head;
+  if (head.length === 0 || messages.length < head.length) return false;
+  return head.every((message, index) => sameAnchor(anchorOf(message), anchorOf(messages[index] as AgentMessage)));
 }
 
 function countTokens(compactor: Compactor<PiMessage>, messages: readonly AgentMessage[]): number {

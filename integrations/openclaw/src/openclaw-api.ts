@@ -121,13 +121,36 @@ export interface KeyedStore<T> {
   lookup(key: string): Promise<T | undefined>;
 }
 
+/** What a tool returns (pi-agent-core's AgentToolResult): text for the model, details for logs. A thrown error becomes an error result. */
+export interface AgentToolResult {
+  content: { type: "text"; text: string }[];
+  details?: unknown;
+}
+
+/** A tool the agent can call (pi-agent-core's AgentTool, as OpenClaw's tool factories return it). */
 export interface AgentTool {
   readonly name: string;
   readonly label?: string;
+  /** "direct-only": always in the model's tool list, never deferred behind OpenClaw's Tool Search catalog. */
+  readonly catalogMode?: "direct-only";
   readonly description: string;
+  /** JSON Schema of the arguments (OpenClaw validates the model's arguments against it). */
   readonly parameters: unknown;
-  execute(toolCallId: string, params: unknown, signal?: AbortSignal): Promise<{ content: { type: "text"; text: string }[]; details?: unknown }>;
+  execute(toolCallId: string, params: unknown, signal?: AbortSignal): Promise<AgentToolResult>;
 }
+
+/** What OpenClaw passes a tool factory for each run (`OpenClawPluginToolContext`, the fields this plugin reads). */
+export interface ToolFactoryContext {
+  readonly config?: { readonly plugins?: { readonly slots?: { readonly contextEngine?: string } } } & Record<string, unknown>;
+  readonly workspaceDir?: string;
+  readonly agentDir?: string;
+  readonly agentId?: string;
+  readonly sessionKey?: string;
+  readonly sessionId?: string;
+}
+
+/** `api.registerTool`'s first argument: a tool, or a factory called per run (null: no tool for this run). */
+export type ToolFactory = (ctx: ToolFactoryContext) => AgentTool | AgentTool[] | null | undefined;
 
 export interface PluginLogger {
   info(message: string): void;
@@ -137,6 +160,8 @@ export interface PluginLogger {
 
 export interface OpenClawPluginApi {
   readonly id?: string;
+  /** OpenClaw's whole config (openclaw.json), as the plugin was loaded with it. */
+  readonly config?: { readonly agents?: { readonly defaults?: { readonly workspace?: string } } } & Record<string, unknown>;
   readonly pluginConfig?: Record<string, unknown>;
   readonly logger?: PluginLogger;
   readonly runtime?: {
@@ -146,7 +171,8 @@ export interface OpenClawPluginApi {
   };
   registerContextEngine(id: string, factory: (ctx: ContextEngineFactoryContext) => ContextEngine | Promise<ContextEngine>): void;
   registerCompactionProvider?(provider: CompactionProvider): void;
-  registerTool?(tool: AgentTool, options?: { name?: string; optional?: boolean }): void;
+  /** Every name registered must be in the manifest's `contracts.tools`. */
+  registerTool?(tool: AgentTool | ToolFactory, options?: { name?: string; names?: string[]; optional?: boolean }): void;
 }
 
 /** Whatever `openKeyedStore` returns (a store, or a promise of one on some hosts). */

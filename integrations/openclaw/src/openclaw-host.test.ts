@@ -1,13 +1,20 @@
 /**
- * The plugin in the real OpenClaw (the `openclaw` package the repo installs on Node 24): OpenClaw's
- * plugin loader installs it from this directory (`openclaw plugins install -l`), the install puts
- * it in `plugins.slots.contextEngine`, three one-shot agent turns run against a fake model on
- * 127.0.0.1, and the fake model's "context length exceeded" on the third makes OpenClaw call the
- * engine's `compact` (its overflow recovery) and retry. The agent's preset from `.compactionrc`
- * must have run (the record in OpenClaw's plugin state says which), the retried request must
- * carry the summary instead of the first turn, and OpenClaw's transcript must still hold every
- * message. Skipped, saying why, where OpenClaw cannot run (it needs Node >=24.16; npm skips the
- * optional `openclaw` dependency elsewhere).
+ * The plugin in the real OpenClaw (the `openclaw` package the repo installs on Node 24), all
+ * against a fake model on 127.0.0.1 and one OpenClaw Gateway on 127.0.0.1 (started once: an
+ * OpenClaw process takes 20-40 s to start on a loaded machine, a turn through a running Gateway
+ * a few seconds):
+ * - OpenClaw's plugin loader installs it from this directory (`openclaw plugins install -l`) and
+ *   the install puts it in `plugins.slots.contextEngine`;
+ * - agent main (safeguard): the fake model's "context length exceeded" makes OpenClaw call the
+ *   engine's `compact` (its overflow recovery) and retry with the summary instead of the first turn;
+ * - agent roller (rolling): `openclaw sessions compact` (the Gateway's manual compaction) evicts
+ *   the first turn, and the agent's call of `compaction_recall` returns it;
+ * - agent auto (safeguard at 30%): a turn past the threshold compacts, with no overflow or command;
+ * - agent keeper, with OpenClaw's own engine and `agents.defaults.compaction.provider:
+ *   "compaction"`: OpenClaw's cut, our summary.
+ * Each time the agent's preset from `.compactionrc` must have run, and OpenClaw's transcript must
+ * still hold every message. Skipped, saying why, where OpenClaw cannot run (it needs Node
+ * >=24.16; npm skips the optional `openclaw` dependency elsewhere).
  */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -63,12 +70,23 @@ const SKIP = skipReason();
 if (SKIP !== undefined) console.warn(`openclaw-host.test: skipped: ${SKIP}`);
 
 interface Recorded {
-  readonly messages: { role: string; content: unknown }[];
+  readonly messages: { role: string; content: unknown; tool_calls?: unknown }[];
+  /** The names of the tools the request offers the model. */
+  readonly tools: string[];
   readonly status: number;
 }
 
-/** An OpenAI-compatible chat-completions server on 127.0.0.1 that answers "context length exceeded" when told to. */
-function fakeModel() {
+/** A tool call the fake model makes instead of answering. */
+interface ScriptedCall {
+  readonly name: string;
+  readonly args: Record<string, unknown>;
+}
+
+/**
+ * An OpenAI-compatible chat-completions server on 127.0.0.1 that answers "context length
+ * exceeded" when told to, and calls a tool when `callTool` says so for a request.
+ */
+function fakeModel(callTool: (request: Recorded) => ScriptedCall | undefined = () => undefined) {
   const requests: Recorded[] = [];
   let overflowNext = false;
   const server: Server = createServer((req, res) => {
@@ -79,28 +97,40 @@ function fakeModel() {
         res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ data: [{ id: "fake-model", object: "model" }] }));
         return;
       }
-      const request = JSON.parse(body) as { messages: Recorded["messages"]; stream?: boolean; model: string };
+      const request = JSON.parse(body) as { messages: Recorded["messages"]; tools?: { function?: { name?: string } }[]; stream?: boolean; model: string };
+      const tools = (request.tools ?? []).map((tool) => String(tool.function?.name));
       if (overflowNext) {
         overflowNext = false;
-        requests.push({ messages: request.messages, status: 400 });
+        requests.push({ messages: request.messages, tools, status: 400 });
         res.writeHead(400, { "content-type": "application/json" }).end(
           JSON.stringify({ error: { message: "This model's maximum context length is 64000 tokens. Please reduce the length of the messages (context length exceeded).", type: "invalid_request_error", code: "context_length_exceeded" } }),
         );
         return;
       }
-      requests.push({ messages: request.messages, status: 200 });
+      const recorded: Recorded = { messages: request.messages, tools, status: 200 };
+      requests.push(recorded);
+      const call = callTool(recorded);
       const text = `reply ${requests.length}: noted.`;
       const usage = { prompt_tokens: 100, completion_tokens: 5, total_tokens: 105 };
+      const toolCalls = call === undefined ? undefined : [{ index: 0, id: `call_${requests.length}`, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args) } }];
       if (request.stream === true) {
         res.writeHead(200, { "content-type": "text/event-stream" });
         const chunk = (payload: object) => res.write(`data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: request.model, ...payload })}\n\n`);
-        chunk({ choices: [{ index: 0, delta: { role: "assistant", content: text }, finish_reason: null }] });
-        chunk({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
+        if (toolCalls === undefined) chunk({ choices: [{ index: 0, delta: { role: "assistant", content: text }, finish_reason: null }] });
+        else chunk({ choices: [{ index: 0, delta: { role: "assistant", content: null, tool_calls: toolCalls }, finish_reason: null }] });
+        chunk({ choices: [{ index: 0, delta: {}, finish_reason: toolCalls === undefined ? "stop" : "tool_calls" }] });
         chunk({ choices: [], usage });
         res.end("data: [DONE]\n\n");
       } else {
         res.writeHead(200, { "content-type": "application/json" }).end(
-          JSON.stringify({ id: "c", object: "chat.completion", created: 1, model: request.model, choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }], usage }),
+          JSON.stringify({
+            id: "c",
+            object: "chat.completion",
+            created: 1,
+            model: request.model,
+            choices: [{ index: 0, message: { role: "assistant", content: toolCalls === undefined ? text : null, ...(toolCalls === undefined ? {} : { tool_calls: toolCalls }) }, finish_reason: toolCalls === undefined ? "stop" : "tool_calls" }],
+            usage,
+          }),
         );
       }
     });
@@ -121,11 +151,21 @@ interface Run {
   readonly stderr: string;
 }
 
+/** The environment an OpenClaw process of this test runs in: its own home, and the Gateway's token. */
+function openclawEnv(home: string): Record<string, string> {
+  return { PATH: process.env["PATH"] ?? "", HOME: home, OPENCLAW_STATE_DIR: join(home, ".openclaw"), OPENCLAW_GATEWAY_TOKEN: GATEWAY_TOKEN, NO_COLOR: "1" };
+}
+
+const GATEWAY_TOKEN = "test-token";
+/** Settings that keep OpenClaw off the network: no update check, no hosted model catalog. */
+const OFFLINE = { update: { checkOnStart: false } } as const;
+const OFFLINE_MODELS = { catalogRefresh: { enabled: false } } as const;
+
 function openclaw(home: string, args: readonly string[]): Promise<Run> {
   const bin = join(OPENCLAW_DIR as string, "openclaw.mjs");
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [bin, ...args], {
-      env: { PATH: process.env["PATH"] ?? "", HOME: home, OPENCLAW_STATE_DIR: join(home, ".openclaw"), NO_COLOR: "1" },
+      env: openclawEnv(home),
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -144,39 +184,81 @@ function turn(marker: string, words: number): string {
 
 const TURN_TIMEOUT = 15 * 60_000;
 
-describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw", () => {
-  const model = fakeModel();
+/** A port on 127.0.0.1 nothing listens on now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** `openclaw gateway run` in `home`, resolved once the Gateway says it is ready. */
+function startGateway(home: string): Promise<{ stop: () => Promise<void>; log: () => string }> {
+  const bin = join(OPENCLAW_DIR as string, "openclaw.mjs");
+  const child = spawn(process.execPath, [bin, "gateway", "run"], { env: openclawEnv(home), stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const exited = new Promise<void>((resolve) => child.on("close", () => resolve()));
+  const stop = async () => {
+    if (child.exitCode === null) child.kill("SIGTERM");
+    await exited;
+  };
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (/\[gateway\] ready/.test(output)) resolve({ stop, log: () => output });
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.on("error", reject);
+    child.on("close", (code) => reject(new Error(`openclaw gateway run exited (${code}) before it was ready:\n${output.slice(-4000)}`)));
+  });
+}
+
+/** The text of a request's messages, as the model received it. */
+const sentText = (request: Recorded | undefined): string => JSON.stringify(request?.messages ?? []);
+
+describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, through its Gateway", () => {
+  const FIRST = "FIRSTTURN";
+  const ASK = "RECALLNOW";
+  // The model calls compaction_recall once when asked to recall, and answers after the tool result.
+  const model = fakeModel((request) => {
+    const asked = request.messages.some((message) => message.role === "user" && JSON.stringify(message.content).includes(ASK));
+    const called = request.messages.some((message) => message.role === "tool");
+    return asked && !called ? { name: "compaction_recall", args: { query: FIRST } } : undefined;
+  });
   let home: string;
-  let workspace: string;
+  let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
 
   beforeAll(async () => {
     home = mkdtempSync(join(tmpdir(), "compaction-openclaw-"));
-    workspace = join(home, "workspace");
+    const workspace = join(home, "workspace");
     mkdirSync(join(home, ".openclaw"), { recursive: true });
     mkdirSync(workspace, { recursive: true });
-    const port = await model.start();
+    const [modelPort, gatewayPort] = [await model.start(), await freePort()];
+    const fake = (id: string, contextWindow: number) => ({ id, name: id, reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow, maxTokens: 1000 });
     const config = {
-      models: {
-        providers: {
-          fake: {
-            baseUrl: `http://127.0.0.1:${port}/v1`,
-            apiKey: "test-key",
-            api: "openai-completions",
-            models: [{ id: "fake-model", name: "Fake", reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 64000, maxTokens: 1000 }],
-          },
-        },
-      },
-      agents: { defaults: { model: { primary: "fake/fake-model" }, workspace } },
+      ...OFFLINE,
+      models: { ...OFFLINE_MODELS, providers: { fake: { baseUrl: `http://127.0.0.1:${modelPort}/v1`, apiKey: "test-key", api: "openai-completions", models: [fake("fake-model", 64000), fake("small-model", 32000)] } } },
+      agents: { ownership: "explicit", defaults: { model: { primary: "fake/fake-model" }, workspace }, entries: { main: { model: "fake/fake-model" }, roller: { model: "fake/small-model" }, auto: { model: "fake/small-model" }, keeper: { model: "fake/fake-model" } } },
+      gateway: { mode: "local", port: gatewayPort, bind: "loopback", auth: { mode: "token", token: GATEWAY_TOKEN } },
     };
     writeFileSync(join(home, ".openclaw", "openclaw.json"), JSON.stringify(config, null, 2));
-    // The default preset differs from agent main's: the record must name main's.
-    writeFileSync(join(workspace, ".compactionrc"), "preset: sliding-window\ntokenizer: { counter: estimate }\nagents:\n  main:\n    preset: safeguard\n    options: { safeguard: { keepRecentTokens: 400 } }\n");
+    // The default preset differs from agent main's: the record must name main's. Agent roller runs
+    // rolling with recall; it compacts when asked (no compaction after a turn), so the test says when.
+    writeFileSync(
+      join(workspace, ".compactionrc"),
+      "preset: sliding-window\ntokenizer: { counter: estimate }\nagents:\n  main:\n    preset: safeguard\n    options: { safeguard: { keepRecentTokens: 400 } }\n  auto:\n    preset: safeguard\n    autoCompact: { threshold: 0.3 }\n  roller:\n    preset: rolling\n    autoCompact: { enabled: false }\n",
+    );
   }, TURN_TIMEOUT);
 
   afterAll(async () => {
+    await gateway?.stop();
     await model.stop();
     if (home !== undefined) rmSync(home, { recursive: true, force: true });
-  });
+  }, TURN_TIMEOUT);
 
   it("installs from a local path and takes the context-engine slot", async () => {
     const install = await openclaw(home, ["plugins", "install", "-l", "--force", "--accept-capabilities", PLUGIN_DIR]);
@@ -184,18 +266,19 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw",
     const config = JSON.parse(readFileSync(join(home, ".openclaw", "openclaw.json"), "utf8"));
     expect(config.plugins.slots.contextEngine).toBe("compaction");
     expect(config.plugins.entries.compaction.enabled).toBe(true);
+    // The Gateway loads it; the turns below go through the Gateway.
+    gateway = await startGateway(home);
   }, TURN_TIMEOUT);
 
   it("on a context overflow OpenClaw calls our compact, which runs agent main's preset, and the retry carries the summary", async () => {
-    const FIRST = "FIRSTTURN";
     for (const [index, marker] of [FIRST, "SECONDTURN"].entries()) {
-      const run = await openclaw(home, ["agent", "--local", "--agent", "main", "--message", turn(marker, 400), "--json"]);
+      const run = await openclaw(home, ["agent", "--agent", "main", "--message", turn(marker, 400), "--json"]);
       expect(run.code, run.stderr).toBe(0);
       expect(model.requests.length).toBeGreaterThan(index);
     }
     const before = model.requests.length;
     model.overflowNext();
-    const third = await openclaw(home, ["agent", "--local", "--agent", "main", "--message", turn("THIRDTURN", 50), "--json"]);
+    const third = await openclaw(home, ["agent", "--agent", "main", "--message", turn("THIRDTURN", 50), "--json"]);
     expect(third.code, third.stderr).toBe(0);
 
     const overflowed = model.requests[before];
@@ -222,6 +305,97 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw",
     expect(users.some((text) => text.includes(FIRST))).toBe(true);
     expect(users.some((text) => text.includes("SECONDTURN"))).toBe(true);
     expect(users.some((text) => text.includes("THIRDTURN"))).toBe(true);
+  }, 4 * TURN_TIMEOUT);
+
+  it("`openclaw sessions compact` runs agent roller's rolling preset, and compaction_recall then returns the evicted turn", async () => {
+    for (const marker of [FIRST, "SECONDTURN"]) {
+      const run = await openclaw(home, ["agent", "--agent", "roller", "--message", turn(marker, 2800), "--json"]);
+      expect(run.code, run.stderr).toBe(0);
+    }
+    // The Gateway's manual compaction reaches our engine: rolling evicts the first turn.
+    const compact = await openclaw(home, ["sessions", "compact", "agent:roller:main", "--json"]);
+    expect(compact.code, compact.stderr + compact.stdout).toBe(0);
+    expect(JSON.parse(compact.stdout.slice(compact.stdout.indexOf("{")))).toMatchObject({ ok: true, compacted: true });
+    const records = readRecordFiles(join(home, ".openclaw", "agents", "roller", "agent", "compaction-plugin", "sessions"));
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ agent: "roller", preset: "rolling" });
+
+    const before = model.requests.length;
+    const ask = await openclaw(home, ["agent", "--agent", "roller", "--message", `${ASK}: what did the first turn list?`, "--json"]);
+    expect(ask.code, ask.stderr).toBe(0);
+    const [asked, answered] = model.requests.slice(before);
+    // The agent sees the tool (directly, not behind OpenClaw's tool search), and the note that names it instead of the first turn.
+    expect(asked?.tools).toContain("compaction_recall");
+    // OpenClaw's own memory_search (memory-core, searching memory files) is still there, behind its tool search.
+    expect(sentText(asked)).toContain("memory_search (memory-core)");
+    expect(sentText(asked)).toContain("Full transcript available via compaction_recall");
+    expect(sentText(asked)).not.toContain("item5 of firstturn");
+    expect(sentText(asked)).toContain("item5 of secondturn");
+    // OpenClaw ran the call: the tool result it sends back holds the evicted text.
+    const result = answered?.messages.find((message) => message.role === "tool");
+    expect(JSON.stringify(result?.content)).toContain(FIRST);
+    expect(JSON.stringify(result?.content)).toContain("firstturn");
+
+    // OpenClaw's transcript still holds every turn: eviction happened only in what is sent.
+    const session = readOpenClawSession(openClawAgentDatabase("roller", { stateDir: join(home, ".openclaw") }), { sessionKey: "agent:roller:main" });
+    const users = (buildContext(parseOpenClawSession(session).entries).messages as { role: string; content: unknown }[]).filter((message) => message.role === "user").map((message) => JSON.stringify(message.content));
+    for (const marker of [FIRST, "SECONDTURN", ASK]) expect(users.some((text) => text.includes(marker))).toBe(true);
+    // The plugin's copy for recall holds every turn too, the last one recorded at commitTurn.
+    const journals = join(home, ".openclaw", "agents", "roller", "agent", "compaction-plugin", "recall");
+    const copy = readdirSync(journals).filter((name) => name.endsWith(".jsonl")).map((name) => readFileSync(join(journals, name), "utf8")).join("\n");
+    for (const marker of [FIRST, "SECONDTURN", ASK]) expect(copy).toContain(marker);
+  }, 4 * TURN_TIMEOUT);
+
+  it("a turn that takes agent auto past its preset's threshold compacts without overflow or a command (at commitTurn)", async () => {
+    for (const marker of ["AUTOONE", "AUTOTWO", "AUTOTHREE"]) {
+      const run = await openclaw(home, ["agent", "--agent", "auto", "--message", turn(marker, marker === "AUTOTHREE" ? 20 : 2800), "--json"]);
+      expect(run.code, run.stderr).toBe(0);
+    }
+    const records = readRecordFiles(join(home, ".openclaw", "agents", "auto", "agent", "compaction-plugin", "sessions"));
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ agent: "auto", preset: "safeguard" });
+    const sent = sentText(model.requests.at(-1));
+    expect(sent).toContain("AUTOTHREE");
+    expect(sent).not.toContain(JSON.stringify(turn("AUTOONE", 2800)).slice(1, -1));
+  }, 4 * TURN_TIMEOUT);
+
+  it("summary-only: with OpenClaw's own engine and our compaction provider, OpenClaw's cut carries our summary", async () => {
+    // Select OpenClaw's legacy engine and our provider, and restart the Gateway to apply it.
+    await gateway?.stop();
+    const file = join(home, ".openclaw", "openclaw.json");
+    const config = JSON.parse(readFileSync(file, "utf8"));
+    config.plugins.slots.contextEngine = "legacy";
+    config.agents.defaults.compaction = { provider: "compaction" };
+    writeFileSync(file, JSON.stringify(config, null, 2));
+    gateway = await startGateway(home);
+
+    for (const marker of ["KEEPERONE", "KEEPERTWO", "KEEPERTHREE"]) {
+      const run = await openclaw(home, ["agent", "--agent", "keeper", "--message", turn(marker, 2800), "--json"]);
+      expect(run.code, run.stderr).toBe(0);
+    }
+    const before = model.requests.length;
+    const compact = await openclaw(home, ["sessions", "compact", "agent:keeper:main", "--json"]);
+    expect(compact.code, compact.stderr + compact.stdout).toBe(0);
+    expect(JSON.parse(compact.stdout.slice(compact.stdout.indexOf("{")))).toMatchObject({ ok: true, compacted: true });
+    // OpenClaw did not ask the model for a summary: our provider wrote it.
+    expect(model.requests.length).toBe(before);
+    // OpenClaw recorded the compaction in its own transcript, with our extractive summary (its sections, the first request).
+    const session = readOpenClawSession(openClawAgentDatabase("keeper", { stateDir: join(home, ".openclaw") }), { sessionKey: "agent:keeper:main" });
+    const entries = parseOpenClawSession(session).entries as { type: string; summary?: string }[];
+    const summary = entries.filter((entry) => entry.type === "compaction").at(-1)?.summary ?? "";
+    expect(summary).toContain("## Goal");
+    expect(summary).toContain("KEEPERONE");
+    // Our engine kept nothing of its own: no record for keeper.
+    expect(readRecordFiles(join(home, ".openclaw", "agents", "keeper", "agent", "compaction-plugin", "sessions"))).toHaveLength(0);
+
+    const next = await openclaw(home, ["agent", "--agent", "keeper", "--message", "KEEPERFOUR: and now?", "--json"]);
+    expect(next.code, next.stderr).toBe(0);
+    const sent = sentText(model.requests.at(-1));
+    expect(sent).toContain("KEEPERFOUR");
+    expect(sent).toContain(JSON.stringify(summary.slice(0, 60)).slice(1, -1));
+    // The first turn reaches the model only through the summary (which quotes the start of it), not whole.
+    expect(sent).not.toContain(JSON.stringify(turn("KEEPERONE", 2800)).slice(1, -1));
+    expect(sent).toContain(JSON.stringify(turn("KEEPERTHREE", 2800)).slice(1, -1));
   }, 4 * TURN_TIMEOUT);
 });
 

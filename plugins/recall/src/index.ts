@@ -22,6 +22,7 @@ export {
   type MemorySearchParameters,
   type MemorySearchResult,
   type MemorySearchTool,
+  memorySearchDescription,
   memorySearchTool,
   type MemorySearchToolOptions,
   type OpenAIToolDefinition,

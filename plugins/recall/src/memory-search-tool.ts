@@ -84,7 +84,7 @@ export function memorySearchTool(index: RecallIndex, options: MemorySearchToolOp
   const limits = { limit: Math.min(options.limit ?? RECALL_DEFAULTS.limit, maxLimit), maxLimit };
   const maxEntryChars = options.maxEntryChars ?? RECALL_DEFAULTS.maxEntryChars;
   const parameters = memorySearchParameters(limits);
-  const description = toolDescription(name);
+  const description = memorySearchDescription(name);
 
   async function handle(args: unknown): Promise<MemorySearchResult> {
     const parsed = parseMemorySearchArgs(args, limits, name);
@@ -135,7 +135,8 @@ export function memorySearchTool(index: RecallIndex, options: MemorySearchToolOp
   };
 }
 
-function toolDescription(name: string): string {
+/** What the tool tells the agent it does, for a tool named `name` (the same text `memorySearchTool` gives it). */
+export function memorySearchDescription(name: string): string {
   return [
     "Search the full transcript of this session, including earlier messages that are no longer in your context (evicted or summarised by compaction).",
     "Returns the best matching entries, best first, each with its entry id, time, role and a snippet.",
