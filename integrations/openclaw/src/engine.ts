@@ -13,7 +13,7 @@
  *   `afterTurn` compacts when the context passes the preset's auto-compaction threshold).
  */
 import { type Compactor, type PiMessage, type ResolvedConfig } from "@compaction/core";
-import { ContextPruner } from "@compaction/plugin-layered";
+import { ensureRequestPruning } from "@compaction/plugin-layered";
 import { planPiCompaction } from "@compaction/transcript";
 import { anchorOf, findAnchor } from "./anchor.js";
 import { CompactorCache } from "./compactor-cache.js";
@@ -58,7 +58,6 @@ export class CompactionEngine implements ContextEngine {
   readonly #deps: EngineDeps;
   /** The newest messages OpenClaw showed us per session (its transcript's visible messages). */
   readonly #seen = new Map<string, readonly AgentMessage[]>();
-  readonly #pruners = new Map<string, ContextPruner>();
   readonly #warned = new Set<string>();
 
   constructor(deps: EngineDeps) {
@@ -99,12 +98,17 @@ export class CompactionEngine implements ContextEngine {
       return { messages: [...view], estimatedTokens: roughTokens(view) };
     }
     let messages = view;
-    if (this.#deps.options.pruneContext && params.tokenBudget !== undefined && params.tokenBudget > 0) {
+    if (params.tokenBudget !== undefined && params.tokenBudget > 0) {
+      // compactor.shapeRequest: old tool outputs pruned by layered's rules (pruneContext), then what
+      // is still over the budget shrunk to head and tail; the same messages give the same request.
       try {
-        const pruned = this.#prunerFor(params.sessionId, compactor).prune(view as unknown as PiMessage[], { contextWindow: params.tokenBudget });
-        if (pruned !== undefined) messages = pruned.messages as unknown as AgentMessage[];
+        const pruneContext = this.#deps.options.pruneContext;
+        if (pruneContext) ensureRequestPruning(compactor);
+        const shaped = compactor.shapeRequest(view as unknown as PiMessage[], { contextWindow: params.tokenBudget, plugins: pruneContext });
+        for (const warning of shaped.warnings) this.#warnOnce(`compaction: ${warning}`);
+        messages = shaped.messages as unknown as AgentMessage[];
       } catch (error) {
-        this.#warnOnce(`compaction: could not prune tool outputs: ${describe(error)}. The messages were sent unchanged.`);
+        this.#warnOnce(`compaction: could not shape the request: ${describe(error)}. The messages were sent unchanged.`);
       }
     }
     return { messages: [...messages], estimatedTokens: countTokens(compactor, messages) };
@@ -172,7 +176,6 @@ export class CompactionEngine implements ContextEngine {
       at: new Date().toISOString(),
     };
     await this.#deps.store.saveCompaction(params.sessionId, record);
-    this.#pruners.get(params.sessionId)?.reset();
     return {
       ok: true,
       compacted: true,
@@ -182,7 +185,6 @@ export class CompactionEngine implements ContextEngine {
 
   async dispose(): Promise<void> {
     this.#seen.clear();
-    this.#pruners.clear();
   }
 
   /** The session's compaction applied to OpenClaw's messages: its head, then the messages from the first kept one. */
@@ -227,15 +229,6 @@ export class CompactionEngine implements ContextEngine {
       this.#warnOnce(`compaction: could not read session ${params.sessionId} through OpenClaw: ${describe(error)}`);
       return undefined;
     }
-  }
-
-  #prunerFor(sessionId: string, compactor: Compactor<PiMessage>): ContextPruner {
-    let pruner = this.#pruners.get(sessionId);
-    if (pruner === undefined) {
-      pruner = new ContextPruner(compactor);
-      this.#pruners.set(sessionId, pruner);
-    }
-    return pruner;
   }
 
   #warnOnce(message: string): void {
