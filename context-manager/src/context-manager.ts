@@ -284,6 +284,7 @@ export class ContextManager<T> {
 
   async #checkNow(): Promise<CompactionResult<T> | null> {
     if (this.#size.tokens <= this.threshold || !this.autoCompact || this.#waitForNewMessages) return null;
+    if (this.#nothingToCompact()) return null;
     if (this.#maxReached()) {
       this.#warnOnce(
         "max-auto-compactions",
@@ -308,6 +309,28 @@ export class ContextManager<T> {
       this.#warn("cannot-free", `Auto-compaction could not free enough room: ${why}. It tries again after the next message.`);
     }
     return result;
+  }
+
+  /**
+   * True when a compaction cannot change anything, so an automatic one is not run: on a session
+   * file (which records a compaction only as summary + unchanged suffix, and where the newest
+   * turn is never split) everything before the newest user message is already a summary, the
+   * system prompt or pinned. That is the state right after a compaction whose newest turn stays
+   * over the threshold (a huge tool output kept whole in the file and shrunk at send time):
+   * without this check every later message of the turn would run the same noop again. A new user
+   * message ends it (the turn before it becomes compactable). In memory a run can still change
+   * messages in place (pruning, shrinking), so this applies only to a session file.
+   */
+  #nothingToCompact(): boolean {
+    if (this.#store.path === null) return false;
+    const facts = this.#store.messages.map((message) => this.compactor.facts.of(message));
+    const request = lastUserIndex(facts);
+    if (request < 0) return false;
+    for (let i = 0; i < request; i++) {
+      const f = facts[i]!;
+      if (f.kind !== "system" && f.kind !== "summary" && !f.pinned) return false;
+    }
+    return true;
   }
 
   /** Most tokens a request may hold: the context window less the compactor's reserve for the reply. */
