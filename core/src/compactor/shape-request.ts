@@ -90,7 +90,7 @@ export function shapeRequest<T>(engine: ShapingEngine<T>, messages: readonly T[]
   const trace = { shapedBy: [] as string[], warnings: [] as string[] };
   TRACES.set(shaping, trace);
   const shaped = input.plugins === false ? messages : engine.runTaps(messages, shaping);
-  const shrunk = shrinkToBudget(shaped, engine.tokens, { budget, recallTool: engine.recallTool });
+  const shrunk = shrinkToBudget(shaped, engine.tokens, { budget, recallTool: engine.recallTool, dropOlder: true });
   return { ...shrunk, budget, shapedBy: trace.shapedBy, warnings: trace.warnings };
 }
 
