@@ -394,7 +394,7 @@ export class ContextManager<T> {
     if (!shaped.fits) {
       const parts = whatCannotShrink(this.compactor, shaped.messages);
       throw overflowError(
-        `${rejected}; after compacting and shrinking, the request is still ${shaped.tokens} tokens, over the ${budget} it must fit (the budget of ${this.budget}: window ${this.contextWindow} minus ${this.compactor.reserveTokens} reserved, and below the ${sent.tokens} rejected): the system prompt and the pinned messages (${parts.pinned} tokens), the newest user message (${parts.request}, cut to head and tail), summaries (${parts.summaries}) and what cannot be shortened (${parts.other}: tool-call arguments, short messages). Not retrying.`,
+        `${rejected}; after compacting and shrinking, the request is still ${shaped.tokens} tokens, over the ${budget} it must fit (the budget of ${this.budget}: window ${this.contextWindow} minus ${this.compactor.reserveTokens} reserved, and below the ${sent.tokens} rejected): the system prompt and the pinned messages (${parts.pinned} tokens), the newest user message (${parts.request}, cut to head and tail), summaries (${parts.summaries}) and what cannot be shortened further (${parts.other}: the newest turn's last step, its markers, tool-call names and the thinking of the calls it answers). Not retrying.`,
         "Start a fresh session (compaction context export, then context import), unpin messages, or use a model with a larger context window.",
         cause,
       );
