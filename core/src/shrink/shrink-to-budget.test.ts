@@ -193,6 +193,18 @@ describe.each(FORMATS)("shrinkToBudget in tiny windows (%s)", (format) => {
     expect(result.messages.map((m) => facts(m).toolCalls.map((c) => c.id)).flat()).toContain("n2");
   });
 
+  it("sends whole again what it shrank before leaving a summary out, once that freed the room", () => {
+    const answer = b.assistant(lines(60, "answer"));
+    const messages = [b.adapter.createSummary(lines(500, "summary")), b.user("what now?"), answer];
+    const budget = tokens.count(messages[1]) + tokens.count(answer) + 10;
+    const result = shrinkToBudget(messages, tokens, { budget, dropOlder: true });
+    expect(result.fits).toBe(true);
+    expect(result.dropped).toEqual([0]);
+    expect(result.messages).toEqual([messages[1], answer]);
+    expect(result.messages[1]).toBe(answer);
+    expect(result.shrunk).toEqual([]);
+  });
+
   it("leaves nothing out without dropOlder (a compaction's result)", () => {
     const result = shrinkToBudget(conversation(), tokens, { budget: 260 });
     expect(result.dropped).toEqual([]);

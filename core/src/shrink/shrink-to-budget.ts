@@ -21,7 +21,8 @@
  * 7. with `dropOlder` (send time only; a compaction cuts them instead): whole older turns left
  *    out of what is sent, oldest first, summaries last, then the newest turn's earlier steps
  *    (an assistant message with the results of its calls), oldest first; never the system
- *    prompt, a pinned message or a tool call without its result;
+ *    prompt, a pinned message or a tool call without its result. What was shrunk before and now
+ *    fits whole again is sent whole (the request first, then the newest first);
  * 8. what is left of the tool outputs and arguments, down to the marker alone.
  * The system prompt, pinned messages and summaries are never shortened.
  *
@@ -216,13 +217,30 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
   };
   const dropStep = () => {
     for (const group of droppableGroups(facts, newestUser, alwaysSent)) {
-      if (!over()) return;
+      if (!over()) break;
       for (const i of group) {
         dropped.add(i);
         total -= counts[i] as number;
         out[i] = undefined;
         shrunk.delete(i);
       }
+    }
+    if (dropped.size > 0) restoreStep();
+  };
+  /**
+   * A group left out may free more room than was missing: messages shrunk before it are sent
+   * whole again where they now fit, the request first, then the newest first.
+   */
+  const restoreStep = () => {
+    const order = [...shrunk.keys()].sort((a, b) => (a === newestUser ? -1 : b === newestUser ? 1 : b - a));
+    for (const i of order) {
+      const original = tokens.count(messages[i] as T);
+      if (total - (counts[i] as number) + original > options.budget) continue;
+      total += original - (counts[i] as number);
+      counts[i] = original;
+      out[i] = messages[i] as T;
+      shrunk.delete(i);
+      edits.delete(i);
     }
   };
 
