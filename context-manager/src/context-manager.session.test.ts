@@ -12,7 +12,7 @@ import {
   type PiMessage,
 } from "@compaction/core";
 import { rejection } from "@compaction/core/testing";
-import { user, words } from "@compaction/core/testing/pi";
+import { assistant, toolResult, user, words } from "@compaction/core/testing/pi";
 import {
   appendEntries,
   autoCompactEntry,
@@ -273,5 +273,43 @@ describe("on the real pi-large-session fixture", () => {
     expect(asJson(manager.messages)).toEqual(fileContext(path));
     expect(manager.tokens).toBeLessThan(manager.threshold);
     expect(readFileSync(`${path}.bak`, "utf8")).toBe(readFileSync(PI_LARGE, "utf8"));
+  });
+});
+
+describe("a newest turn that stays over the threshold after a compaction (session file)", () => {
+  /** Ten exchanges, then a request whose tool call returned about `outputTokens` tokens. */
+  async function hugeTurn(outputTokens: number): Promise<ContextManager<PiMessage>> {
+    const path = await session(exchange(100));
+    const manager = await open(path);
+    for (let turn = 0; turn < 10; turn++) await manager.append(exchange(100, `t${turn}`));
+    await manager.append([user("Run the tests."), assistant("Running them.", [{ id: "huge" }]), toolResult("huge", words(outputTokens))]);
+    return manager;
+  }
+
+  it("compacts once, then does not run a compaction that cannot change anything on each later message of the turn", async () => {
+    const manager = await hugeTurn(3_000);
+    const runs: string[] = [];
+    manager.on("compaction-end", (e) => runs.push(e.result.status));
+    const warnings: string[] = [];
+    manager.on("warning", (e) => warnings.push(e.message));
+    expect((await manager.afterResponse())?.status).toBe("compacted");
+    for (let step = 0; step < 5; step++) {
+      await manager.append([assistant(`step ${step}`, [{ id: `s${step}` }]), toolResult(`s${step}`, words(20))]);
+      expect(await manager.afterResponse()).toBeNull();
+      expect(manager.tokens).toBeGreaterThan(manager.threshold); // still over: the file keeps the output whole
+    }
+    expect(runs).toEqual(["compacted"]);
+    expect(warnings).toEqual([]);
+    expect(manager.compactor.tokens.total(manager.requestMessages())).toBeLessThanOrEqual(manager.budget);
+  });
+
+  it("compacts again once a new user message makes the turn before it compactable", async () => {
+    const manager = await hugeTurn(3_000);
+    const runs: string[] = [];
+    manager.on("compaction-end", (e) => runs.push(e.result.status));
+    await manager.afterResponse();
+    await manager.append([assistant("All passed."), user("Now summarise the failures."), assistant("There were none.")]);
+    expect((await manager.afterResponse())?.status).toBe("compacted");
+    expect(runs).toEqual(["compacted", "compacted"]);
   });
 });

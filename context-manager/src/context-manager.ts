@@ -16,8 +16,7 @@ import {
   ErrorCodes,
   isCompactionError,
   lastUserIndex,
-  type ShrinkResult,
-  shrinkToBudget,
+  type ShapedRequest,
 } from "@compaction/core";
 import { ContextSize } from "./context-size.js";
 import type { ContextStore } from "./context-store.js";
@@ -94,6 +93,7 @@ export class ContextManager<T> {
   /** An auto-compaction freed too little: wait for new messages before trying again. */
   #waitForNewMessages = false;
   readonly #warned = new Set<ContextWarningKind>();
+  readonly #warnedTexts = new Set<string>();
 
   constructor(init: ContextManagerInit<T>) {
     this.compactor = init.compactor;
@@ -284,6 +284,7 @@ export class ContextManager<T> {
 
   async #checkNow(): Promise<CompactionResult<T> | null> {
     if (this.#size.tokens <= this.threshold || !this.autoCompact || this.#waitForNewMessages) return null;
+    if (this.#nothingToCompact()) return null;
     if (this.#maxReached()) {
       this.#warnOnce(
         "max-auto-compactions",
@@ -310,24 +311,49 @@ export class ContextManager<T> {
     return result;
   }
 
+  /**
+   * True when a compaction cannot change anything, so an automatic one is not run: on a session
+   * file (which records a compaction only as summary + unchanged suffix, and where the newest
+   * turn is never split) everything before the newest user message is already a summary, the
+   * system prompt or pinned. That is the state right after a compaction whose newest turn stays
+   * over the threshold (a huge tool output kept whole in the file and shrunk at send time):
+   * without this check every later message of the turn would run the same noop again. A new user
+   * message ends it (the turn before it becomes compactable). In memory a run can still change
+   * messages in place (pruning, shrinking), so this applies only to a session file.
+   */
+  #nothingToCompact(): boolean {
+    if (this.#store.path === null) return false;
+    const facts = this.#store.messages.map((message) => this.compactor.facts.of(message));
+    const request = lastUserIndex(facts);
+    if (request < 0) return false;
+    for (let i = 0; i < request; i++) {
+      const f = facts[i]!;
+      if (f.kind !== "system" && f.kind !== "summary" && !f.pinned) return false;
+    }
+    return true;
+  }
+
   /** Most tokens a request may hold: the context window less the compactor's reserve for the reply. */
   get budget(): number {
     return this.contextWindow - this.compactor.reserveTokens;
   }
 
   /**
-   * The messages `send()` hands to the request: the context, with what is over the budget shrunk
-   * to head and tail (the core's `shrinkToBudget`: largest tool outputs, then the newest turn's
-   * other messages, the newest user message last). The context itself (and its session file)
-   * keeps the full text. Deterministic: the same context gives the same request, so the
-   * provider's prompt cache stays warm. The context itself when it fits.
+   * The messages `send()` hands to the request, shaped by the compactor (`compactor.shapeRequest`):
+   * the preset's send-time shaping first (layered prunes old tool outputs), then what is still
+   * over the budget shrunk to head and tail (the core's `shrinkToBudget`: largest tool outputs,
+   * then the newest turn's other messages, the newest user message last). The context itself (and
+   * its session file) keeps the full text. Deterministic: the same context gives the same
+   * request, so the provider's prompt cache stays warm. The context itself when nothing changes.
    */
   requestMessages(): readonly T[] {
     return this.#shape(this.budget).messages;
   }
 
-  #shape(budget: number): ShrinkResult<T> {
-    return shrinkToBudget(this.#store.messages, this.compactor.tokens, { budget, recallTool: recallToolOf(this.compactor) });
+  #shape(budget: number): ShapedRequest<T> {
+    const shaped = this.compactor.shapeRequest(this.#store.messages, { contextWindow: this.contextWindow, budget });
+    for (const warning of shaped.warnings) this.#warnOnceText("shape-failed", warning);
+    return shaped;
   }
 
   /**
@@ -336,7 +362,7 @@ export class ContextManager<T> {
    * smaller than what was rejected. Throws COMPACTION_CONTEXT_OVERFLOW when no such request
    * exists: the system prompt, pinned messages and newest user message alone are too large.
    */
-  async #recoverFromOverflow(cause: unknown, sent: ShrinkResult<T>): Promise<readonly T[]> {
+  async #recoverFromOverflow(cause: unknown, sent: ShapedRequest<T>): Promise<readonly T[]> {
     const rejected = `The provider rejected the request as too long for the context window (${describeError(cause)})`;
     if (!this.autoCompact) {
       throw overflowError(`${rejected}, and auto-compaction is off for this ${this.#store.path === null ? "context" : "session"}, so nothing was compacted.`, "Compact by hand (compact()), or turn auto-compaction on.", cause);
@@ -368,7 +394,7 @@ export class ContextManager<T> {
     if (!shaped.fits) {
       const parts = whatCannotShrink(this.compactor, shaped.messages);
       throw overflowError(
-        `${rejected}; after compacting and shrinking, the request is still ${shaped.tokens} tokens, over the ${budget} it must fit (the budget of ${this.budget}: window ${this.contextWindow} minus ${this.compactor.reserveTokens} reserved, and below the ${sent.tokens} rejected): the system prompt and the pinned messages (${parts.pinned} tokens), the newest user message (${parts.request}, cut to head and tail), summaries (${parts.summaries}) and what cannot be shortened (${parts.other}: tool-call arguments, short messages). Not retrying.`,
+        `${rejected}; after compacting and shrinking, the request is still ${shaped.tokens} tokens, over the ${budget} it must fit (the budget of ${this.budget}: window ${this.contextWindow} minus ${this.compactor.reserveTokens} reserved, and below the ${sent.tokens} rejected): the system prompt and the pinned messages (${parts.pinned} tokens), the newest user message (${parts.request}, cut to head and tail), summaries (${parts.summaries}) and what cannot be shortened further (${parts.other}: the newest turn's last step, its markers, tool-call names and the thinking of the calls it answers). Not retrying.`,
         "Start a fresh session (compaction context export, then context import), unpin messages, or use a model with a larger context window.",
         cause,
       );
@@ -451,6 +477,14 @@ export class ContextManager<T> {
     return this.#store.path === null ? `${where} ${n} time${n === 1 ? "" : "s"}` : `${where} ${n} compaction${n === 1 ? "" : "s"}`;
   }
 
+  /** A warning shown once per text (a plugin's send-time shaping that failed, before every request). */
+  #warnOnceText(kind: ContextWarningKind, message: string): void {
+    const key = `${kind}:${message}`;
+    if (this.#warnedTexts.has(key)) return;
+    this.#warnedTexts.add(key);
+    this.#warn(kind, message);
+  }
+
   #warnOnce(kind: ContextWarningKind, message: string): void {
     if (this.#warned.has(kind)) return;
     this.#warned.add(kind);
@@ -471,12 +505,6 @@ export class ContextManager<T> {
 
 /** A retry after "too long" may hold at most this share of what the provider rejected. */
 export const RETRY_SHARE = 0.9;
-
-/** The recall tool shrink markers name: `memory_search` when a plugin provides it, else recall's own. */
-function recallToolOf<T>(compactor: Compactor<T>): string | undefined {
-  if (compactor.provides("memory_search")) return "memory_search";
-  return compactor.plugins.find((plugin) => plugin.name === "recall")?.provides?.[0];
-}
 
 /** Tokens of a shaped request by what could not be shrunk further, for the overflow error. */
 function whatCannotShrink<T>(compactor: Compactor<T>, messages: readonly T[]): { pinned: number; request: number; summaries: number; other: number } {

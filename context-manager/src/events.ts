@@ -51,7 +51,9 @@ export type ContextWarningKind =
    * or was cancelled, or compacted nothing with the context over the window. (A `noop` within the
    * window is no warning: `compaction-end` carries its reason.)
    */
-  | "cannot-free";
+  | "cannot-free"
+  /** A plugin's `shapeRequest` tap failed: the request was sent without its change (once per message). */
+  | "shape-failed";
 
 export interface ContextWarningEvent {
   readonly kind: ContextWarningKind;

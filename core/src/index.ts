@@ -1,5 +1,5 @@
 /**
- * @compaction/core — the engine: the Compactor and its four hooks, the plugin API and stages,
+ * @compaction/core — the engine: the Compactor and its hooks (four for a run, one at send time), the plugin API and stages,
  * cut rules, message adapters, token counting, `selectMessages`, configuration, the extractive
  * summarizer, errors and the compaction event. No file writes, no locks: the transcript store,
  * the agent loop and the model-summarizer machinery are packages of their own
@@ -16,6 +16,7 @@ export {
 } from "./compactor/compactor.js";
 export { CompactionRun, type CompactInput, isEmptyDraft, type SummaryDraft, type SummarizeOptions } from "./compactor/run.js";
 export type { CompactionResult, CompactionStatus } from "./compactor/result.js";
+export type { RequestShaping, ShapedRequest, ShapeRequestInput } from "./compactor/shape-request.js";
 export type { CompactionPlugin, PluginFactory, Preset, PresetEntry } from "./compactor/plugin.js";
 export {
   STAGE_AUGMENT,

@@ -1,4 +1,4 @@
-import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
+import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, SyncWaterfallHook } from "tapable";
 import { describe, expect, it } from "vitest";
 import { ErrorCodes } from "../errors.js";
 import { createPiAdapter, type PiMessage } from "../messages/pi-adapter.js";
@@ -52,15 +52,16 @@ function conversation(): PiMessage[] {
 }
 
 describe("Compactor hooks", () => {
-  it("declares the four hooks with their contract kinds in a frozen object", () => {
+  it("declares the four run hooks and the send-time hook with their contract kinds in a frozen object", () => {
     // tapable builds hooks with factory functions that set `constructor`, so instanceof does not apply
     const c = compactor([]);
     expect(Object.isFrozen(c.hooks)).toBe(true);
-    expect(Object.keys(c.hooks)).toEqual(["beforeCompact", "selectCut", "summarize", "afterCompact"]);
+    expect(Object.keys(c.hooks)).toEqual(["beforeCompact", "selectCut", "summarize", "afterCompact", "shapeRequest"]);
     expect(c.hooks.beforeCompact.constructor).toBe(AsyncSeriesHook);
     expect(c.hooks.selectCut.constructor).toBe(AsyncSeriesBailHook);
     expect(c.hooks.summarize.constructor).toBe(AsyncSeriesWaterfallHook);
     expect(c.hooks.afterCompact.constructor).toBe(AsyncSeriesHook);
+    expect(c.hooks.shapeRequest.constructor).toBe(SyncWaterfallHook);
   });
 
   it("runs taps by stage, not by the order plugins were applied", async () => {

@@ -1,4 +1,4 @@
-import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
+import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, SyncWaterfallHook } from "tapable";
 import { CompactionError, ErrorCodes, describeError } from "../errors.js";
 import { createCompactionEvent } from "../event.js";
 import { FactsCache, type MessageAdapter } from "../messages/adapter.js";
@@ -10,6 +10,7 @@ import { createExtractiveSummarizer } from "../summarizer/extractive.js";
 import { summaryHasContent } from "../summarizer/has-content.js";
 import { fitCutToBudget, keepNewestRequest, latestCutIndex } from "./fit-budget.js";
 import { summarizeCut } from "./summarize-cut.js";
+import { guardShapingTap, type RequestShaping, type ShapedRequest, type ShapeRequestInput, shapeRequest } from "./shape-request.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
 import { MessageTokenCounter } from "../tokens/message-tokens.js";
 import { createTiktokenCounter } from "../tokens/tiktoken-counter.js";
@@ -66,6 +67,11 @@ function createHooks<T>() {
     summarize: new AsyncSeriesWaterfallHook<[SummaryDraft, CompactionRun<T>]>(["draft", "run"]),
     /** Persist the event, index for recall, warn. */
     afterCompact: new AsyncSeriesHook<[CompactionResult<T>, CompactionRun<T>]>(["result", "run"]),
+    /**
+     * Send time, not a run: each plugin may replace messages in what is sent (never in the
+     * transcript) and passes the list on. Sync and pure: the same input gives the same request.
+     */
+    shapeRequest: new SyncWaterfallHook<[readonly T[], RequestShaping<T>]>(["messages", "shaping"]),
   });
 }
 
@@ -112,6 +118,7 @@ export class Compactor<T> {
     for (const hook of Object.values(this.hooks)) hook.intercept({ register: bindPluginView });
     this.hooks.selectCut.intercept({ register: recordCutChooser });
     this.hooks.summarize.intercept({ register: checkDraftReturned });
+    this.hooks.shapeRequest.intercept({ register: guardShapingTap });
     for (const plugin of options.plugins ?? []) this.use(plugin);
   }
 
@@ -220,6 +227,28 @@ export class Compactor<T> {
       const status = failure.code === ErrorCodes.CANCELLED ? "cancelled" : "failed";
       return untouched(status, failure.message, failure);
     }
+  }
+
+  /**
+   * The messages to send for `messages` (the context a host holds, which is not changed): the
+   * plugins' `shapeRequest` taps (layered prunes old tool outputs), then the core's shrinking of
+   * what is still over the budget. Deterministic: the same messages and input give the same
+   * request. Hosts call it before every model call (the context manager's `send()`, the pi
+   * extension's `context` event, OpenClaw's `assemble`).
+   */
+  shapeRequest(messages: readonly T[], input: ShapeRequestInput = {}): ShapedRequest<T> {
+    return shapeRequest(
+      {
+        adapter: this.adapter,
+        tokens: this.tokens,
+        contextWindow: this.contextWindow,
+        reserveTokens: this.reserveTokens,
+        recallTool: this.#recallTool(),
+        runTaps: (list, shaping) => (this.hooks.shapeRequest.isUsed() ? this.hooks.shapeRequest.call(list, shaping) : list),
+      },
+      messages,
+      input,
+    );
   }
 
   /**

@@ -145,7 +145,7 @@ function overflow<T>(view: MessageView, keptIndices: readonly number[], shrink: 
   const other = Math.max(0, shrink.tokens - system - pinned - requestTokens);
   return new CompactionError(
     ErrorCodes.CONTEXT_OVERFLOW,
-    `The context cannot be brought under the budget of ${budget} tokens: the system prompt (${system} tokens), the pinned messages (${pinned}) and the newest user message (${requestTokens}, cut to head and tail) with what cannot be shortened (${other}: tool-call arguments, summaries, short messages) are ${shrink.tokens} tokens.`,
+    `The context cannot be brought under the budget of ${budget} tokens: the system prompt (${system} tokens), the pinned messages (${pinned}) and the newest user message (${requestTokens}, cut to head and tail) with what cannot be shortened further (${other}: the newest turn's other messages down to their markers, tool-call names and the thinking of the calls being answered) are ${shrink.tokens} tokens.`,
     { hint: "Unpin messages, shorten the system prompt, or use a model with a larger context window." },
   );
 }

@@ -81,6 +81,23 @@ export interface MessageAdapter<T> {
    * cut a message to head and tail; it never changes which tool calls a message issues or answers.
    */
   mapText(message: T, rewrite: (text: string) => string): T;
+  /**
+   * Optional. A copy of `message` without its thinking (thinking and redacted-thinking blocks, a
+   * reasoning field), everything else kept; the message itself when it has none, or when nothing
+   * else would be left. The core's shrinking drops the thinking of every message but the newest
+   * turn's last assistant message (the one providers need unchanged, signature included) when
+   * shortening text alone cannot bring a context under its budget. Without it thinking is never
+   * removed.
+   */
+  dropThinking?(message: T): T;
+  /**
+   * Optional. A copy of `message` with every string inside each tool call's arguments replaced by
+   * `rewrite(text)`: keys, numbers and structure kept, and arguments stored as a JSON string stay
+   * valid JSON (a string that is not JSON is rewritten whole). Ids and names are kept. Used by
+   * the core's shrinking to cut a huge argument (a file written by a tool call) to head and tail.
+   * Without it tool-call arguments are never shortened.
+   */
+  mapToolArguments?(message: T, rewrite: (text: string) => string): T;
 }
 
 /** Options every built-in adapter takes. */

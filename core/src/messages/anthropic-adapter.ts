@@ -17,7 +17,9 @@ import {
   describeValue,
   isFields,
   joinText,
+  mapArgumentStrings,
   mapTextContent,
+  withoutBlocks,
   positiveTotal,
   readCount,
   readString,
@@ -407,5 +409,23 @@ export function createAnthropicAdapter(
       });
       return { ...message, content: blocks as AnthropicContentBlock[] };
     },
+    dropThinking(message) {
+      const fields = requireMessageObject(ADAPTER_NAME, message);
+      const content = withoutBlocks(fields["content"], "thinking", "redacted_thinking");
+      return content === fields["content"] ? message : { ...message, content: content as AnthropicContentBlock[] };
+    },
+    mapToolArguments(message, rewrite) {
+      const fields = requireMessageObject(ADAPTER_NAME, message);
+      if (!Array.isArray(fields["content"])) return message;
+      const blocks = (fields["content"] as unknown[]).map((block) =>
+        isFields(block) && TOOL_USE_TYPES.has(block["type"]) && block["input"] !== undefined
+          ? { ...block, input: mapArgumentStrings(block["input"], rewrite) }
+          : block,
+      );
+      return { ...message, content: blocks as AnthropicContentBlock[] };
+    },
   };
 }
+
+/** Blocks that carry a tool call's arguments in `input`. */
+const TOOL_USE_TYPES: ReadonlySet<unknown> = new Set(["tool_use", "server_tool_use", "mcp_tool_use"]);

@@ -109,3 +109,27 @@ describe.each(Object.entries(samples))("mapText on the %s adapter", (_name, { ad
     }
   });
 });
+
+describe.each(Object.entries(samples))("dropThinking and mapToolArguments on the %s adapter", (_name, { adapter, messages }) => {
+  it.each(messages.map((m, i) => [i, m] as const))("message %i: dropThinking removes the thinking and keeps every other fact", (_i, message) => {
+    const before = adapter.readFacts(message);
+    const dropped = adapter.dropThinking?.(message) as unknown;
+    const after = adapter.readFacts(dropped);
+    expect(after.thinking).toBe("");
+    expect({ ...after, thinking: "" }).toEqual({ ...before, thinking: "" });
+    if (before.thinking === "") expect(dropped).toBe(message);
+  });
+
+  it.each(messages.map((m, i) => [i, m] as const))("message %i: mapToolArguments rewrites the argument strings only, the arguments stay valid", (_i, message) => {
+    const copy = structuredClone(message);
+    const before = adapter.readFacts(message);
+    const after = adapter.readFacts(adapter.mapToolArguments?.(message, (text) => `<${text}>`) as unknown);
+    expect(message).toEqual(copy);
+    expect({ ...after, toolCalls: [] }).toEqual({ ...before, toolCalls: [] });
+    expect(after.toolCalls.map((c) => [c.id, c.name])).toEqual(before.toolCalls.map((c) => [c.id, c.name]));
+    after.toolCalls.forEach((call, k) => {
+      const original = before.toolCalls[k]?.arguments as Record<string, string>;
+      expect(call.arguments).toEqual(Object.fromEntries(Object.entries(original).map(([key, value]) => [key, `<${value}>`])));
+    });
+  });
+});

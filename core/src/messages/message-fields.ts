@@ -161,3 +161,35 @@ export function mapTextContent(content: unknown, rewrite: (text: string) => stri
     return typeof text === "string" ? { ...part, [type]: rewrite(text) } : part;
   });
 }
+
+/** A deep copy of a JSON value with every string in it (not the keys) replaced by `rewrite(text)`. */
+export function mapJsonStrings(value: unknown, rewrite: (text: string) => string): unknown {
+  if (typeof value === "string") return rewrite(value);
+  if (Array.isArray(value)) return value.map((item) => mapJsonStrings(item, rewrite));
+  if (isFields(value)) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, mapJsonStrings(item, rewrite)]));
+  return value;
+}
+
+/**
+ * Tool-call arguments with their strings rewritten (`mapJsonStrings`), in the form they came in:
+ * an object stays an object; a JSON string is parsed, rewritten and serialised again, so it
+ * stays valid JSON; a string that is not JSON is rewritten whole.
+ */
+export function mapArgumentStrings(args: unknown, rewrite: (text: string) => string): unknown {
+  if (typeof args !== "string") return mapJsonStrings(args, rewrite);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args) as unknown;
+  } catch {
+    return rewrite(args);
+  }
+  if (typeof parsed !== "object" || parsed === null) return rewrite(args);
+  return JSON.stringify(mapJsonStrings(parsed, rewrite));
+}
+
+/** Content blocks without those whose `type` is one of `types`; `content` itself when none is, or when nothing would be left. */
+export function withoutBlocks(content: unknown, ...types: string[]): unknown {
+  if (!Array.isArray(content)) return content;
+  const kept = (content as unknown[]).filter((block) => !(isFields(block) && types.includes(block["type"] as string)));
+  return kept.length === content.length || kept.length === 0 ? content : kept;
+}

@@ -11,6 +11,7 @@ import {
   describeValue,
   isFields,
   joinText,
+  mapArgumentStrings,
   mapTextContent,
   positiveTotal,
   readCount,
@@ -273,6 +274,29 @@ export function createOpenAIAdapter(
       }
       const refusal = readString(fields, "refusal");
       if (refusal !== undefined) copy["refusal"] = rewrite(refusal);
+      return copy as unknown as OpenAIChatMessage;
+    },
+    dropThinking(message) {
+      const fields = requireMessageObject(ADAPTER_NAME, message);
+      if (typeof fields["reasoning_content"] !== "string" || fields["reasoning_content"] === "") return message;
+      const { reasoning_content: _dropped, ...rest } = fields;
+      return rest as unknown as OpenAIChatMessage;
+    },
+    mapToolArguments(message, rewrite) {
+      const fields = requireMessageObject(ADAPTER_NAME, message);
+      const copy = { ...fields };
+      if (Array.isArray(fields["tool_calls"])) {
+        copy["tool_calls"] = (fields["tool_calls"] as unknown[]).map((call) => {
+          if (!isFields(call)) return call;
+          const fn = call["function"];
+          const custom = call["custom"];
+          if (isFields(fn) && fn["arguments"] !== undefined) return { ...call, function: { ...fn, arguments: mapArgumentStrings(fn["arguments"], rewrite) } };
+          if (isFields(custom) && custom["input"] !== undefined) return { ...call, custom: { ...custom, input: mapArgumentStrings(custom["input"], rewrite) } };
+          return call;
+        });
+      }
+      const legacy = fields["function_call"];
+      if (isFields(legacy) && legacy["arguments"] !== undefined) copy["function_call"] = { ...legacy, arguments: mapArgumentStrings(legacy["arguments"], rewrite) };
       return copy as unknown as OpenAIChatMessage;
     },
   };

@@ -10,7 +10,9 @@ import {
   describeValue,
   isFields,
   joinText,
+  mapArgumentStrings,
   mapTextContent,
+  withoutBlocks,
   positiveTotal,
   readCount,
   readString,
@@ -328,6 +330,22 @@ export function createPiAdapter(options: AdapterOptions<PiMessage> = {}): Messag
         default:
           return message;
       }
+    },
+    dropThinking(message) {
+      const fields = requireMessageObject(ADAPTER_NAME, message);
+      if (fields["role"] !== "assistant") return message;
+      const content = withoutBlocks(fields["content"], "thinking");
+      return content === fields["content"] ? message : ({ ...message, content } as PiMessage);
+    },
+    mapToolArguments(message, rewrite) {
+      const fields = requireMessageObject(ADAPTER_NAME, message);
+      if (fields["role"] !== "assistant" || !Array.isArray(fields["content"])) return message;
+      const content = (fields["content"] as unknown[]).map((block) =>
+        isFields(block) && block["type"] === "toolCall" && block["arguments"] !== undefined
+          ? { ...block, arguments: mapArgumentStrings(block["arguments"], rewrite) }
+          : block,
+      );
+      return { ...message, content } as PiMessage;
     },
   };
 }

@@ -10,8 +10,8 @@ export interface ShrinkMarkerInfo {
   readonly removedChars: number;
   /** About how many tokens that was. */
   readonly removedTokens: number;
-  /** `tool output`, `message` or `request` (the newest user message). */
-  readonly what: "tool output" | "message" | "request";
+  /** `tool output`, `message`, `request` (the newest user message) or `tool-call arguments` (a string inside them). */
+  readonly what: "tool output" | "message" | "request" | "tool-call arguments";
   /** Tool-call ids the output answers (tool outputs). */
   readonly toolCallIds: readonly string[];
   /** The host's id for the message (its transcript entry), when it has one. */
@@ -47,7 +47,7 @@ export function shrinkMarker(info: ShrinkMarkerInfo): string {
 
 /** The pattern every marker matches (for hosts that look for shrunk text). */
 export const SHRINK_MARKER_PATTERN =
-  /\[compaction: [\d,]+ characters (?:\(~[\d,]+ tokens\) removed from the middle of this (?:tool output|message|request); [^\]]*|removed; full text in the transcript)\]/;
+  /\[compaction: [\d,]+ characters (?:\(~[\d,]+ tokens\) removed from the middle of this (?:tool output|message|request|tool-call arguments); [^\]]*|removed; full text in the transcript)\]/;
 
 /**
  * `text` cut to about `keepChars` characters: the head and the tail (half each, moved to a line

@@ -139,3 +139,75 @@ describe.each(FORMATS)("shrinkToBudget (%s)", (format) => {
     expect(JSON.stringify(a.messages.map((m) => b.adapter.readFacts(m).text))).toBe(JSON.stringify(c.messages.map((m) => b.adapter.readFacts(m).text)));
   });
 });
+
+describe.each(FORMATS)("shrinkToBudget in tiny windows (%s)", (format) => {
+  const { b, tokens } = counterFor(format);
+  const facts = (m: unknown) => b.adapter.readFacts(m);
+  /** `message` with thinking, in the format's own place. */
+  const thinking = (message: any, text: string): any =>
+    format === "openai" ? { ...message, reasoning_content: text } : { ...message, content: [{ type: "thinking", thinking: text, signature: "s" }, ...message.content] };
+  const conversation = (output = 300) => [
+    b.pin(b.user("always answer in English")),
+    b.assistant("noted"),
+    b.user(`old question ${lines(50, "old")}`),
+    thinking(b.assistant("looking", [{ id: "o1", name: "write", args: { path: "a.txt", content: lines(400, "old-arg") } }]), lines(300, "old-thought")),
+    ...b.toolResults([{ id: "o1", text: "written" }]),
+    b.assistant("done"),
+    b.user("now fix the test"),
+    thinking(b.assistant("first", [{ id: "n1", name: "write", args: { path: "b.txt", content: lines(400, "new-arg") } }]), lines(300, "step-thought")),
+    ...b.toolResults([{ id: "n1", text: lines(output, "out") }]),
+    thinking(b.assistant("second", [{ id: "n2" }]), lines(100, "answered-thought")),
+    ...b.toolResults([{ id: "n2", text: lines(output, "out2") }]),
+  ];
+
+  it("drops thinking but that of the calls being answered, and cuts arguments inside valid JSON, before leaving anything out", () => {
+    const messages = conversation(1); // outputs too short to shrink: thinking and arguments are what is large
+    const answered = facts(messages.at(-2)).thinking;
+    const budget = tokens.total(messages) - tokens.count(messages[3]) - 200; // more than dropping the old thinking saves
+    const result = shrinkToBudget(messages, tokens, { budget, dropOlder: true });
+    expect(result.fits).toBe(true);
+    expect(result.dropped).toEqual([]);
+    expect(facts(result.messages[3]).thinking).toBe("");
+    expect(facts(result.messages.at(-2)).thinking).toBe(answered);
+    for (const m of result.messages) for (const call of facts(m).toolCalls) expect(typeof call.arguments === "object").toBe(true);
+  });
+
+  it("leaves out older turns whole, then earlier steps of the newest turn, never the pinned message or a call without its result", () => {
+    const messages = conversation();
+    const request = messages.findIndex((m) => facts(m).text === "now fix the test");
+    // Room for the pinned message, the request, the thinking of the calls being answered (sent as
+    // it is) and the newest step's markers.
+    const answered = createEstimateCounter().count(facts(messages.at(-2)).thinking);
+    const budget = tokens.count(messages[0]) + tokens.count(messages[request]) + answered + 120;
+    const result = shrinkToBudget(messages, tokens, { budget, dropOlder: true });
+    expect(result.fits, `${result.tokens} tokens for ${budget}`).toBe(true);
+    expect(result.messages[0]).toBe(messages[0]);
+    expect(result.dropped.length).toBeGreaterThan(0);
+    expect(result.dropped.every((i) => i !== 0 && i !== request)).toBe(true);
+    const issued = new Set<string>();
+    for (const m of result.messages) {
+      for (const id of facts(m).toolResultIds) expect(issued.has(id)).toBe(true);
+      for (const call of facts(m).toolCalls) issued.add(call.id);
+    }
+    expect(result.messages.some((m) => facts(m).text === "now fix the test")).toBe(true);
+    expect(result.messages.map((m) => facts(m).toolCalls.map((c) => c.id)).flat()).toContain("n2");
+  });
+
+  it("sends whole again what it shrank before leaving a summary out, once that freed the room", () => {
+    const answer = b.assistant(lines(60, "answer"));
+    const messages = [b.adapter.createSummary(lines(500, "summary")), b.user("what now?"), answer];
+    const budget = tokens.count(messages[1]) + tokens.count(answer) + 10;
+    const result = shrinkToBudget(messages, tokens, { budget, dropOlder: true });
+    expect(result.fits).toBe(true);
+    expect(result.dropped).toEqual([0]);
+    expect(result.messages).toEqual([messages[1], answer]);
+    expect(result.messages[1]).toBe(answer);
+    expect(result.shrunk).toEqual([]);
+  });
+
+  it("leaves nothing out without dropOlder (a compaction's result)", () => {
+    const result = shrinkToBudget(conversation(), tokens, { budget: 260 });
+    expect(result.dropped).toEqual([]);
+    expect(result.messages).toHaveLength(conversation().length);
+  });
+});

@@ -8,11 +8,23 @@
  * The order, each step only while the context is still over the budget:
  * 1. tool outputs, largest first (anywhere in the messages given: after a cut, the kept part);
  * 2. other messages of the newest turn (assistant text, notes), largest first;
- * 3. the newest user message, last, and only to head and tail.
- * Steps 1 and 2 first leave what they shrink a readable head and tail (`keepTokens`); if that is
- * not enough, a second round cuts the same messages down to `minimumKeepTokens`. Only then is
- * the request shrunk, first to `keepTokens`, then to `minimumKeepTokens`.
- * The system prompt, pinned messages and summaries are never shrunk.
+ *    (steps 1 and 2 first leave a readable head and tail, `keepTokens`; a second round cuts the
+ *    same messages down to `minimumKeepTokens`)
+ * 3. thinking, dropped from every message but the newest turn's last assistant message when it
+ *    made tool calls (providers need that one unchanged), largest first (adapters with
+ *    `dropThinking`);
+ * 4. tool-call arguments, their strings cut to head and tail so they stay valid JSON, largest
+ *    first (adapters with `mapToolArguments`), to `keepTokens`, then `minimumKeepTokens`;
+ * 5. the older messages (before the newest user message) and the short ones every earlier step
+ *    left alone, down to `minimumKeepTokens`;
+ * 6. the newest user message, and only to head and tail: `keepTokens`, then `minimumKeepTokens`;
+ * 7. with `dropOlder` (send time only; a compaction cuts them instead): whole older turns left
+ *    out of what is sent, oldest first, summaries last, then the newest turn's earlier steps
+ *    (an assistant message with the results of its calls), oldest first; never the system
+ *    prompt, a pinned message or a tool call without its result. What was shrunk before and now
+ *    fits whole again is sent whole (the request first, then the newest first);
+ * 8. what is left of the tool outputs and arguments, down to the marker alone.
+ * The system prompt, pinned messages and summaries are never shortened.
  *
  * Deterministic: the same messages and budget always give the same result (prompt caches stay
  * warm), and messages that already fit are returned as they are (the same array).
@@ -33,13 +45,19 @@ export interface ShrinkOptions {
   readonly minimumKeepTokens?: number;
   /** Indices never shrunk (besides system prompt, pinned messages and summaries). */
   readonly protect?: ReadonlySet<number>;
+  /**
+   * Leave older messages out when shortening is not enough (step 7). For what is sent, never for
+   * a compaction's result: the transcript keeps them. Default false.
+   */
+  readonly dropOlder?: boolean;
 }
 
 /** One message the shrinking shortened. */
 export interface ShrunkMessage {
   /** Index in the messages given. */
   readonly index: number;
-  readonly what: ShrinkMarkerInfo["what"];
+  /** What was shortened last: its text (`tool output`, `message`, `request`), `tool-call arguments` or `thinking` (dropped). */
+  readonly what: ShrinkMarkerInfo["what"] | "thinking";
   readonly tokensBefore: number;
   readonly tokensAfter: number;
   /** Tool-call ids the message answers (tool outputs), to fetch the full text from the transcript. */
@@ -47,9 +65,11 @@ export interface ShrunkMessage {
 }
 
 export interface ShrinkResult<T> {
-  /** The messages, with shrunk copies in place of the messages in `shrunk`; the input array when none was. */
+  /** The messages, with shrunk copies in place of the messages in `shrunk` and those in `dropped` left out; the input array when none was. */
   readonly messages: readonly T[];
   readonly shrunk: readonly ShrunkMessage[];
+  /** Indices (in the messages given) left out by step 7, in order. */
+  readonly dropped: readonly number[];
   /** Tokens of `messages`. */
   readonly tokens: number;
   /** True when `tokens` is within the budget. */
@@ -57,8 +77,8 @@ export interface ShrinkResult<T> {
 }
 
 /**
- * A message smaller than this (in tokens) is never worth shrinking: the marker would take most
- * of it. Small budgets lower it, down to 16.
+ * A message smaller than this (in tokens) is not worth shrinking in the early steps: the marker
+ * would take most of it. Small budgets lower it, down to 16.
  */
 function smallestShrinkable(budget: number): number {
   return Math.min(160, Math.max(16, Math.floor(budget / 8)));
@@ -66,98 +86,281 @@ function smallestShrinkable(budget: number): number {
 /** Attempts at hitting a token target by characters before settling for what fits. */
 const ATTEMPTS = 8;
 
+type Rewrite = (piece: string) => string;
+
+/** How one message is shortened: a rewrite of its text, one of its arguments, its thinking dropped. */
+interface Edit {
+  text?: Rewrite;
+  args?: Rewrite;
+  noThinking?: boolean;
+  what: ShrunkMessage["what"];
+}
+
 /** Shrinks `messages` until they fit `options.budget`, in the order described above. */
 export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCounter<T>, options: ShrinkOptions): ShrinkResult<T> {
   const counts = messages.map((m) => tokens.count(m));
   let total = counts.reduce((a, b) => a + b, 0);
-  if (total <= options.budget) return { messages, shrunk: [], tokens: total, fits: true };
+  if (total <= options.budget) return { messages, shrunk: [], dropped: [], tokens: total, fits: true };
 
+  const adapter = tokens.facts.adapter;
   const facts = messages.map((m) => tokens.facts.of(m));
   const newestUser = lastUserIndex(facts);
   const keep = options.keepTokens ?? Math.min(2000, Math.max(64, Math.floor(options.budget / 16)));
   const minimum = Math.min(keep, options.minimumKeepTokens ?? 48);
   const smallest = smallestShrinkable(options.budget);
-  const shrinkable = (i: number) => {
+  const untouchable = (i: number) => {
     const f = facts[i] as MessageFacts;
-    return !f.pinned && f.kind !== "system" && f.kind !== "summary" && options.protect?.has(i) !== true && f.text.length > 0;
+    return f.pinned || f.kind === "system" || f.kind === "summary" || options.protect?.has(i) === true;
   };
-  const bySize = (indices: number[]) => indices.sort((a, b) => (counts[b] as number) - (counts[a] as number) || b - a);
+  /** Never left out (step 7): summaries may be, last of the older messages. */
+  const alwaysSent = (i: number) => {
+    const f = facts[i] as MessageFacts;
+    return f.pinned || f.kind === "system" || options.protect?.has(i) === true;
+  };
+  const shrinkable = (i: number) => !untouchable(i) && (facts[i] as MessageFacts).text.length > 0;
+  const bySize = (indices: number[], size: (i: number) => number = (i) => counts[i] as number) =>
+    indices.sort((a, b) => size(b) - size(a) || b - a);
   const all = messages.map((_, i) => i);
   const toolOutputs = bySize(all.filter((i) => facts[i]?.kind === "toolResult" && shrinkable(i)));
-  const newestTurn = bySize(
-    all.filter((i) => i > newestUser && facts[i]?.kind !== "toolResult" && facts[i]?.kind !== "user" && shrinkable(i)),
-  );
+  const newestTurn = bySize(all.filter((i) => i > newestUser && facts[i]?.kind !== "toolResult" && facts[i]?.kind !== "user" && shrinkable(i)));
+  const older = bySize(all.filter((i) => i < newestUser && facts[i]?.kind !== "toolResult" && shrinkable(i)));
   const request = newestUser >= 0 && shrinkable(newestUser) ? [newestUser] : [];
+  // Providers need the thinking of the assistant message whose tool calls are being answered
+  // (Anthropic checks its signature): the newest turn's last assistant message, when it has calls.
+  const lastAssistant = findLast(all, (i) => i > newestUser && facts[i]?.kind === "assistant");
+  const keepsThinking = (facts[lastAssistant]?.toolCalls.length ?? 0) > 0 ? lastAssistant : -1;
+  const thinking = bySize(
+    all.filter((i) => i !== keepsThinking && !untouchable(i) && (facts[i]?.thinking.length ?? 0) > 0 && adapter.dropThinking !== undefined),
+    (i) => facts[i]?.thinking.length ?? 0,
+  );
+  const argumentSize = (i: number) => facts[i]?.toolCalls.reduce((sum, call) => sum + argumentText(call.arguments).length, 0) ?? 0;
+  const withArguments = bySize(
+    all.filter((i) => !untouchable(i) && adapter.mapToolArguments !== undefined && argumentSize(i) > 0),
+    argumentSize,
+  );
 
-  const out = [...messages];
+  const out: Array<T | undefined> = [...messages];
+  const edits = new Map<number, Edit>();
   const shrunk = new Map<number, ShrunkMessage>();
-  const step = (indices: readonly number[], floor: number) => {
+  const dropped = new Set<number>();
+  const over = () => total > options.budget;
+
+  /** The message at `i` with `edit` applied to the original (text, arguments and thinking are independent). */
+  const build = (i: number, edit: Edit): T => {
+    let message = messages[i] as T;
+    if (edit.text !== undefined) message = adapter.mapText(message, edit.text);
+    if (edit.args !== undefined && adapter.mapToolArguments !== undefined) message = adapter.mapToolArguments(message, edit.args);
+    if (edit.noThinking === true && adapter.dropThinking !== undefined) message = adapter.dropThinking(message);
+    return message;
+  };
+  /** Puts `candidate` (built from `edit`) in place when it is smaller. */
+  const accept = (i: number, edit: Edit, candidate: T): boolean => {
+    const after = tokens.count(candidate);
+    const current = counts[i] as number;
+    if (after >= current) return false;
+    out[i] = candidate;
+    counts[i] = after;
+    total -= current - after;
+    edits.set(i, edit);
+    const before = shrunk.get(i)?.tokensBefore ?? tokens.count(messages[i] as T);
+    shrunk.set(i, { index: i, what: edit.what, tokensBefore: before, tokensAfter: after, toolCallIds: facts[i]?.toolResultIds ?? [] });
+    return true;
+  };
+  const markerInfo = (i: number, what: ShrinkMarkerInfo["what"]) => ({
+    what,
+    toolCallIds: facts[i]?.toolResultIds ?? [],
+    messageId: facts[i]?.id,
+    recallTool: options.recallTool,
+  });
+
+  /** Shortens the text of each message in `indices` towards `floor` tokens; pieces under `smallestPiece` tokens stay whole. */
+  const textStep = (indices: readonly number[], floor: number, smallestPiece: number) => {
     for (const i of indices) {
-      const excess = total - options.budget;
-      if (excess <= 0) return;
+      if (!over()) return;
+      if (dropped.has(i)) continue;
       const current = counts[i] as number;
-      const target = Math.max(floor, current - excess);
-      if (current < smallest || target >= current) continue;
-      const original = messages[i] as T;
+      const target = Math.max(floor, current - (total - options.budget));
+      if (current < smallestPiece || target >= current) continue;
       const what: ShrinkMarkerInfo["what"] = i === newestUser ? "request" : facts[i]?.kind === "toolResult" ? "tool output" : "message";
-      const smaller = shrinkMessage(original, tokens, target, smallest, {
-        what,
-        toolCallIds: facts[i]?.toolResultIds ?? [],
-        messageId: facts[i]?.id,
-        recallTool: options.recallTool,
-      });
-      const after = tokens.count(smaller);
-      if (after >= current) continue;
-      out[i] = smaller;
-      counts[i] = after;
-      total -= current - after;
-      const before = shrunk.get(i)?.tokensBefore ?? tokens.count(original);
-      shrunk.set(i, { index: i, what, tokensBefore: before, tokensAfter: after, toolCallIds: facts[i]?.toolResultIds ?? [] });
+      const edit = edits.get(i) ?? { what };
+      const text = facts[i]?.text ?? "";
+      const rewrite = fitPieces((r) => build(i, { ...edit, text: r }), tokens, current, target, smallestPiece, text, markerInfo(i, what));
+      if (rewrite !== undefined) accept(i, { ...edit, text: rewrite, what }, build(i, { ...edit, text: rewrite }));
     }
   };
-  step(toolOutputs, keep);
-  step(newestTurn, keep);
-  step(toolOutputs, minimum);
-  step(newestTurn, minimum);
+  /** Shortens the tool-call arguments of each message in `indices` towards `floor` tokens of arguments. */
+  const argumentStep = (indices: readonly number[], floor: number) => {
+    for (const i of indices) {
+      if (!over()) return;
+      if (dropped.has(i)) continue;
+      const current = counts[i] as number;
+      const size = argumentTokens(i);
+      const target = current - Math.min(size - floor, total - options.budget);
+      if (target >= current) continue;
+      const edit = edits.get(i) ?? { what: "tool-call arguments" as const };
+      const text = facts[i]?.toolCalls.map((call) => argumentText(call.arguments)).join("") ?? "";
+      const rewrite = fitPieces((r) => build(i, { ...edit, args: r }), tokens, current, target, 0, text, {
+        ...markerInfo(i, "tool-call arguments"),
+        toolCallIds: facts[i]?.toolCalls.map((call) => call.id) ?? [],
+      });
+      if (rewrite !== undefined) accept(i, { ...edit, args: rewrite, what: "tool-call arguments" }, build(i, { ...edit, args: rewrite }));
+    }
+  };
+  const argumentTokens = (i: number) => Math.ceil((argumentSize(i) * (counts[i] as number)) / Math.max(1, messageChars(facts[i] as MessageFacts)));
+  const thinkingStep = () => {
+    for (const i of thinking) {
+      if (!over()) return;
+      if (dropped.has(i)) continue;
+      const edit = { ...(edits.get(i) ?? {}), noThinking: true, what: "thinking" as const };
+      accept(i, edit, build(i, edit));
+    }
+  };
+  const dropStep = () => {
+    for (const group of droppableGroups(facts, newestUser, alwaysSent)) {
+      if (!over()) break;
+      for (const i of group) {
+        dropped.add(i);
+        total -= counts[i] as number;
+        out[i] = undefined;
+        shrunk.delete(i);
+      }
+    }
+    if (dropped.size > 0) restoreStep();
+  };
+  /**
+   * A group left out may free more room than was missing: messages shrunk before it are sent
+   * whole again where they now fit, the request first, then the newest first.
+   */
+  const restoreStep = () => {
+    const order = [...shrunk.keys()].sort((a, b) => (a === newestUser ? -1 : b === newestUser ? 1 : b - a));
+    for (const i of order) {
+      const original = tokens.count(messages[i] as T);
+      if (total - (counts[i] as number) + original > options.budget) continue;
+      total += original - (counts[i] as number);
+      counts[i] = original;
+      out[i] = messages[i] as T;
+      shrunk.delete(i);
+      edits.delete(i);
+    }
+  };
+
+  textStep(toolOutputs, keep, smallest);
+  textStep(newestTurn, keep, smallest);
+  textStep(toolOutputs, minimum, smallest);
+  textStep(newestTurn, minimum, smallest);
+  thinkingStep();
+  argumentStep(withArguments, keep);
+  argumentStep(withArguments, minimum);
+  textStep(older, minimum, smallest);
+  // Short messages every step above left alone: anything longer than the short marker.
+  textStep(bySize([...toolOutputs, ...newestTurn, ...older]), minimum, 0);
   // The request goes last: only when everything else is down to its smallest head and tail.
-  step(request, keep);
-  step(request, minimum);
+  textStep(request, keep, smallest);
+  textStep(request, minimum, 0);
+  if (options.dropOlder === true) dropStep();
+  textStep(toolOutputs, 0, 0);
+  argumentStep(withArguments, 0);
+
   const list = [...shrunk.values()].sort((a, b) => a.index - b.index);
-  return { messages: list.length === 0 ? messages : out, shrunk: list, tokens: total, fits: total <= options.budget };
+  const changed = list.length > 0 || dropped.size > 0;
+  return {
+    messages: changed ? (out.filter((m, i) => !dropped.has(i) && m !== undefined) as T[]) : messages,
+    shrunk: list,
+    dropped: [...dropped].sort((a, b) => a - b),
+    tokens: total,
+    fits: total <= options.budget,
+  };
 }
 
 /**
- * A copy of `message` (from the input, never a shrunk copy, so the marker counts what was
- * removed from the original) cut to about `target` tokens: each text piece keeps the same share
- * of its characters, as head and tail. Pieces too short to be worth a marker stay whole.
+ * The rewrite that cuts each piece (of at least `smallestPiece` tokens) to the same share of its
+ * characters, as head and tail with the marker, chosen so the message built by `make` holds at
+ * most `target` tokens; the smallest found when none does; undefined when none is smaller.
  */
-function shrinkMessage<T>(
-  message: T,
+function fitPieces<T>(
+  make: (rewrite: Rewrite) => T,
   tokens: MessageTokenCounter<T>,
+  current: number,
   target: number,
-  smallest: number,
-  about: Omit<ShrinkMarkerInfo, "removedChars" | "removedTokens">,
-): T {
-  const adapter = tokens.facts.adapter;
-  const current = tokens.count(message);
-  const text = tokens.facts.of(message).text;
-  const charsPerToken = text.length / Math.max(1, current);
-  let short = false;
-  const marker = (removedChars: number) =>
-    shrinkMarker({ ...about, short, removedChars, removedTokens: Math.max(1, Math.round(removedChars / Math.max(1, charsPerToken))) });
+  smallestPiece: number,
+  text: string,
+  about: Omit<ShrinkMarkerInfo, "removedChars" | "removedTokens" | "short">,
+): Rewrite | undefined {
+  const charsPerToken = Math.max(1, text.length) / Math.max(1, current);
   let share = target / current;
-  let best = message;
+  let best: { rewrite: Rewrite; count: number } | undefined;
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     // Half the attempts with the full marker; then, for a budget too small for it, the short one.
-    if (attempt === ATTEMPTS / 2) short = true;
-    const candidate = adapter.mapText(message, (piece) =>
-      piece.length < smallest * charsPerToken ? piece : headAndTail(piece, piece.length * share, marker),
-    );
-    const count = tokens.count(candidate);
-    if (count <= target) return candidate;
-    if (count < tokens.count(best)) best = candidate;
-    // Markers and what cannot be shortened (tool-call arguments, thinking) do not scale: aim lower.
+    const short = attempt >= ATTEMPTS / 2;
+    const marker = (removedChars: number) =>
+      shrinkMarker({ ...about, short, removedChars, removedTokens: Math.max(1, Math.round(removedChars / Math.max(1, charsPerToken))) });
+    const pieceShare = share;
+    const rewrite: Rewrite = (piece) => (piece.length < smallestPiece * charsPerToken ? piece : headAndTail(piece, piece.length * pieceShare, marker));
+    const count = tokens.count(make(rewrite));
+    if (count <= target) return rewrite;
+    if (count < (best?.count ?? current)) best = { rewrite, count };
+    // Markers and what this rewrite cannot shorten do not scale: aim lower.
     share *= Math.max(0.1, (target / count) * 0.95);
   }
-  return best;
+  return best?.rewrite;
+}
+
+/**
+ * What step 7 may leave out, in order, each group whole: the older turns (a turn starts at a user
+ * message), oldest first, then the summaries before the newest user message, then the newest
+ * turn's steps (an assistant message and the results that follow it) but its last. In a turn
+ * that holds a pinned message or the system prompt, its other steps go one by one. A group never
+ * holds anything `untouchable`, and never a call without its result.
+ */
+function droppableGroups(facts: readonly MessageFacts[], newestUser: number, untouchable: (i: number) => boolean): number[][] {
+  const groups: number[][] = [];
+  const summaries: number[][] = [];
+  let turn: number[] = [];
+  const flushTurn = () => {
+    if (turn.some(untouchable)) groups.push(...stepsOf(facts, turn).filter((step) => !step.some(untouchable)));
+    else if (turn.length > 0) groups.push(turn);
+    turn = [];
+  };
+  const end = newestUser < 0 ? facts.length : newestUser;
+  for (let i = 0; i < end; i++) {
+    const f = facts[i] as MessageFacts;
+    if (f.kind === "summary" && !untouchable(i)) {
+      summaries.push([i]);
+      continue;
+    }
+    if (f.kind === "user" && turn.length > 0) flushTurn();
+    turn.push(i);
+  }
+  flushTurn();
+  groups.push(...summaries);
+  if (newestUser < 0) return groups;
+  const rest: number[] = [];
+  for (let i = newestUser + 1; i < facts.length; i++) rest.push(i);
+  const steps = stepsOf(facts, rest);
+  steps.pop(); // the last step stays: it is what the model is answering
+  for (const step of steps) if (!step.some(untouchable)) groups.push(step);
+  return groups;
+}
+
+/** `indices` in steps: each message starts one, except a tool result, which joins the step of its call. */
+function stepsOf(facts: readonly MessageFacts[], indices: readonly number[]): number[][] {
+  const steps: number[][] = [];
+  for (const i of indices) {
+    if (facts[i]?.kind === "toolResult" && steps.length > 0) (steps.at(-1) as number[]).push(i);
+    else steps.push([i]);
+  }
+  return steps;
+}
+
+function argumentText(args: unknown): string {
+  return typeof args === "string" ? args : (JSON.stringify(args) ?? "");
+}
+
+function messageChars(f: MessageFacts): number {
+  return f.text.length + f.thinking.length + f.toolCalls.reduce((sum, call) => sum + call.name.length + argumentText(call.arguments).length, 0);
+}
+
+function findLast(indices: readonly number[], test: (i: number) => boolean): number {
+  for (let k = indices.length - 1; k >= 0; k--) if (test(indices[k] as number)) return indices[k] as number;
+  return -1;
 }

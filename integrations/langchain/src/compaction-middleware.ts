@@ -11,8 +11,8 @@
  * - `wrapModelCall`: measures the system prompt and tool definitions the call carries (so the
  *   next `beforeModel` leaves room for them) and, should the call still be over the window (a
  *   large system prompt first seen now, one turn's outputs larger than the window), compacts this
- *   call's messages and shrinks what is still too large to head and tail (the core's
- *   `shrinkToBudget`), for this call only. A call that cannot be brought under the window is not
+ *   call's messages and shapes what is still too large (`compactor.shapeRequest`: the preset's
+ *   send-time shaping, then the core's shrinking to head and tail), for this call only. A call that cannot be brought under the window is not
  *   sent: it throws COMPACTION_CONTEXT_OVERFLOW.
  */
 import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
@@ -25,7 +25,6 @@ import {
   createCompactor,
   describeError,
   ErrorCodes,
-  shrinkToBudget,
 } from "@compaction/core";
 import { createMiddleware } from "langchain";
 import { createLangChainAdapter } from "./langchain-adapter.js";
@@ -174,9 +173,11 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
           hint: "Lower the system prompt or tool definitions, or raise contextWindow.",
         });
       }
-      // What compacting could not bring under the window is shrunk to head and tail (the core's
-      // shrinkToBudget: largest tool outputs first, the request last), for this call only.
-      const shaped = shrinkToBudget(done.messages, engine.tokens, { budget: Math.max(0, window - overhead) });
+      // What compacting could not bring under the window is shaped to fit, for this call only
+      // (compactor.shapeRequest: the preset's send-time shaping, then the core's shrinking to head
+      // and tail, largest tool outputs first, the request last, older turns left out only at the end).
+      const shaped = engine.shapeRequest(done.messages, { contextWindow: window, budget: Math.max(1, window - overhead) });
+      for (const warning of shaped.warnings) emit({ type: "warning", message: warning, code: null });
       if (!shaped.fits) {
         throw new CompactionError(
           ErrorCodes.CONTEXT_OVERFLOW,
@@ -184,8 +185,9 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
           { hint: "Shorten the system prompt or tool definitions, pin fewer messages, or use a model with a larger window." },
         );
       }
-      if (shaped.shrunk.length > 0) {
-        emit({ type: "warning", message: `Shrunk ${shaped.shrunk.length} message(s) to head and tail for this call to fit the ${window}-token window.`, code: null });
+      if (shaped.shrunk.length > 0 || shaped.dropped.length > 0) {
+        const left = shaped.dropped.length === 0 ? "" : ` and left ${shaped.dropped.length} older message(s) out`;
+        emit({ type: "warning", message: `Shrunk ${shaped.shrunk.length} message(s) to head and tail${left} for this call to fit the ${window}-token window.`, code: null });
       }
       return handler({ ...request, messages: [...shaped.messages] });
     },

@@ -17,7 +17,7 @@
  *   index (agents with recall only, see recall-tool.ts).
  */
 import { type Compactor, type PiMessage, type ResolvedConfig } from "@compaction/core";
-import { ContextPruner } from "@compaction/plugin-layered";
+import { ensureRequestPruning } from "@compaction/plugin-layered";
 import { planPiCompaction } from "@compaction/transcript";
 import { anchorOf, findAnchor, sameAnchor } from "./anchor.js";
 import { CompactorCache } from "./compactor-cache.js";
@@ -66,7 +66,6 @@ export class CompactionEngine implements ContextEngine {
   readonly #deps: EngineDeps;
   /** The newest messages OpenClaw showed us per session (its transcript's visible messages). */
   readonly #seen = new Map<string, readonly AgentMessage[]>();
-  readonly #pruners = new Map<string, ContextPruner>();
   /** The token budget of each session's newest assemble (commitTurn is not given one). */
   readonly #budgets = new Map<string, number>();
   readonly #warned = new Set<string>();
@@ -127,12 +126,17 @@ export class CompactionEngine implements ContextEngine {
     }
     await this.#journal(compactor, params.sessionId, params.messages);
     let messages = view;
-    if (this.#deps.options.pruneContext && params.tokenBudget !== undefined && params.tokenBudget > 0) {
+    if (params.tokenBudget !== undefined && params.tokenBudget > 0) {
+      // compactor.shapeRequest: old tool outputs pruned by layered's rules (pruneContext), then what
+      // is still over the budget shrunk to head and tail; the same messages give the same request.
       try {
-        const pruned = this.#prunerFor(params.sessionId, compactor).prune(view as unknown as PiMessage[], { contextWindow: params.tokenBudget });
-        if (pruned !== undefined) messages = pruned.messages as unknown as AgentMessage[];
+        const pruneContext = this.#deps.options.pruneContext;
+        if (pruneContext) ensureRequestPruning(compactor);
+        const shaped = compactor.shapeRequest(view as unknown as PiMessage[], { contextWindow: params.tokenBudget, plugins: pruneContext });
+        for (const warning of shaped.warnings) this.#warnOnce(`compaction: ${warning}`);
+        messages = shaped.messages as unknown as AgentMessage[];
       } catch (error) {
-        this.#warnOnce(`compaction: could not prune tool outputs: ${describe(error)}. The messages were sent unchanged.`);
+        this.#warnOnce(`compaction: could not shape the request: ${describe(error)}. The messages were sent unchanged.`);
       }
     }
     return { messages: [...messages], estimatedTokens: countTokens(compactor, messages) };
@@ -218,7 +222,6 @@ export class CompactionEngine implements ContextEngine {
       at: new Date().toISOString(),
     };
     await this.#deps.store.saveCompaction(params.sessionId, record);
-    this.#pruners.get(params.sessionId)?.reset();
     return {
       ok: true,
       compacted: true,
@@ -228,7 +231,6 @@ export class CompactionEngine implements ContextEngine {
 
   async dispose(): Promise<void> {
     this.#seen.clear();
-    this.#pruners.clear();
     this.#budgets.clear();
   }
 
@@ -282,15 +284,6 @@ export class CompactionEngine implements ContextEngine {
     } catch (error) {
       this.#warnOnce(`compaction: could not record session ${sessionId} for ${recall.toolName}: ${describe(error)}. Evicted messages may not be found by it.`);
     }
-  }
-
-  #prunerFor(sessionId: string, compactor: Compactor<PiMessage>): ContextPruner {
-    let pruner = this.#pruners.get(sessionId);
-    if (pruner === undefined) {
-      pruner = new ContextPruner(compactor);
-      this.#pruners.set(sessionId, pruner);
-    }
-    return pruner;
   }
 
   #warnOnce(message: string): void {

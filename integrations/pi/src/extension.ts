@@ -1,7 +1,8 @@
 /**
  * The pi extension: `session_before_compact` runs the agent's preset from `.compactionrc` and
- * returns our compaction; `context` prunes old tool outputs in what is sent and shrinks what is
- * still over the window (head and tail of the largest outputs, the request kept); when the preset has
+ * returns our compaction; `context` shapes what is sent with the compactor's `shapeRequest` (old
+ * tool outputs pruned by layered's rules, then what is still over the window shrunk to head and
+ * tail, the request kept; the session file keeps the full text); when the preset has
  * recall, the session's index is opened and `memory_search` registered. Everything is set up
  * on `session_start`, or on first use by hosts that never emit it (a bare SDK session).
  */
@@ -10,11 +11,10 @@ import { type Compactor, configWarnings, type PiMessage, type ResolvedConfig } f
 import type { ContextEvent, ExtensionAPI, ExtensionContext, ExtensionFactory } from "@earendil-works/pi-coding-agent";
 import { beforeCompact } from "./before-compact.js";
 import { CompactorCache } from "./compactor-cache.js";
-import { ContextPruner } from "./context-pruner.js";
+import { ensureRequestPruning } from "@compaction/plugin-layered";
 import { explain, hintOf } from "./explain.js";
 import { type PiCompactionOptions, resolvePiCompactionOptions, type ResolvedPiCompactionOptions } from "./options.js";
 import { RecallLink, type RecallStatus } from "./recall-link.js";
-import { shapeRequest } from "./shape-request.js";
 import { projectTrust } from "./project-trust.js";
 import { claimRuntime } from "./single-instance.js";
 
@@ -40,17 +40,15 @@ export function compactionExtension(options: PiCompactionOptions = {}): Extensio
     pi.on("before_agent_start", prepare);
     pi.on("session_before_compact", (event, ctx) => host.beforeCompact(event, ctx));
     pi.on("context", (event, ctx) => host.context(event, ctx));
-    pi.on("session_compact", () => host.compacted());
     pi.on("session_shutdown", () => host.shutdown());
   };
 }
 
-/** The extension's state for one pi runtime: compactors, the recall link, the pruners. */
+/** The extension's state for one pi runtime: compactors and the recall link. */
 class PiCompactionHost {
   readonly #settings: ResolvedPiCompactionOptions;
   readonly #compactors = new CompactorCache();
   readonly #recall: RecallLink;
-  readonly #pruners = new Map<Compactor<PiMessage>, ContextPruner>();
   /** Problems already shown, so a broken config is reported once, not before every model call. */
   readonly #reported = new Set<string>();
 
@@ -85,39 +83,30 @@ class PiCompactionHost {
   }
 
   /**
-   * Shapes what is sent: prunes old tool outputs (layered's layer 1, when `pruneContext`), then
-   * shrinks what is still over the budget (shapeRequest). Sends the messages unchanged on any problem.
+   * Shapes what is sent (`compactor.shapeRequest`): with `pruneContext` (the default) the preset's
+   * send-time shaping runs, and old tool outputs are pruned by layered's rules whatever the preset
+   * (`ensureRequestPruning`); then what is still over the window is shrunk. Deterministic: the
+   * same messages give the same request. Sends the messages unchanged on any problem.
    */
   async context(event: ContextEvent, ctx: ExtensionContext): Promise<{ messages: ContextEvent["messages"] } | undefined> {
     const compactor = await this.prepare(ctx);
     if (compactor === undefined) return undefined;
     const contextWindow = ctx.model?.contextWindow ?? (compactor.config as ResolvedConfig | undefined)?.contextWindow;
     if (contextWindow === undefined || contextWindow <= 0) return undefined;
-    const systemPrompt = ctx.getSystemPrompt();
-    let messages = event.messages as PiMessage[];
-    if (this.#settings.pruneContext) {
-      try {
-        const pruned = this.#prunerFor(compactor).prune(messages, { contextWindow, systemPrompt });
-        if (pruned !== undefined) messages = pruned.messages;
-      } catch (error) {
-        this.#reportOnce("warning", `compaction: could not prune tool outputs: ${explain(error)}. The messages were sent unpruned.`, ctx);
-      }
-    }
+    const pruneContext = this.#settings.pruneContext;
     try {
-      messages = shapeRequest(compactor, messages, { contextWindow, systemPrompt }) as PiMessage[];
+      if (pruneContext) ensureRequestPruning(compactor);
+      const messages = event.messages as PiMessage[];
+      const shaped = compactor.shapeRequest(messages, { contextWindow, systemPrompt: ctx.getSystemPrompt(), plugins: pruneContext });
+      for (const warning of shaped.warnings) this.#reportOnce("warning", `compaction: ${warning} The rest of the request was shaped as usual.`, ctx);
+      return shaped.messages === messages ? undefined : { messages: shaped.messages as ContextEvent["messages"] };
     } catch (error) {
-      this.#reportOnce("warning", `compaction: could not shrink the request to the context window: ${explain(error)}. The messages were sent as they are.`, ctx);
+      this.#reportOnce("warning", `compaction: could not shape the request to the context window: ${explain(error)}. The messages were sent as they are.`, ctx);
+      return undefined;
     }
-    return messages === event.messages ? undefined : { messages: messages as ContextEvent["messages"] };
-  }
-
-  /** After a compaction the context starts over: the pruners forget what they pruned. */
-  compacted(): void {
-    for (const pruner of this.#pruners.values()) pruner.reset();
   }
 
   async shutdown(): Promise<void> {
-    this.#pruners.clear();
     await this.#recall.close();
     await this.#compactors.dispose();
   }
@@ -138,15 +127,6 @@ class PiCompactionHost {
 
   async #recallFor(compactor: Compactor<PiMessage>, ctx: ExtensionContext): Promise<RecallStatus> {
     return this.#recall.ensure(compactor, ctx.sessionManager);
-  }
-
-  #prunerFor(compactor: Compactor<PiMessage>): ContextPruner {
-    let pruner = this.#pruners.get(compactor);
-    if (pruner === undefined) {
-      pruner = new ContextPruner(compactor);
-      this.#pruners.set(compactor, pruner);
-    }
-    return pruner;
   }
 
   #reportOnce(level: "warning" | "error", message: string, ctx: ExtensionContext): void {

@@ -24,5 +24,13 @@ export {
   type PrunedOutput,
 } from "./marker.js";
 export { type CutRoom, type FullCut, fullLayerCut, summarizeLayerCut } from "./choose-cut.js";
+export {
+  ensureRequestPruning,
+  type PrunedRequest,
+  pruneRequest,
+  REQUEST_PRUNING_PLUGIN,
+  requestPruning,
+  type RequestPruningOptions,
+} from "./prune-request.js";
 export { ContextPruner, layeredOptionsOf, type PrunedContext, type PruneContextInput } from "./context-pruner.js";
 export { signature, TokenMemo } from "./token-memo.js";

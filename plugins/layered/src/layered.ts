@@ -4,6 +4,7 @@ import {
   type Cut,
   createOptionsValidator,
   type MessageAdapter,
+  type RequestShaping,
   STAGE_PRUNE,
   STAGE_STRATEGY,
   type SummaryDraft,
@@ -14,6 +15,7 @@ import { type CutRoom, fullLayerCut, summarizeLayerCut } from "./choose-cut.js";
 import { chooseSummaryLayer, shouldPrune } from "./layers.js";
 import { checkThresholdOrder, LAYERED_OPTIONS_SCHEMA, type LayeredOptions } from "./options.js";
 import { pruneToolOutputs, toolOutputTokens } from "./prune.js";
+import { pruneRequest } from "./prune-request.js";
 
 export const PLUGIN_NAME = "layered";
 
@@ -50,9 +52,9 @@ export function resolveLayeredOptions(options?: Partial<LayeredOptions>): Layere
 }
 
 /**
- * Layered compaction: prune old tool outputs (layer 1, `beforeCompact`), then summarise older
- * messages (layer 2), then summarise everything but pinned messages and the last turn
- * (layer 3). `run.layer` and the event say which layer ran last. Pinned messages are never
+ * Layered compaction: prune old tool outputs (layer 1, `beforeCompact`, and in what every host
+ * sends, `shapeRequest`), then summarise older messages (layer 2), then summarise everything but
+ * pinned messages and the last turn (layer 3). `run.layer` and the event say which layer ran last. Pinned messages are never
  * pruned or summarised.
  */
 export function layered(options?: Partial<LayeredOptions>): CompactionPlugin {
@@ -71,6 +73,12 @@ export function layered(options?: Partial<LayeredOptions>): CompactionPlugin {
       compactor.hooks.summarize.tapPromise(
         { name: PLUGIN_NAME, stage: STAGE_STRATEGY },
         (draft: SummaryDraft, run: CompactionRun<unknown>) => summarizeLayer(draft, run, resolved),
+      );
+      // Layer 1 again on what each host sends: the only place a host that records just summary +
+      // suffix (a pi session file) can prune, and a pure function of the context, so the same
+      // context gives the same request.
+      compactor.hooks.shapeRequest.tap({ name: PLUGIN_NAME, stage: STAGE_PRUNE }, (messages: readonly unknown[], shaping: RequestShaping<unknown>) =>
+        pruneRequest(messages, shaping, resolved).messages,
       );
     },
   };
