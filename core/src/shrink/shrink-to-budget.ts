@@ -23,7 +23,10 @@
  *    (an assistant message with the results of its calls), oldest first; never the system
  *    prompt, a pinned message or a tool call without its result. What was shrunk before and now
  *    fits whole again is sent whole (the request first, then the newest first);
- * 8. what is left of the tool outputs and arguments, down to the marker alone.
+ * 8. what is left of the tool outputs and arguments, down to the marker alone;
+ * 9. with `dropOlder`, as a last resort, the newest turn's last step too (the assistant message
+ *    whose calls are being answered, with their results): what is sent is then the system
+ *    prompt, the pinned messages and the request, and the model answers the request afresh.
  * The system prompt, pinned messages and summaries are never shortened.
  *
  * Deterministic: the same messages and budget always give the same result (prompt caches stay
@@ -215,8 +218,8 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
       accept(i, edit, build(i, edit));
     }
   };
-  const dropStep = () => {
-    for (const group of droppableGroups(facts, newestUser, alwaysSent)) {
+  const dropStep = (groups: readonly (readonly number[])[]) => {
+    for (const group of groups) {
       if (!over()) break;
       for (const i of group) {
         dropped.add(i);
@@ -257,9 +260,13 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
   // The request goes last: only when everything else is down to its smallest head and tail.
   textStep(request, keep, smallest);
   textStep(request, minimum, 0);
-  if (options.dropOlder === true) dropStep();
+  if (options.dropOlder === true) dropStep(droppableGroups(facts, newestUser, alwaysSent));
   textStep(toolOutputs, 0, 0);
   argumentStep(withArguments, 0);
+  // Last resort at send time: the newest step itself (its calls, their results and thinking), so
+  // that whatever holds the system prompt, the pinned messages and the request fits; the model
+  // answers the request afresh.
+  if (options.dropOlder === true && over()) dropStep([newestStep(facts, newestUser)].filter((step) => step.length > 0 && !step.some(alwaysSent)));
 
   const list = [...shrunk.values()].sort((a, b) => a.index - b.index);
   const changed = list.length > 0 || dropped.size > 0;
@@ -340,6 +347,14 @@ function droppableGroups(facts: readonly MessageFacts[], newestUser: number, unt
   steps.pop(); // the last step stays: it is what the model is answering
   for (const step of steps) if (!step.some(untouchable)) groups.push(step);
   return groups;
+}
+
+/** The newest turn's last step (an assistant message and the results that follow it), or [] when the request is last. */
+function newestStep(facts: readonly MessageFacts[], newestUser: number): number[] {
+  if (newestUser < 0) return [];
+  const rest: number[] = [];
+  for (let i = newestUser + 1; i < facts.length; i++) rest.push(i);
+  return stepsOf(facts, rest).at(-1) ?? [];
 }
 
 /** `indices` in steps: each message starts one, except a tool result, which joins the step of its call. */
