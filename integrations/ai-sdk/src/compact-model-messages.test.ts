@@ -1,4 +1,4 @@
-import { type CompactionPlugin, createTiktokenCounter, ErrorCodes } from "@compaction/core";
+import { type CompactionPlugin, createTiktokenCounter, ErrorCodes, SHRINK_MARKER_PATTERN } from "@compaction/core";
 import { makeProject, removeProjects } from "@compaction/core/testing";
 import { CLAUDE_FIXTURES, loadClaudeMessages } from "@compaction/fixtures";
 import { convertToModelMessages, type ModelMessage, modelMessageSchema, streamText, type UIMessage } from "ai";
@@ -124,11 +124,38 @@ describe("compactModelMessages", () => {
         };
       },
     };
-    const messages = await convertToModelMessages(chat(40));
+    const messages = await convertToModelMessages(chat(12));
     const events: AiSdkCompactionEvent[] = [];
+    // 12 turns are about 13k tokens: past the threshold of a 16k window, not over the window.
     const out = await compactModelMessages(messages, { cwd: project(), contextWindow: 16_000, plugins: [failing], on: (event) => events.push(event) });
     expect(out).toEqual(messages);
     expect(events.find((event) => event.type === "warning")).toMatchObject({ code: ErrorCodes.SUMMARIZER_FAILED });
+  });
+
+  it("when the summarizer fails on a history over the window, sends it shaped to the window (older messages shortened to head and tail with a marker, the newest question kept) instead of a request the provider rejects", async () => {
+    const failing: CompactionPlugin = {
+      name: "failing-summarizer",
+      apply(compactor) {
+        compactor.summarizer = {
+          name: "failing",
+          summarize: async () => {
+            throw new Error("model unavailable");
+          },
+        };
+      },
+    };
+    const messages = await convertToModelMessages(chat(40));
+    expect(tokensOf(messages)).toBeGreaterThan(16_000);
+    const events: AiSdkCompactionEvent[] = [];
+    const out = await compactModelMessages(messages, { cwd: project(), contextWindow: 16_000, plugins: [failing], on: (event) => events.push(event) });
+    expect(tokensOf(out)).toBeLessThanOrEqual(16_000);
+    expect(out).toContain(messages.at(-2)); // the newest question, whole
+    expect(out.at(-1)?.role).toBe("assistant");
+    expect(JSON.stringify(out)).toMatch(SHRINK_MARKER_PATTERN); // shortened, with the marker
+    expect(events.find((event) => event.type === "warning")).toMatchObject({ code: ErrorCodes.SUMMARIZER_FAILED });
+    // The same history gives the same request.
+    const again = await compactModelMessages(structuredClone(messages), { cwd: project(), contextWindow: 16_000, plugins: [failing] });
+    expect(JSON.stringify(again)).toBe(JSON.stringify(out));
   });
 
   it("shrinks a tool result larger than the window to head and tail, keeping its call and the request", async () => {

@@ -225,7 +225,20 @@ export class ModelMessageCompaction {
       this.#emit({ type: "warning", message: `Compaction could not run: ${describeError(error)}. The messages were sent as they were.`, code, stepNumber });
       return messages;
     }
-    const output = result.status === "compacted" ? result.messages.map((message): ModelMessage => (pinned.standIn !== undefined && message === pinned.standIn ? (pinned.request as ModelMessage) : message)) : messages;
+    let output: readonly ModelMessage[] =
+      result.status === "compacted" ? result.messages.map((message): ModelMessage => (pinned.standIn !== undefined && message === pinned.standIn ? (pinned.request as ModelMessage) : message)) : messages;
+    // Over the window still (the newest turn alone is too large, or the run failed): the provider
+    // would reject it, so what is sent is shaped to the budget as every host's request is
+    // (compactor.shapeRequest: shrunk to head and tail, then older turns and steps left out), so
+    // the loop goes on; the app's own messages keep the full text. When even that cannot fit (the
+    // system prompt and the request alone are over), the messages go as they were, with a warning.
+    if (this.#measure(compactor, output) > contextWindow) {
+      const shaped = compactor.shapeRequest(output, { contextWindow, budget });
+      if (shaped.fits) {
+        for (const warning of shaped.warnings) this.#emit({ type: "warning", message: warning, code: null, stepNumber });
+        output = shaped.messages;
+      }
+    }
     const after = this.#measure(compactor, output);
     this.#emit({ type: "compaction-end", result, tokens: after, stepNumber });
     if (result.status === "failed" || result.status === "cancelled") {
