@@ -28,6 +28,7 @@ import { get_encoding } from "tiktoken";
 import { type Compactor, createCompactor, createPiAdapter, messageTokenText, type PiMessage } from "@compaction/core";
 import { loadBoundary, readSession, SessionTree } from "@compaction/transcript";
 import { PI_FIXTURES, loadPiMessages } from "@compaction/fixtures";
+import { printTable } from "./print-table.js";
 
 // pi's compaction module, from its compiled file: the package's `exports` do not publish prepareCompaction.
 const pi = (await import(new URL("./core/compaction/compaction.js", import.meta.resolve("@mariozechner/pi-coding-agent")).href)) as {
@@ -52,14 +53,6 @@ const median = (values: readonly number[]): number => {
 const ms = (value: number): string => `${value.toFixed(1)} ms`;
 const verdict = (met: boolean): string => (met ? "MET" : "NOT MET");
 
-function table(title: string, rows: readonly (readonly string[])[]): void {
-  const widths = rows.reduce<number[]>((acc, row) => row.map((cell, i) => Math.max(acc[i] ?? 0, cell.length)), []);
-  const line = (row: readonly string[]): string => `  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ")}`;
-  console.log(`\n${title}`);
-  console.log(line(rows[0] ?? []));
-  console.log(`  ${widths.map((w) => "-".repeat(w)).join("  ")}`);
-  for (const row of rows.slice(1)) console.log(line(row));
-}
 
 function time(fn: () => unknown): number {
   const start = process.hrtime.bigint();
@@ -105,7 +98,7 @@ const created: Compactor<unknown>[] = [];
 const createMs = await timeAsync(async () => created.push(await createCompactor<unknown>({ cwd: project, adapter: "pi", preset: "safeguard" })));
 const firstCountMs = time(() => created[0]!.tokens.count(structuredClone(shipped[0])));
 const secondCreateMs = await timeAsync(async () => created.push(await createCompactor<unknown>({ cwd: project, adapter: "pi", preset: "layered" })));
-table("b. creating a compactor (tiktoken counter)", [
+printTable("b. creating a compactor (tiktoken counter)", [
   ["step", "time"],
   ["first createCompactor in the process (config, plugins; no encoder yet)", ms(createMs)],
   ["its first count (starts the o200k encoder, once per process)", ms(firstCountMs)],
@@ -159,7 +152,7 @@ for (const { name, messages } of CONTEXTS) {
       verdict(ratio <= COLD_TARGET),
     ]);
   }
-  table(`a. compact() on the ${name} (${messages.length} messages; medians of ${RUNS.warm} warm runs and of ${RUNS.cold} cold runs alternating with raw tiktoken)`, rows);
+  printTable(`a. compact() on the ${name} (${messages.length} messages; medians of ${RUNS.warm} warm runs and of ${RUNS.cold} cold runs alternating with raw tiktoken)`, rows);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -171,7 +164,7 @@ for (const { name, messages } of CONTEXTS) {
   const prepare = () => pi.prepareCompaction(branch, pi.DEFAULT_COMPACTION_SETTINGS);
   if (prepare() === undefined) throw new Error("pi's prepareCompaction found nothing to compact on the shipped session");
   const times = Array.from({ length: RUNS.warm }, () => time(prepare));
-  table("c. the peer: pi-coding-agent's prepareCompaction on the same branch (cut point and messages to summarise, no model)", [
+  printTable("c. the peer: pi-coding-agent's prepareCompaction on the same branch (cut point and messages to summarise, no model)", [
     ["step", "median"],
     [`prepareCompaction (${branch.length} entries)`, ms(median(times))],
   ]);
@@ -204,7 +197,7 @@ for (const { name, messages } of CONTEXTS) {
     return Number(process.hrtime.bigint() - start) / 1e9;
   });
   rows.push(["(node -e '' : a process that does nothing)", `${median(bare).toFixed(2)} s`, `${Math.min(...bare).toFixed(2)} s`, ""]);
-  table(`d. the CLI, whole processes (${RUNS.cli} runs after a warm-up)`, rows);
+  printTable(`d. the CLI, whole processes (${RUNS.cli} runs after a warm-up)`, rows);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -243,7 +236,7 @@ for (const { name, messages } of CONTEXTS) {
     reference ??= out.tokens;
     rows.push([label, ms(out.start), ms(out.count), out.tokens.toLocaleString("en-US"), out.tokens === reference ? "yes" : "NO"]);
   }
-  table(`e. exact o200k libraries on the shipped session's message text (${text.length.toLocaleString("en-US")} characters), each in a new process`, rows);
+  printTable(`e. exact o200k libraries on the shipped session's message text (${text.length.toLocaleString("en-US")} characters), each in a new process`, rows);
   rmSync(dir, { recursive: true, force: true });
 }
 

@@ -34,6 +34,7 @@ import {
 import { type ContextManager, createContextManager } from "@compaction/context-manager";
 import { createSession } from "@compaction/transcript";
 import { PI_FIXTURES, loadPiMessages } from "@compaction/fixtures";
+import { printTable } from "./print-table.js";
 
 interface PiCompaction {
   estimateContextTokens(messages: unknown[]): { tokens: number };
@@ -72,14 +73,6 @@ function stats(nanos: readonly number[]): Stats {
 
 const us = (value: number): string => `${value.toFixed(2)} µs`;
 
-function table(title: string, rows: readonly (readonly string[])[]): void {
-  const widths = rows.reduce<number[]>((acc, row) => row.map((cell, i) => Math.max(acc[i] ?? 0, cell.length)), []);
-  const line = (row: readonly string[]): string => `  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ")}`;
-  console.log(`\n${title}`);
-  console.log(line(rows[0] ?? []));
-  console.log(`  ${widths.map((w) => "-".repeat(w)).join("  ")}`);
-  for (const row of rows.slice(1)) console.log(line(row));
-}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -179,7 +172,7 @@ async function benchFixture(file: string): Promise<string[][]> {
   const session = await oursOnSession(structuredClone(original));
   rows.push([`ours on a session file (first ${session.turns} turns, once)`, us(session.median), us(session.p95), us(session.mean), `${(session.median / piStats.median).toFixed(0)}x`, String(session.turns)]);
   console.log(`\n=== ${file}: ${original.length} messages replayed, ${REPLAYS - 1} timed replays (+1 warm-up) ===`);
-  table("", rows);
+  printTable("", rows);
   return rows.slice(1, 5).map((row) => [file, ...row.slice(0, 3), row[4] as string]);
 }
 
@@ -187,7 +180,7 @@ async function main(): Promise<void> {
   console.log(`Context manager per-turn benchmark (node ${process.version})`);
   const summary: string[][] = [["fixture", "per turn", "median", "p95", "median vs pi"]];
   for (const file of PI_FIXTURES) summary.push(...(await benchFixture(file)));
-  table("=== summary ===", summary);
+  printTable("=== summary ===", summary);
 }
 
 await main();

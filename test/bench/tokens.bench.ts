@@ -22,6 +22,7 @@ import {
   messageTokenText,
 } from "@compaction/core";
 import { CLAUDE_FIXTURES, PI_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
+import { printTable } from "./print-table.js";
 
 const COLD = { warmup: 3, iterations: 20 };
 const UPDATE = { warmup: 200, iterations: 2000 };
@@ -88,17 +89,6 @@ const pct = (value: number): string => `${(value * 100).toFixed(1)}%`;
 const signedPct = (value: number): string => `${value >= 0 ? "+" : ""}${(value * 100).toFixed(1)}%`;
 const verdict = (met: boolean): string => (met ? "MET" : "NOT MET");
 
-function table(title: string, rows: readonly (readonly string[])[]): void {
-  const widths = rows.reduce<number[]>(
-    (acc, row) => row.map((cell, i) => Math.max(acc[i] ?? 0, cell.length)),
-    [],
-  );
-  const line = (row: readonly string[]): string => `  ${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ")}`;
-  console.log(`\n${title}`);
-  console.log(line(rows[0] ?? []));
-  console.log(`  ${widths.map((w) => "-".repeat(w)).join("  ")}`);
-  for (const row of rows.slice(1)) console.log(line(row));
-}
 
 // ---------------------------------------------------------------------------------------------
 // a. cold count vs raw tiktoken
@@ -345,11 +335,11 @@ function main(): void {
   for (const fixture of loadFixtures()) {
     console.log(`\n=== ${fixture.file}: ${fixture.context.length} messages in context, ${fixture.all.length} in file ===`);
     const cold = benchCold(fixture);
-    table("", cold.rows);
+    printTable("", cold.rows);
     const update = benchUpdate(fixture);
-    table("", update.rows);
+    printTable("", update.rows);
     const accuracy = benchAccuracy(fixture);
-    table("", accuracy.rows);
+    printTable("", accuracy.rows);
     const contextError = accuracy.contextErrors.get("ours tiktoken o200k");
     summary.push([
       fixture.file,
@@ -359,7 +349,7 @@ function main(): void {
       contextError === undefined ? "no usage" : `${pct(contextError)} ${verdict(contextError <= CONTEXT_ERROR_TARGET)}`,
     ]);
   }
-  table("=== summary ===", summary);
+  printTable("=== summary ===", summary);
   keeper.dispose();
   rawEncoder.free();
 }

@@ -46,6 +46,19 @@ function orphans(messages: readonly ModelMessage[]): string[] {
   return found;
 }
 
+/** A plugin whose summarizer's model is down. */
+const failing: CompactionPlugin = {
+  name: "failing-summarizer",
+  apply(compactor) {
+    compactor.summarizer = {
+      name: "failing",
+      summarize: async () => {
+        throw new Error("model unavailable");
+      },
+    };
+  },
+};
+
 /** A chat of `turns` question/answer pairs, as the UI keeps it. */
 function chat(turns: number): UIMessage[] {
   const messages: UIMessage[] = [];
@@ -113,17 +126,6 @@ describe("compactModelMessages", () => {
   });
 
   it("leaves the history untouched and warns with the code when the summarizer fails", async () => {
-    const failing: CompactionPlugin = {
-      name: "failing-summarizer",
-      apply(compactor) {
-        compactor.summarizer = {
-          name: "failing",
-          summarize: async () => {
-            throw new Error("model unavailable");
-          },
-        };
-      },
-    };
     const messages = await convertToModelMessages(chat(12));
     const events: AiSdkCompactionEvent[] = [];
     // 12 turns are about 13k tokens: past the threshold of a 16k window, not over the window.
@@ -133,17 +135,6 @@ describe("compactModelMessages", () => {
   });
 
   it("when the summarizer fails on a history over the window, sends it shaped to the window (older messages shortened to head and tail with a marker, the newest question kept) instead of a request the provider rejects", async () => {
-    const failing: CompactionPlugin = {
-      name: "failing-summarizer",
-      apply(compactor) {
-        compactor.summarizer = {
-          name: "failing",
-          summarize: async () => {
-            throw new Error("model unavailable");
-          },
-        };
-      },
-    };
     const messages = await convertToModelMessages(chat(40));
     expect(tokensOf(messages)).toBeGreaterThan(16_000);
     const events: AiSdkCompactionEvent[] = [];

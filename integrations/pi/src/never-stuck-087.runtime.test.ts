@@ -6,15 +6,12 @@
  * holds the request.
  */
 import { readFileSync } from "node:fs";
-import { createPiAdapter, type PiMessage, SHRINK_MARKER_PATTERN } from "@compaction/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { compactionExtension } from "./extension.js";
 import { createRuntimeSession087, PI_087_UNSUPPORTED, PI_087_VERSION, type RuntimeSession087 } from "./test-support/pi-087-session.js";
+import { expectRequestFits, FOLLOW_UP, hugeTurn, WINDOW } from "./test-support/huge-turn.js";
 import { PRESETS_FOR_RUNTIME } from "./test-support/presets.js";
 import { collectReports, copyFixture, type SessionDir } from "./test-support/pi-session.js";
-
-const WINDOW = 32_000;
-const REQUEST = "Run the whole test suite and tell me which tests fail.";
 
 let session: SessionDir | undefined;
 let runtime: RuntimeSession087 | undefined;
@@ -31,21 +28,7 @@ async function sessionWithHugeTurn(preset: string): Promise<SessionDir> {
   const dir = copyFixture();
   dir.config({ preset, tokenizer: { counter: "estimate" } });
   const sessions = pi.SessionManager.open(dir.file, undefined, dir.dir);
-  const now = Date.now();
-  const append = (message: unknown) => sessions.appendMessage(message as Parameters<typeof sessions.appendMessage>[0]);
-  append({ role: "user", content: [{ type: "text", text: REQUEST }], timestamp: now });
-  append({
-    role: "assistant",
-    content: [{ type: "toolCall", id: "huge_call", name: "bash", arguments: { command: "npm test" } }],
-    api: "anthropic-messages",
-    provider: "anthropic",
-    model: "claude-sonnet-4-5",
-    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-    stopReason: "toolUse",
-    timestamp: now + 1,
-  });
-  const log = Array.from({ length: 24_000 }, (_, i) => `test ${String(i).padStart(6, "0")} ok ${"x".repeat(30)}`).join("\n");
-  append({ role: "toolResult", toolCallId: "huge_call", toolName: "bash", content: [{ type: "text", text: log }], isError: false, timestamp: now + 2 });
+  for (const message of hugeTurn(Date.now())) sessions.appendMessage(message as Parameters<typeof sessions.appendMessage>[0]);
   return dir;
 }
 
@@ -60,19 +43,9 @@ describe.skipIf(PI_087_UNSUPPORTED !== undefined)(title, () => {
     expect(readFileSync(session.file, "utf8")).toContain("test 023999 ok"); // nothing lost
     expect(readFileSync(session.file, "utf8")).toContain('"type":"compaction"');
 
-    await runtime.session.prompt("Which of them failed?");
+    await runtime.session.prompt(FOLLOW_UP);
     expect(runtime.faux.state.callCount).toBe(1);
-    const sent = (runtime.requests[0]?.messages ?? []) as unknown as PiMessage[];
-    const adapter = createPiAdapter();
-    const texts = sent.map((m) => adapter.readFacts(m).text);
-    const tokens = texts.reduce((sum, t) => sum + Math.ceil(t.length / 4), 0);
-    expect(tokens).toBeLessThanOrEqual(WINDOW);
-    expect(texts).toContain(REQUEST);
-    expect(texts).toContain("Which of them failed?");
-    const output = texts.find((t) => t.startsWith("test 000000 ok"));
-    expect(output).toMatch(SHRINK_MARKER_PATTERN);
-    expect(output).toContain("tool call huge_call");
-    expect(output).toContain("test 023999 ok");
+    expectRequestFits(runtime.requests[0]?.messages);
     // The compaction's own warnings (the cut moved, the output shrunk) are expected; shaping never failed.
     expect(reports.of("warning").filter((w) => /could not shape|shapeRequest/.test(w))).toEqual([]);
   });
