@@ -16,9 +16,10 @@ export interface CompactionEvent {
   /** The context before, as the provider counts it (the result's `tokensBefore`). */
   readonly tokensBeforeCompaction: number;
   /**
-   * The compacted context in the same measure: what the newest usage figure held beyond the
-   * messages (system prompt, tools) plus the calibrated count of the messages
-   * (`tokens.providerTokensAfter`). The result's `tokensAfter` is our plain count.
+   * The compacted context in the same measure, the run's: our count of the compacted messages at
+   * the ratio of `tokensBeforeCompaction` to our count of the input (`run.providerTokens`,
+   * `tokens.providerTokensAfter`), the measure the strategies sized against. The result's
+   * `tokensAfter` is our plain count.
    */
   readonly tokensAfterCompaction: number;
   readonly trigger: CompactionTrigger;

@@ -375,8 +375,9 @@ export class Compactor<T> {
     }
     const tokensAfter = counted;
     // The event, which transcripts record and `context history` shows beside tokensBefore, keeps
-    // both figures in one measure: the provider's.
-    const providerTokensAfter = this.tokens.providerTokensAfter(run.input.messages, messages);
+    // both figures in one measure: the run's, anchored on the provider's figure (what the
+    // strategies sized against; tokens.providerTokensAfter gives the same).
+    const providerTokensAfter = run.providerTokens(counted);
     const firstKept = cut ? run.messages[cut.firstKeptIndex] : undefined;
     const event = createCompactionEvent({
       summary: summary ?? "",

@@ -155,19 +155,16 @@ export class MessageTokenCounter<T> {
 
   /**
    * `output` (the messages a compaction of `input` gave) in the measure of
-   * `contextTokens(input).tokens`, the provider's: what the newest usage figure of `input` holds
-   * beyond its messages (system prompt, tool definitions) plus the calibrated count of `output`.
-   * Usage stored on kept messages describes the old context, so it is not read.
+   * `contextTokens(input).tokens`, the provider's, as a compaction's run measures what it keeps
+   * (`CompactionRun.providerTokens`): our count of `output` at the ratio of that figure to our
+   * count of `input` (at least 1), so the system prompt and tools the figure holds, and the
+   * provider's tokenizer, scale with what is kept. Usage stored on kept messages describes the
+   * old context, so it is not read.
    */
   providerTokensAfter(input: readonly T[], output: readonly T[]): number {
-    const before = this.contextTokens(input);
-    const { calibration, lastUsageIndex } = before;
-    let fixed = 0;
-    if (lastUsageIndex !== null) {
-      const counted = this.total(input.slice(0, lastUsageIndex + 1));
-      fixed = Math.max(0, before.usageTokens - providerMeasure(calibration, counted, lastUsageIndex + 1));
-    }
-    return fixed + providerMeasure(calibration, this.total(output), output.length);
+    const counted = this.total(input);
+    const ratio = counted > 0 ? Math.max(1, this.contextTokens(input).tokens / counted) : 1;
+    return Math.round(this.total(output) * ratio);
   }
 
   /**
