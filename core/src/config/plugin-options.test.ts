@@ -67,6 +67,13 @@ describe("createOptionsValidator with a validator generated at build time", () =
     expect(message(() => generated({ minKeepMessages: 0 }))).toContain("minKeepMessages");
   });
 
+  it("compiles the schema when the generated file's ajv runtime cannot be found from where it is", () => {
+    const stray = join(dir, "needs-runtime.cjs");
+    writeFileSync(stray, 'module.exports = require("ajv-runtime-that-is-not-installed"); module.exports.default = module.exports;');
+    const fallback = createOptionsValidator("rolling", schema, { generated: pathToFileURL(stray) });
+    expect(fallback()).toEqual({ minKeepMessages: 10, evictionNote: true });
+  });
+
   it("compiles the schema when no build wrote the file", () => {
     const fallback = createOptionsValidator("rolling", schema, { generated: pathToFileURL(join(dir, "absent.cjs")) });
     expect(fallback()).toEqual({ minKeepMessages: 10, evictionNote: true });

@@ -27,10 +27,21 @@ export function standaloneValidatorSource(schema: SchemaObject, options: Options
   return `// Generated from ${generatedFrom} at build time. Do not edit.\n${standaloneCode(ajv, ajv.compile(schema))}`;
 }
 
-/** The generated validator at `url`, or undefined when no build wrote one there. */
+/**
+ * The generated validator at `url`, or undefined when no build wrote one there, or when the
+ * ajv runtime helper it requires cannot be found from there (a package manager that installs
+ * only a package's declared dependencies, and a plugin that does not declare ajv): the caller
+ * then compiles the schema, with the same result.
+ */
 export function loadGeneratedValidator(url: URL): ValidateFunction | undefined {
   const path = fileURLToPath(url);
   if (!existsSync(path)) return undefined;
-  const loaded = require(path) as { default?: ValidateFunction } | ValidateFunction;
+  let loaded: { default?: ValidateFunction } | ValidateFunction;
+  try {
+    loaded = require(path) as { default?: ValidateFunction } | ValidateFunction;
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "MODULE_NOT_FOUND") return undefined;
+    throw error;
+  }
   return typeof loaded === "function" ? loaded : loaded.default;
 }
