@@ -56,6 +56,26 @@ describe("the context engine on a real pi session", () => {
     expect(later.messages.length).toBe(assembled.messages.length + 1);
   });
 
+  it("assemble takes OpenClaw's tokenBudget as the room for the messages: what fits it is sent unchanged, no reserve comes off it", async () => {
+    const project = makeProject({ ".compactionrc": "preset: rolling\ntokenizer: { counter: estimate }\nreserveTokens: 16384\n" });
+    const { registered } = fakeHost({ cwd: project });
+    const engine = await registered.engine!({ workspaceDir: project });
+    const messages = [
+      { role: "user", content: `a long question ${"word ".repeat(12_000)}`, timestamp: 1 },
+      { role: "user", content: "and a short one", timestamp: 2 },
+    ] as unknown as AgentMessage[];
+    const tokens = Math.ceil(JSON.stringify(messages).length / 4);
+    // The budget holds the messages, but not the messages and the config's 16,384 reserved tokens.
+    const budget = 20_000;
+    expect(tokens).toBeLessThan(budget);
+    const assembled = await engine.assemble({ ...SESSION, messages, tokenBudget: budget });
+    expect(assembled.messages).toEqual(messages);
+    // Over the budget, it is shaped to the budget itself.
+    const tight = await engine.assemble({ ...SESSION, messages, tokenBudget: 5_000 });
+    expect(tight.estimatedTokens).toBeLessThanOrEqual(5_000);
+    expect(tight.estimatedTokens).toBeGreaterThan(1_000); // to the budget, not to the budget less the reserve
+  });
+
   it("a second compaction updates the first: the summary stays one message and the kept tail moves forward", async () => {
     const project = makeProject({ ".compactionrc": "preset: safeguard\ntokenizer: { counter: estimate }\n" });
     const { registered } = fakeHost({ cwd: project });

@@ -129,10 +129,12 @@ export class CompactionEngine implements ContextEngine {
     if (params.tokenBudget !== undefined && params.tokenBudget > 0) {
       // compactor.shapeRequest: old tool outputs pruned by layered's rules (pruneContext), then what
       // is still over the budget shrunk to head and tail; the same messages give the same request.
+      // OpenClaw's tokenBudget is already the room for these messages (its context budget less the
+      // current turn's pending messages), so it is the budget as it is: no reserve comes off it again.
       try {
         const pruneContext = this.#deps.options.pruneContext;
         if (pruneContext) ensureRequestPruning(compactor);
-        const shaped = compactor.shapeRequest(view as unknown as PiMessage[], { contextWindow: params.tokenBudget, plugins: pruneContext });
+        const shaped = compactor.shapeRequest(view as unknown as PiMessage[], { contextWindow: params.tokenBudget, budget: params.tokenBudget, plugins: pruneContext });
         for (const warning of shaped.warnings) this.#warnOnce(`compaction: ${warning}`);
         messages = shaped.messages as unknown as AgentMessage[];
       } catch (error) {
