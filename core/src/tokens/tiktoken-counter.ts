@@ -2,7 +2,7 @@
  * Exact token counts with OpenAI's tiktoken (WASM). The `tiktoken` module and each encoding
  * are loaded on first use: importing the core costs nothing, and a counter starts its encoder
  * (about 0.15 s for o200k_base) only when it first counts a non-empty text, so a process that
- * never needs a count (a status whose usage figures cover the context, `config`) never pays it.
+ * never needs a count (`compaction config`, `context history`) never pays it.
  * One encoder per encoding is shared by every counter holding it and freed when the last one is
  * disposed: half a second later, on an unref'd timer, so a counter made in between (a compactor
  * rebuilt for a changed config) takes it over instead of starting another, and a process that
