@@ -1,25 +1,9 @@
-import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { OPENCLAW_SESSION_TABLES_SQL, openClawAgentDatabase } from "@compaction/transcript";
+import { openClawAgentDatabase } from "@compaction/transcript";
+import { writeOpenClawDatabase } from "@compaction/transcript/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSandbox, type Sandbox } from "./test-support/cli-sandbox.js";
-
-/** The part of node:sqlite (Node 22+) the test uses; declared here while the repo's @types/node is 20. */
-interface SqliteDatabase {
-  exec(sql: string): void;
-  prepare(sql: string): { run(...values: unknown[]): unknown; all(...values: unknown[]): unknown[] };
-  close(): void;
-}
-type SqliteModule = { DatabaseSync: new (path: string, options?: { readOnly?: boolean; enableForeignKeyConstraints?: boolean }) => SqliteDatabase };
-
-const sqlite = (() => {
-  try {
-    return createRequire(import.meta.url)("node:sqlite") as SqliteModule;
-  } catch {
-    return undefined;
-  }
-})();
 
 let sandbox: Sandbox;
 let stateDir: string;
@@ -29,25 +13,14 @@ const KEY = "agent:coder:main";
 /** OpenClaw's state dir in the sandbox: agent `coder`'s database holding the sandbox's (real, version 3) session. */
 beforeEach(async () => {
   sandbox = await createSandbox();
-  if (sqlite === undefined) return;
   stateDir = join(sandbox.root, "openclaw-state");
   database = openClawAgentDatabase("coder", { stateDir });
-  mkdirSync(join(database, ".."), { recursive: true });
-  // Only the tables the reader uses: the rows' other references (conversations) are not there.
-  const db = new sqlite.DatabaseSync(database, { enableForeignKeyConstraints: false });
-  db.exec(OPENCLAW_SESSION_TABLES_SQL);
-  db.prepare("INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at) VALUES (?, ?, ?, ?)").run(KEY, "oc-session", "{}", 1);
-  db.prepare("INSERT INTO session_windows (session_id, session_key, created_at, updated_at) VALUES (?, ?, ?, ?)").run("oc-session", KEY, 1, 1);
-  const insert = db.prepare("INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?, ?, ?, ?)");
-  readFileSync(sandbox.sessionPath, "utf8")
-    .split("\n")
-    .filter((line) => line !== "")
-    .forEach((line, seq) => insert.run("oc-session", seq, line, seq));
-  db.close();
+  const lines = readFileSync(sandbox.sessionPath, "utf8").split("\n").filter((line) => line !== "");
+  writeOpenClawDatabase(database, [{ key: KEY, id: "oc-session", lines }]);
 });
 afterEach(() => sandbox.remove());
 
-describe.skipIf(sqlite === undefined)("the CLI on OpenClaw's SQLite sessions", () => {
+describe("the CLI on OpenClaw's SQLite sessions", () => {
   const env = () => ({ NO_COLOR: "1", OPENCLAW_STATE_DIR: stateDir });
 
   it("context status reads a session by key and by agent, with the same numbers as the pi file", () => {

@@ -1,33 +1,18 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import * as zlib from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { buildContext } from "./context.js";
 import { listOpenClawAgents, listOpenClawSessions, openClawAgentDatabase, parseOpenClawSession, readOpenClawSession } from "./openclaw-sessions.js";
-import { OPENCLAW_SESSION_TABLES_SQL } from "./openclaw-schema.js";
 import { parseSession } from "./parse.js";
+import { writeOpenClawDatabase } from "./testing/openclaw-database.js";
 import { upgradeSession } from "./upgrade.js";
 
-/** The part of node:sqlite (Node 22+) the test uses; declared here while the repo's @types/node is 20. */
-interface SqliteDatabase {
-  exec(sql: string): void;
-  prepare(sql: string): { run(...values: unknown[]): unknown; all(...values: unknown[]): unknown[] };
-  close(): void;
-}
-type SqliteModule = { DatabaseSync: new (path: string, options?: { readOnly?: boolean; enableForeignKeyConstraints?: boolean }) => SqliteDatabase };
-
-const sqlite = (() => {
-  try {
-    return createRequire(import.meta.url)("node:sqlite") as SqliteModule;
-  } catch {
-    return undefined;
-  }
-})();
+/** node:sqlite (Node 22+), loaded as the reader loads it. */
+const { DatabaseSync } = createRequire(import.meta.url)("node:sqlite") as typeof import("node:sqlite");
 const PI_LARGE = fileURLToPath(new URL("../../../shared/fixtures/real/pi-large-session.jsonl", import.meta.url));
-const zstd = (zlib as unknown as { zstdCompressSync?: (data: Buffer) => Buffer }).zstdCompressSync;
 
 const roots: string[] = [];
 afterAll(() => {
@@ -39,33 +24,28 @@ async function stateDirWithRealSession(): Promise<{ stateDir: string; lines: str
   const stateDir = mkdtempSync(join(tmpdir(), "openclaw-state-"));
   roots.push(stateDir);
   const database = openClawAgentDatabase("main", { stateDir });
-  mkdirSync(join(database, ".."), { recursive: true });
   // OpenClaw's rows are pi entries with ids: the real (version 1) session upgraded as pi does.
   const copy = join(stateDir, "session.jsonl");
   copyFileSync(PI_LARGE, copy);
   await upgradeSession(copy);
   const lines = readFileSync(copy, "utf8").split("\n").filter((line) => line !== "");
-  // Only the tables the reader uses: the rows' other references (conversations) are not there.
-  const db = new sqlite!.DatabaseSync(database, { enableForeignKeyConstraints: false });
-  db.exec(OPENCLAW_SESSION_TABLES_SQL);
-  const node = db.prepare("INSERT INTO session_nodes (session_key, current_session_id, entry_json, updated_at) VALUES (?, ?, ?, ?)");
-  const window = db.prepare("INSERT INTO session_windows (session_id, session_key, created_at, updated_at) VALUES (?, ?, ?, ?)");
-  const plain = db.prepare("INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?, ?, ?, ?)");
-  const packed = db.prepare("INSERT INTO transcript_events (session_id, seq, event_zstd, event_utf8_bytes, navigation_json, created_at) VALUES (?, ?, ?, ?, ?, ?)");
-  node.run("agent:main:main", "real-session", JSON.stringify({ sessionId: "real-session" }), 2000);
-  window.run("real-session", "agent:main:main", 1000, 2000);
-  lines.forEach((line, seq) => {
-    if (zstd !== undefined && seq % 3 === 2) packed.run("real-session", seq, zstd(Buffer.from(line)), Buffer.byteLength(line), "{}", 1000 + seq);
-    else plain.run("real-session", seq, line, 1000 + seq);
-  });
-  node.run("agent:main:telegram:42", "small-session", JSON.stringify({ sessionId: "small-session" }), 1000);
-  window.run("small-session", "agent:main:telegram:42", 1000, 1000);
-  lines.slice(0, 5).forEach((line, seq) => plain.run("small-session", seq, line, 1000 + seq));
-  db.close();
+  writeOpenClawDatabase(database, [
+    {
+      key: "agent:main:main",
+      id: "real-session",
+      lines,
+      entry: { sessionId: "real-session" },
+      createdAt: 1000,
+      updatedAt: 2000,
+      firstEventAt: 1000,
+      packed: (seq) => seq % 3 === 2,
+    },
+    { key: "agent:main:telegram:42", id: "small-session", lines: lines.slice(0, 5), entry: { sessionId: "small-session" }, createdAt: 1000, updatedAt: 1000, firstEventAt: 1000 },
+  ]);
   return { stateDir, lines };
 }
 
-describe.skipIf(sqlite === undefined)("OpenClaw's SQLite sessions", () => {
+describe("OpenClaw's SQLite sessions", () => {
   it("reads a session by key, by id, and the newest by default, as the same entries as the pi file", async () => {
     const { stateDir, lines } = await stateDirWithRealSession();
     const database = openClawAgentDatabase("main", { stateDir });
@@ -96,7 +76,7 @@ describe.skipIf(sqlite === undefined)("OpenClaw's SQLite sessions", () => {
     const root = mkdtempSync(join(tmpdir(), "openclaw-other-"));
     roots.push(root);
     const path = join(root, "other.sqlite");
-    const db = new sqlite!.DatabaseSync(path);
+    const db = new DatabaseSync(path);
     db.exec("CREATE TABLE t (x INTEGER)");
     db.close();
     const before = readFileSync(path);
