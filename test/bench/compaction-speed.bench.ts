@@ -20,7 +20,7 @@
  *     identical.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -207,7 +207,7 @@ for (const { name, messages } of CONTEXTS) {
   const text = joinedText(shipped);
   const dir = mkdtempSync(join(tmpdir(), "compaction-o200k-"));
   const textFile = join(dir, "text.txt");
-  (await import("node:fs")).writeFileSync(textFile, text);
+  writeFileSync(textFile, text);
   const libraries: Array<[string, string]> = [
     ["tiktoken (WASM; ours)", `const { get_encoding } = await import("tiktoken"); const e = get_encoding("o200k_base"); count = (s) => e.encode_ordinary(s).length;`],
     ["gpt-tokenizer (pure JS)", `const m = await import("gpt-tokenizer/encoding/o200k_base"); count = (s) => m.countTokens(s);`],

@@ -266,7 +266,7 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
   // Last resort at send time: the newest step itself (its calls, their results and thinking), so
   // that whatever holds the system prompt, the pinned messages and the request fits; the model
   // answers the request afresh.
-  if (options.dropOlder === true && over()) dropStep([newestStep(facts, newestUser)].filter((step) => step.length > 0 && !step.some(alwaysSent)));
+  if (options.dropOlder === true && over()) dropStep(newestTurnSteps(facts, newestUser).slice(-1).filter((step) => !step.some(alwaysSent)));
 
   const list = [...shrunk.values()].sort((a, b) => a.index - b.index);
   const changed = list.length > 0 || dropped.size > 0;
@@ -340,21 +340,18 @@ function droppableGroups(facts: readonly MessageFacts[], newestUser: number, unt
   }
   flushTurn();
   groups.push(...summaries);
-  if (newestUser < 0) return groups;
-  const rest: number[] = [];
-  for (let i = newestUser + 1; i < facts.length; i++) rest.push(i);
-  const steps = stepsOf(facts, rest);
-  steps.pop(); // the last step stays: it is what the model is answering
+  const steps = newestTurnSteps(facts, newestUser);
+  steps.pop(); // the last step stays: it is what the model is answering (step 9 alone leaves it out)
   for (const step of steps) if (!step.some(untouchable)) groups.push(step);
   return groups;
 }
 
-/** The newest turn's last step (an assistant message and the results that follow it), or [] when the request is last. */
-function newestStep(facts: readonly MessageFacts[], newestUser: number): number[] {
+/** The steps of the newest turn after its request (an assistant message and the results that follow it); none when there is no request. */
+function newestTurnSteps(facts: readonly MessageFacts[], newestUser: number): number[][] {
   if (newestUser < 0) return [];
   const rest: number[] = [];
   for (let i = newestUser + 1; i < facts.length; i++) rest.push(i);
-  return stepsOf(facts, rest).at(-1) ?? [];
+  return stepsOf(facts, rest);
 }
 
 /** `indices` in steps: each message starts one, except a tool result, which joins the step of its call. */

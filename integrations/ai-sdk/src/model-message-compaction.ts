@@ -232,14 +232,15 @@ export class ModelMessageCompaction {
     // (compactor.shapeRequest: shrunk to head and tail, then older turns and steps left out), so
     // the loop goes on; the app's own messages keep the full text. When even that cannot fit (the
     // system prompt and the request alone are over), the messages go as they were, with a warning.
-    if (this.#measure(compactor, output) > contextWindow) {
+    let after = this.#measure(compactor, output);
+    if (after > contextWindow) {
       const shaped = compactor.shapeRequest(output, { contextWindow, budget });
       if (shaped.fits) {
         for (const warning of shaped.warnings) this.#emit({ type: "warning", message: warning, code: null, stepNumber });
         output = shaped.messages;
+        after = this.#measure(compactor, output);
       }
     }
-    const after = this.#measure(compactor, output);
     this.#emit({ type: "compaction-end", result, tokens: after, stepNumber });
     if (result.status === "failed" || result.status === "cancelled") {
       this.#emit({
