@@ -5,7 +5,7 @@ import type { CheckedCut } from "../cut/cut.js";
 import type { MessageView } from "../cut/message-view.js";
 import type { ShrinkResult } from "../shrink/shrink-to-budget.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
-import type { MessageTokenCounter } from "../tokens/message-tokens.js";
+import { type MessageTokenCounter, providerRatio } from "../tokens/message-tokens.js";
 import type { CompactInput, RunInit, SummarizeOptions } from "./run.js";
 
 /**
@@ -141,8 +141,7 @@ export class RunState<T> {
    * (Claude counts about 1.25x o200k on real sessions), so the difference scales with the text.
    */
   get providerRatio(): number {
-    const counted = this.tokensBefore - this.unseenTokens;
-    return counted > 0 ? Math.max(1, this.tokensBefore / counted) : 1;
+    return providerRatio(this.tokensBefore, this.#tokens.total(this.input.messages));
   }
 
   /**

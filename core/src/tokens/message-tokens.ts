@@ -43,6 +43,14 @@ export function messageTokenText(facts: MessageFacts): string {
   return pieces.join("\n");
 }
 
+/**
+ * The provider's count of a context over ours, at least 1 (1 when we count nothing): the scale of
+ * a compaction run's one measure (`CompactionRun.providerRatio`, `providerTokensAfter`).
+ */
+export function providerRatio(providerTokens: number, countedTokens: number): number {
+  return countedTokens > 0 ? Math.max(1, providerTokens / countedTokens) : 1;
+}
+
 /** Characters of message text whose counts are kept by text (see MessageTokenCounter). */
 export const TEXT_COUNT_CACHE_CHARS = 16 * 1024 * 1024;
 
@@ -162,9 +170,7 @@ export class MessageTokenCounter<T> {
    * old context, so it is not read.
    */
   providerTokensAfter(input: readonly T[], output: readonly T[]): number {
-    const counted = this.total(input);
-    const ratio = counted > 0 ? Math.max(1, this.contextTokens(input).tokens / counted) : 1;
-    return Math.round(this.total(output) * ratio);
+    return Math.round(this.total(output) * providerRatio(this.contextTokens(input).tokens, this.total(input)));
   }
 
   /**
