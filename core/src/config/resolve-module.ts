@@ -28,6 +28,8 @@ export interface ResolveContext {
   readonly file?: string;
   /** JSON pointer of the name inside that file, e.g. `/plugins/1/0`. */
   readonly path?: string;
+  /** What named the module when no file does, for messages (e.g. "the preset option"). */
+  readonly namedBy?: string;
   /**
    * Set when the project is not trusted: then a name that resolves to the project's code is
    * not imported, and UntrustedModuleSkipped is thrown instead (see resolveWithinTrust).
@@ -192,7 +194,7 @@ function notFound(kind: ModuleKind, name: string, fromDir: string, tried: readon
   const [scoped] = PREFIXES[kind];
   const fix = isPathName(name)
     ? `Check the path: it is relative to ${fromDir}, the directory of the file that names it.`
-    : `${nearest === undefined ? "" : `Did you mean '${nearest}'? `}Otherwise install the package (npm install ${candidateIds(kind, name)[0] ?? `${scoped}${name}`}), or give a path starting with ./ to a file of your own.`;
+    : `${nearest === undefined ? `The built-in ${kind}s are ${builtins.join(", ")}. For another, install` : `Did you mean '${nearest}'? If not, install`} the package (npm install ${candidateIds(kind, name)[0] ?? `${scoped}${name}`}) or give a path starting with ./ to a file of your own.`;
   // One line of message; what was tried (for a user who wonders where it looked) goes in the hint.
   return new CompactionError(
     ErrorCodes.PLUGIN_NOT_FOUND,
@@ -202,7 +204,7 @@ function notFound(kind: ModuleKind, name: string, fromDir: string, tried: readon
 }
 
 function where(context: ResolveContext): string {
-  if (context.file === undefined && context.path === undefined) return "";
+  if (context.file === undefined && context.path === undefined) return context.namedBy === undefined ? "" : ` (named by ${context.namedBy})`;
   const at = context.path === undefined ? "" : ` at ${showPointer(context.path)}`;
   const file = context.file === undefined ? "" : ` in ${context.file}`;
   return ` (named${at}${file})`;

@@ -84,6 +84,20 @@ export default { plugins: [[gamma, { x: 1, y: 1 }], gamma] };
     expect(error.hint).toContain("Did you mean 'rolling'?");
   });
 
+  it("reports a preset the caller chose (createCompactor's preset, the CLI's --preset) as named by the preset option, not by the file", async () => {
+    const root = makeProject(rc({ preset: "safeguard" }));
+    const attempt = (preset: string) => loadConfigDetailed({ cwd: root, preset }).then(resolvePlugins).then(() => undefined, (thrown: unknown) => thrown as CompactionError);
+    const unknown = await attempt("nope");
+    expect(unknown).toBeInstanceOf(CompactionError);
+    expect(unknown?.code).toBe(ErrorCodes.PLUGIN_NOT_FOUND);
+    expect(unknown?.message).toBe("Cannot find preset 'nope' (named by the preset option).");
+    expect(unknown?.file).toBeUndefined();
+    expect(unknown?.path).toBeUndefined();
+    expect(unknown?.hint).toMatch(/^The built-in presets are safeguard, rolling, layered, sliding-window\. For another, install the package \(npm install @compaction\/preset-nope\) or give a path/);
+    const typo = await attempt("rollin");
+    expect(typo?.hint).toMatch(/^Did you mean 'rolling'\? If not, install the package/);
+  });
+
   it("rejects a preset entry of the wrong shape, naming the preset file and entry", async () => {
     const { error, root } = await failure({ ...rc({ preset: "./preset.mjs" }), "preset.mjs": "export default { plugins: [42] };\n" });
     expect(error.code).toBe(ErrorCodes.PLUGIN_INVALID);

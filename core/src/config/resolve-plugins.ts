@@ -77,7 +77,9 @@ export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedPlug
     const [use, options] = typeof entry === "string" ? [entry, undefined] : entry;
     return { use, options, fromDir: baseDir, file, path: loaded.pointerTo("plugins", index), tuple: typeof entry !== "string" };
   });
-  const presetContext = { cwd, ...(file === undefined ? {} : { file }), path: loaded.pointerTo("preset") };
+  // A preset the caller chose (createCompactor's preset, the CLI's --preset) is named by no file.
+  const presetContext: ResolveContext =
+    config.sources.preset.from === "caller" ? { cwd, namedBy: "the preset option" } : { cwd, ...(file === undefined ? {} : { file }), path: loaded.pointerTo("preset") };
   const preset = await loadPreset(config.preset, loaded, presetContext, warnings);
 
   const user = await instantiateAll(userSpecs, loaded, warnings, "config");
