@@ -24,6 +24,21 @@ describe("fitToBudget", () => {
     expect(fitToBudget(blocks, 1000, counter)).toBe(renderBlocks(blocks));
   });
 
+  it("does not count a text far over the cap whole, and counts a long one that fits whole (the counts each costs an encode)", () => {
+    const counted: string[] = [];
+    const recording: TokenCounter = { name: "recording", count: (text) => (counted.push(text), counter.count(text)), dispose: () => {} };
+    const items = Array.from({ length: 40 }, (_, i) => `item ${i}: changed the parser to keep whitespace in quoted strings`);
+    const blocks = [block("## Done", items)];
+    const full = renderBlocks(blocks);
+    const over = fitToBudget(blocks, Math.floor(counter.count(full) / 3), recording);
+    expect(counted).not.toContain(full);
+    expect(counter.count(over)).toBeLessThanOrEqual(Math.floor(counter.count(full) / 3));
+    counted.length = 0;
+    // 5+ characters per token of the cap, yet it fits: it is counted whole and returned as it is.
+    expect(fitToBudget(blocks, counter.count(full), recording)).toBe(full);
+    expect(counted).toContain(full);
+  });
+
   it("drops the oldest items of the largest section first", () => {
     const big = Array.from({ length: 10 }, (_, i) => `big item number ${i} with some words`);
     const blocks = [block("## Small", ["tiny"]), block("## Big", big)];

@@ -24,17 +24,30 @@ interface WorkBlock {
   items: WorkItem[];
 }
 
+/**
+ * Texts longer than this many characters per token of the cap (prose runs about 4) are first
+ * sized line by line (the costs trimming needs anyway), so a text far over the cap is not also
+ * counted whole.
+ */
+const LIKELY_OVER_CHARS_PER_TOKEN = 5;
+/** Line estimates run within a few percent of the count; above the cap by this factor, the whole text cannot fit. */
+const CLEARLY_OVER = 1.2;
+
 /** Renders `blocks` within `maxTokens` as counted by `counter`. */
 export function fitToBudget(blocks: readonly SummaryBlock[], maxTokens: number, counter: TokenCounter): string {
   const limit = Math.floor(maxTokens);
   if (limit <= 0) return "";
   const full = renderBlocks(blocks);
-  if (counter.count(full) <= limit) return full;
+  // Sized line by line first when long: the first trim reuses those costs.
+  let sized = full.length > limit * LIKELY_OVER_CHARS_PER_TOKEN ? workBlocks(blocks, counter) : undefined;
+  const clearlyOver = sized !== undefined && skeletonTokens(sized, counter) + sumCosts(sized) > limit * CLEARLY_OVER;
+  if (!clearlyOver && counter.count(full) <= limit) return full;
 
   let target = limit;
   let text = full;
   for (let attempt = 0; attempt < MAX_ATTEMPTS && target > 0; attempt++) {
-    text = renderBlocks(trim(blocks, target, counter));
+    text = renderBlocks(trim(sized ?? workBlocks(blocks, counter), target, counter));
+    sized = undefined;
     const tokens = counter.count(text);
     if (tokens <= limit) return text;
     target = Math.min(target - 1, Math.floor((target * limit) / tokens));
@@ -42,9 +55,9 @@ export function fitToBudget(blocks: readonly SummaryBlock[], maxTokens: number, 
   return longestFittingPrefix(text, limit, counter);
 }
 
-/** Trims blocks until the estimated size (skeleton plus per-line costs) is at most `target`. */
-function trim(blocks: readonly SummaryBlock[], target: number, counter: TokenCounter): SummaryBlock[] {
-  const work: WorkBlock[] = blocks.map((block) => ({
+/** Each block's items with the tokens of their rendered line. */
+function workBlocks(blocks: readonly SummaryBlock[], counter: TokenCounter): WorkBlock[] {
+  return blocks.map((block) => ({
     block,
     items: block.items.map((item, position) => ({
       text: item.text,
@@ -52,15 +65,22 @@ function trim(blocks: readonly SummaryBlock[], target: number, counter: TokenCou
       cost: lineCost(block, item.text, position, counter),
     })),
   }));
-  // Headings only: optional blocks still count while they have items.
-  const skeleton = () =>
-    counter.count(
-      renderBlocks(
-        work
-          .filter(({ block, items }) => !block.optional || items.length > 0)
-          .map(({ block }) => ({ ...block, items: [], optional: false })),
-      ),
-    );
+}
+
+/** Tokens of the headings alone: optional blocks still count while they have items. */
+function skeletonTokens(work: readonly WorkBlock[], counter: TokenCounter): number {
+  return counter.count(
+    renderBlocks(
+      work
+        .filter(({ block, items }) => !block.optional || items.length > 0)
+        .map(({ block }) => ({ ...block, items: [], optional: false })),
+    ),
+  );
+}
+
+/** Trims `work` (changing it) until the estimated size (skeleton plus per-line costs) is at most `target`. */
+function trim(work: WorkBlock[], target: number, counter: TokenCounter): SummaryBlock[] {
+  const skeleton = () => skeletonTokens(work, counter);
   let fixed = skeleton();
   let total = fixed + sumCosts(work);
 

@@ -22,6 +22,14 @@ describe("completeSummary", () => {
     expect(result.added).toBe(3);
   });
 
+  it("counts the summary once when every missing item fits (each count encodes the whole summary)", () => {
+    const counted: string[] = [];
+    const recording = { name: "recording", count: (text: string) => (counted.push(text), counter.count(text)), dispose: () => {} };
+    const result = completeSummary("The user wants a parser.", lists(["a.ts", "c.ts", "d.ts"], ["b.ts", "e.ts"], ["x: boom"]), { maxTokens: 10_000, counter: recording });
+    expect(result.added).toBe(6);
+    expect(counted).toEqual([result.text]);
+  });
+
   it("writes the missing paths at the top of the summary's own list", () => {
     const text = "## Goal\n- x\n\n## Files\n### Read\n- `r.ts`\n### Modified\n- `b.ts`\n\n## Next Steps\n1. y";
     const result = completeSummary(text, lists(["r.ts"], ["a.ts", "b.ts", "c.ts"]), roomy);

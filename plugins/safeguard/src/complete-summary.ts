@@ -52,9 +52,11 @@ export function completeSummary(text: string, lists: RequiredLists, options: Com
 
   const build = (count: number) => insertItems(text, missing.slice(0, count));
   const fits = (count: number) => options.counter.count(build(count)) <= options.maxTokens;
-  // The longest prefix (in priority order) that fits; each item only adds tokens.
+  // Usually everything fits: one count. Else the longest prefix (in priority order) that fits;
+  // each item only adds tokens.
+  if (fits(missing.length)) return { text: build(missing.length), added: missing.length, leftOut: 0 };
   let low = 0;
-  let high = missing.length;
+  let high = missing.length - 1;
   while (low < high) {
     const mid = Math.ceil((low + high) / 2);
     if (fits(mid)) low = mid;
