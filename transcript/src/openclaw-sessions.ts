@@ -77,16 +77,11 @@ export interface OpenClawSession {
   readonly lines: readonly string[];
 }
 
-interface Statement {
-  all(...params: unknown[]): unknown[];
-}
-interface Database {
-  prepare(sql: string): Statement;
-  close(): void;
-}
-interface SqliteModule {
-  DatabaseSync: new (path: string, options: { readOnly: boolean }) => Database;
-}
+// node:sqlite is required on first use, not imported: a process that never reads OpenClaw's
+// sessions neither loads it nor sees its experimental-feature warning.
+type SqliteModule = typeof import("node:sqlite");
+type Database = import("node:sqlite").DatabaseSync;
+type SqlValue = import("node:sqlite").SQLInputValue;
 
 function openDatabase(path: string): Database {
   if (!existsSync(path)) {
@@ -109,7 +104,7 @@ function openDatabase(path: string): Database {
   }
 }
 
-function query<T>(db: Database, path: string, sql: string, ...params: unknown[]): T[] {
+function query<T>(db: Database, path: string, sql: string, ...params: SqlValue[]): T[] {
   try {
     return db.prepare(sql).all(...params) as T[];
   } catch (error) {
