@@ -29,12 +29,6 @@ function viewOf(format: (typeof FORMATS)[number], messages: readonly unknown[], 
   return { facts: messages.map((m) => adapter.readFacts(m)), tokens };
 }
 
-/** Message 8 is the tool result of the newest turn, in every format. */
-function view8IsResult(format: (typeof FORMATS)[number]): boolean {
-  const messages = conversation(format);
-  return builders(format).adapter.readFacts(messages[8]).kind === "toolResult";
-}
-
 const TENS = [10, 10, 10, 10, 10, 10, 10, 10, 10, 10];
 const withAt = (index: number, value: number) => TENS.map((t, i) => (i === index ? value : t));
 
@@ -55,7 +49,7 @@ describe.each(FORMATS)("selectWindowCut on the %s adapter", (format) => {
     expect(cut?.firstKeptIndex).toBe(kept);
     expect(cut?.keptTokens).toBe(tokens.slice(kept).reduce((a, t) => a + t, 0));
     expect(cut?.overShare).toBe(false);
-    expect(cut?.splitTurn).toBe(false);
+    expect(cut?.overRoom).toBe(false);
   });
 
   it.each([
@@ -67,26 +61,21 @@ describe.each(FORMATS)("selectWindowCut on the %s adapter", (format) => {
     { tokens: TENS, keep: 0, why: "a zero share still keeps the newest turn" },
   ])("keeps the newest turn from its user message when $why", ({ tokens, keep }) => {
     const cut = selectWindowCut(viewOf(format, messages, tokens), keep);
-    expect(cut).toEqual({ firstKeptIndex: 6, keptTokens: tokens.slice(6).reduce((a, t) => a + t, 0), overShare: true, splitTurn: false });
+    expect(cut).toEqual({ firstKeptIndex: 6, keptTokens: tokens.slice(6).reduce((a, t) => a + t, 0), overShare: true, overRoom: false });
   });
 
-  it("splits the newest turn at the window's cut point when keeping it whole would pass maxKeptTokens", () => {
+  // Issue 10: the newest turn is never split (its user message is never compacted); what it
+  // cannot keep whole within maxKeptTokens the core shrinks to head and tail.
+  it("keeps the newest turn whole from its user message even past maxKeptTokens, and says it is over the room", () => {
     // The newest turn (6..9) holds 530 tokens; only 100 fit what the budget leaves.
     const tokens = withAt(8, 500);
     const cut = selectWindowCut(viewOf(format, messages, tokens), 20, 100);
-    expect(cut).toEqual({ firstKeptIndex: 9, keptTokens: 10, overShare: false, splitTurn: true });
+    expect(cut).toEqual({ firstKeptIndex: 6, keptTokens: 530, overShare: true, overRoom: true });
   });
 
   it("keeps the newest turn whole when it fits maxKeptTokens, even over the share", () => {
     const tokens = withAt(8, 500);
-    expect(selectWindowCut(viewOf(format, messages, tokens), 20, 530)).toMatchObject({ firstKeptIndex: 6, splitTurn: false, overShare: true });
-  });
-
-  it("never starts the split at a tool result", () => {
-    const tokens = withAt(7, 500);
-    const cut = selectWindowCut(viewOf(format, messages, tokens), 20, 100);
-    expect(cut?.firstKeptIndex).toBe(9);
-    expect(view8IsResult(format)).toBe(true);
+    expect(selectWindowCut(viewOf(format, messages, tokens), 20, 530)).toMatchObject({ firstKeptIndex: 6, overRoom: false, overShare: true });
   });
 
   it("returns undefined when every message fits the share", () => {

@@ -10,10 +10,11 @@ export interface WindowCut extends Cut {
    */
   readonly overShare: boolean;
   /**
-   * True when even the newest turn alone does not fit `maxKeptTokens`: the cut falls inside it
-   * (at the window's own cut point), and its early part is summarised with the rest.
+   * True when the newest turn, kept whole, needs more than `maxKeptTokens` (what the budget
+   * leaves beside the summary). It is kept whole anyway: the newest user message is never
+   * compacted, and the core shrinks the turn's largest parts to head and tail instead.
    */
-  readonly splitTurn: boolean;
+  readonly overRoom: boolean;
 }
 
 /**
@@ -52,10 +53,9 @@ function tokensWhere(view: MessageView, counts: (f: MessageFacts) => boolean, fr
  *   an older, smaller one (core's `findCutPoint`);
  * - the last user message and everything after it are kept whole: when the window does not
  *   reach back to it (the newest turn is larger than `keepTokens`), the cut moves back to it,
- *   and the kept part is then larger than `keepTokens` — unless that is more than
- *   `maxKeptTokens` (what the run's budget leaves for kept messages): then the newest turn is
- *   split at the window's cut point, since keeping it whole would overflow the context (one
- *   long agent turn of many tool calls does that);
+ *   and the kept part is then larger than `keepTokens`; when it is also more than
+ *   `maxKeptTokens` (what the run's budget leaves for kept messages: one long agent turn of
+ *   many tool calls), `overRoom` says so and the core shrinks the turn's largest parts;
  * - returns `undefined` when the cut would compact nothing but the system prompt, pinned
  *   messages (with their tool partners) and earlier summaries.
  */
@@ -63,12 +63,12 @@ export function selectWindowCut(view: MessageView, keepTokens: number, maxKeptTo
   const found = findCutPoint(view, { keepRecentTokens: keepTokens }).firstKeptIndex;
   const lastUser = lastUserIndex(view.facts);
   const wholeTurn = lastUser >= 0 && found > lastUser;
-  // System and pinned messages are kept wherever the cut falls (and counted outside maxKeptTokens).
-  const splitTurn = wholeTurn && tokensWhere(view, (f) => !isPreserved(f), lastUser) > maxKeptTokens;
-  const firstKeptIndex = wholeTurn && !splitTurn ? lastUser : found;
+  const firstKeptIndex = wholeTurn ? lastUser : found;
   if (!compactsSomething(view, firstKeptIndex)) return undefined;
   const keptTokens = tokensWhere(view, () => true, firstKeptIndex);
-  return { firstKeptIndex, keptTokens, overShare: keptTokens > keepTokens, splitTurn };
+  // System and pinned messages are kept wherever the cut falls (and counted outside maxKeptTokens).
+  const overRoom = wholeTurn && tokensWhere(view, (f) => !isPreserved(f), lastUser) > maxKeptTokens;
+  return { firstKeptIndex, keptTokens, overShare: keptTokens > keepTokens, overRoom };
 }
 
 /**

@@ -172,6 +172,9 @@ describe.each(FORMATS)("sliding-window on the %s adapter", (format) => {
     expect(result.cut?.isSplitTurn).toBe(false);
     expect(result.messages).toContain(messages[lastUser]);
     expect(result.shrunk?.length).toBeGreaterThan(0);
+    // The plugin keeps the turn itself (no split for the core to move back) and says why it is shrunk.
+    expect(result.warnings.filter((w) => w.includes("moved back") || w.includes("split"))).toEqual([]);
+    expect(result.warnings.some((w) => /^\[sliding-window\] The newest turn needs \d+ tokens, more than the \d+ tokens the budget \(\d+\) leaves beside the summary; it is kept whole from its user message, and the core shrinks/.test(w))).toBe(true);
     expect(tokensOf(compactor, result.messages)).toBeLessThanOrEqual(contextWindow);
   });
 

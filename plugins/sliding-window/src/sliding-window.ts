@@ -55,12 +55,14 @@ function selectCut(run: CompactionRun<unknown>, config: SlidingWindowOptions) {
   const room = run.budget - alwaysKept(run.view).tokens;
   const keepTokens = keepTokensFor(run.contextWindow, room, config.keepRatio);
   // Keeping the newest turn whole beside the summary must fit the room: the new summary takes
-  // in the earlier one, so at least its size is needed. Split the turn when it does not fit.
-  const cut = selectWindowCut(run.view, keepTokens, room - summaryTokens(run.view));
+  // in the earlier one, so at least its size is needed. When it does not fit, the turn is still
+  // kept from its request on (the newest user message is never compacted) and the core shrinks it.
+  const maxKept = room - summaryTokens(run.view);
+  const cut = selectWindowCut(run.view, keepTokens, maxKept);
   if (!cut) return undefined;
-  if (cut.splitTurn) {
+  if (cut.overRoom) {
     run.warn(
-      `The newest turn is too large to keep whole within the budget (${run.budget} tokens); it is split at message ${cut.firstKeptIndex}: its early part is summarised, the rest (${cut.keptTokens} tokens) kept verbatim.`,
+      `The newest turn needs ${cut.keptTokens} tokens, more than the ${Math.max(0, maxKept)} tokens the budget (${run.budget}) leaves beside the summary; it is kept whole from its user message, and the core shrinks its largest parts to head and tail.`,
     );
   } else if (cut.overShare) {
     run.warn(
@@ -70,8 +72,8 @@ function selectCut(run: CompactionRun<unknown>, config: SlidingWindowOptions) {
   return {
     firstKeptIndex: cut.firstKeptIndex,
     layer: "summarize",
-    reason: cut.splitTurn
-      ? `split the newest turn, too large to keep whole (kept ${cut.keptTokens} tokens of it)`
+    reason: cut.overRoom
+      ? `kept the newest turn whole (${cut.keptTokens} tokens, more than the budget leaves; the core shrinks it)`
       : cut.overShare
         ? `kept the newest turn whole (${cut.keptTokens} tokens, more than ${keepTokens})`
         : `kept the newest messages within ${keepTokens} tokens (${config.keepRatio} of the window)`,
