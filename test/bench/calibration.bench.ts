@@ -8,38 +8,54 @@
  * before this one only, as a host would have it at that moment). Prints per fixture the median
  * and the 10th/90th percentiles of the error of each pair, and the pooled error (sum of
  * predictions over sum of figures); target: the calibrated pooled error within ±5%.
+ *
+ * Beside them, the peers' measures on the same pairs: raw o200k is what an o200k limiter (Mastra's)
+ * counts; pi estimates chars/4 (its own `estimateTokens` on the pi sessions; chars/4 of the same
+ * message text on the Claude Code transcripts, which pi does not read).
  */
 import {
   type Calibration,
   CalibrationSampler,
   createAnthropicAdapter,
+  createEstimateCounter,
   createPiAdapter,
   createTiktokenCounter,
   FactsCache,
   type MessageAdapter,
   MessageTokenCounter,
+  messageTokenText,
 } from "@compaction/core";
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+
+// pi's own estimate, from its compiled compaction module (the package's `exports` do not publish it).
+const pi = (await import(new URL("./core/compaction/compaction.js", import.meta.resolve("@mariozechner/pi-coding-agent")).href)) as {
+  estimateTokens(message: unknown): number;
+};
+const charsOver4 = createEstimateCounter();
 
 const TARGET = 0.05;
 
 interface PairErrors {
   readonly raw: number[];
   readonly calibrated: number[];
+  readonly peer: number[];
   actual: number;
   predictedRaw: number;
   predictedCalibrated: number;
+  predictedPeer: number;
   /** Pairs before the sampler had a ratio (predicted raw, counted in both). */
   uncalibrated: number;
   last: Calibration | undefined;
 }
 
-function measure<T>(messages: readonly T[], adapter: MessageAdapter<T>, counter: ReturnType<typeof createTiktokenCounter>): PairErrors {
+/** `peerCount`: the peer's estimate of one message (pi's chars/4). */
+function measure<T>(messages: readonly T[], adapter: MessageAdapter<T>, counter: ReturnType<typeof createTiktokenCounter>, peerCount: (message: T) => number): PairErrors {
   const tokens = new MessageTokenCounter(new FactsCache(adapter), counter);
   const sampler = new CalibrationSampler();
-  const out: PairErrors = { raw: [], calibrated: [], actual: 0, predictedRaw: 0, predictedCalibrated: 0, uncalibrated: 0, last: undefined };
+  const out: PairErrors = { raw: [], calibrated: [], peer: [], actual: 0, predictedRaw: 0, predictedCalibrated: 0, predictedPeer: 0, uncalibrated: 0, last: undefined };
   let lastUsage: number | undefined;
   let counted = 0;
+  let estimated = 0;
   let spanMessages = 0;
   let hasImage = false;
   for (const message of messages) {
@@ -48,12 +64,14 @@ function measure<T>(messages: readonly T[], adapter: MessageAdapter<T>, counter:
     if (facts.kind === "summary") {
       lastUsage = undefined;
       counted = 0;
+      estimated = 0;
       spanMessages = 0;
       hasImage = false;
       sampler.push(facts, count);
       continue;
     }
     counted += count;
+    estimated += peerCount(message);
     spanMessages += 1;
     if (facts.imageCount > 0) hasImage = true;
     const usage = facts.usageContextTokens;
@@ -68,9 +86,12 @@ function measure<T>(messages: readonly T[], adapter: MessageAdapter<T>, counter:
         out.actual += actual;
         out.predictedRaw += counted;
         out.predictedCalibrated += predicted;
+        out.peer.push(estimated / actual - 1);
+        out.predictedPeer += estimated;
       }
       lastUsage = usage;
       counted = 0;
+      estimated = 0;
       spanMessages = 0;
       hasImage = false;
     }
@@ -96,6 +117,8 @@ function row(name: string, errors: PairErrors): string[] {
     pct(errors.predictedRaw / errors.actual - 1),
     `${pct(percentile(errors.calibrated, 0.5))} [${pct(percentile(errors.calibrated, 0.1))}, ${pct(percentile(errors.calibrated, 0.9))}]`,
     pct(errors.predictedCalibrated / errors.actual - 1),
+    `${pct(percentile(errors.peer, 0.5))} [${pct(percentile(errors.peer, 0.1))}, ${pct(percentile(errors.peer, 0.9))}]`,
+    pct(errors.predictedPeer / errors.actual - 1),
     ratio,
   ];
 }
@@ -107,28 +130,31 @@ function table(rows: string[][]): string {
 
 const counter = createTiktokenCounter();
 const rows: string[][] = [
-  ["fixture", "pairs", "raw: median [p10, p90]", "raw pooled", "calibrated: median [p10, p90]", "calibrated pooled", "ratio at the end"],
+  ["fixture", "pairs", "raw o200k: median [p10, p90]", "raw pooled", "calibrated: median [p10, p90]", "calibrated pooled", "pi chars/4: median [p10, p90]", "chars/4 pooled", "ratio at the end"],
 ];
-const pooled = { actual: 0, raw: 0, calibrated: 0 };
+const pooled = { actual: 0, raw: 0, calibrated: 0, peer: 0 };
 const failures: string[] = [];
 for (const file of PI_FIXTURES) {
-  const errors = measure(loadPiMessages(file), createPiAdapter(), counter);
+  const errors = measure(loadPiMessages(file), createPiAdapter(), counter, (message) => pi.estimateTokens(message));
   rows.push(row(file, errors));
   pooled.actual += errors.actual;
   pooled.raw += errors.predictedRaw;
   pooled.calibrated += errors.predictedCalibrated;
+  pooled.peer += errors.predictedPeer;
   if (Math.abs(errors.predictedCalibrated / errors.actual - 1) > TARGET) failures.push(file);
 }
 for (const file of CLAUDE_FIXTURES) {
-  const errors = measure(loadClaudeMessages(file), createAnthropicAdapter(), counter);
+  const adapter = createAnthropicAdapter();
+  const errors = measure(loadClaudeMessages(file), adapter, counter, (message) => charsOver4.count(messageTokenText(adapter.readFacts(message))));
   if (errors.raw.length === 0) {
-    rows.push([file, "0", "no consecutive usage figures", "", "", "", ""]);
+    rows.push([file, "0", "no consecutive usage figures", "", "", "", "", "", ""]);
     continue;
   }
   rows.push(row(file, errors));
   pooled.actual += errors.actual;
   pooled.raw += errors.predictedRaw;
   pooled.calibrated += errors.predictedCalibrated;
+  pooled.peer += errors.predictedPeer;
   if (Math.abs(errors.predictedCalibrated / errors.actual - 1) > TARGET) failures.push(file);
 }
 counter.dispose();
@@ -137,6 +163,6 @@ console.log("Provider count against ours between consecutive usage figures (o200
 console.log("error = our prediction / the provider's figure - 1; calibrated uses only the pairs before each one\n");
 console.log(table(rows));
 console.log(
-  `\nall fixtures pooled: raw ${pct(pooled.raw / pooled.actual - 1)}, calibrated ${pct(pooled.calibrated / pooled.actual - 1)} (target within ±${TARGET * 100}%)`,
+  `\nall fixtures pooled: raw o200k ${pct(pooled.raw / pooled.actual - 1)}, calibrated ${pct(pooled.calibrated / pooled.actual - 1)} (target within ±${TARGET * 100}%), pi's chars/4 ${pct(pooled.peer / pooled.actual - 1)}`,
 );
 console.log(failures.length === 0 ? "calibrated pooled error within target on every fixture" : `over target: ${failures.join(", ")}`);
