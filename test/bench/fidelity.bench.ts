@@ -5,8 +5,9 @@
  * 1. A synthetic session of FIDELITY_MULTIPLE × FIDELITY_WINDOW tokens with planted facts
  *    (constraint, decision, identifier, error, last request) is replayed under every preset, and
  *    under a baseline that truncates the oldest messages, as a host would run them (see
- *    fidelity/replay.ts). For every fact: still in the context, found by memory_search (top 5),
- *    or lost; and per run the compactions, the context after them and the summary sizes.
+ *    fidelity/replay.ts). For every fact: still in the context sent (the last request, shaped
+ *    as a host sends it), found by memory_search (top 5), or lost; and per run the compactions,
+ *    the context after them, the largest context held and request sent, and the summary sizes.
  * 2. The same on the real transcripts, with facts taken from their own early messages (see
  *    fidelity/real-facts.ts) and a window of 1/FIDELITY_REAL_RATIO of each transcript.
  * 0. First, the extractive summary beside the two summaries a model wrote for pi in
@@ -79,7 +80,7 @@ async function runAll(label: string, messages: readonly PiMessage[], facts: read
     const outcome = await replay();
     const recall = await recallSearch(outcome.sessionPath, 5);
     try {
-      const measured = await measureFacts(facts, outcome.context, recall.search);
+      const measured = await measureFacts(facts, outcome.request, recall.search, outcome.context);
       runs.push({ outcome, facts: measured, shares: sharesByKind(measured, kinds) });
     } finally {
       await recall.close();
@@ -90,9 +91,9 @@ async function runAll(label: string, messages: readonly PiMessage[], facts: read
 
 function print(title: string, runs: readonly RunResult[], matrix: boolean): void {
   console.log(`\n${title}\n`);
-  console.log("Facts: % in the context / % found by memory_search (top 5) / % lost (neither); (n) facts of the kind\n");
+  console.log("Facts: % in the context sent (the last request, shaped) / % found by memory_search (top 5) / % lost (neither); (n) facts of the kind\n");
   console.log(retentionTable(runs));
-  console.log("\nCompactions (tokens after: the context loaded again from the session file)\n");
+  console.log("\nCompactions (tokens after: the context loaded again from the session file; held: that context; sent: it shaped as the context manager's send() shapes it)\n");
   console.log(costTable(runs));
   const series = summarySeries(runs);
   if (series !== "") console.log(`\nSummary or note tokens after each compaction:\n${series}`);
