@@ -17,7 +17,7 @@ import { messageText } from "@compaction/plugin-recall";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Fact, SYNTHETIC_KINDS } from "./bench/fidelity/facts.js";
 import { generateSession } from "./bench/fidelity/generator.js";
-import { measureFacts, recallSearch, sharesByKind } from "./bench/fidelity/measure.js";
+import { measureFacts, recallSearch, ShapingLosses, sharesByKind } from "./bench/fidelity/measure.js";
 import { realFacts } from "./bench/fidelity/real-facts.js";
 import { isCheckpoint, replayPreset, replayTruncation } from "./bench/fidelity/replay.js";
 import { claudeToPi } from "./bench/fidelity/to-pi.js";
@@ -181,6 +181,9 @@ describe("replay of one agent turn larger than the window", () => {
   it.each(["safeguard", "layered"])("%s: the context held outgrows the window, every request sent stays within the budget", async (preset) => {
     const needle = "error E4711 in part zero";
     const messages = longTurn(needle);
+    const fact: Fact = { kind: "error", detail: "tool", needle, query: "which part failed", messageIndex: 2, position: "early" };
+    const kept: Fact = { kind: "lastRequest", detail: "user", needle: "Build every module", query: "build", messageIndex: 0, position: "early" };
+    const losses = new ShapingLosses([fact, kept]);
     const outcome = await replayPreset(messages, {
       preset,
       window: 8_000,
@@ -189,6 +192,7 @@ describe("replay of one agent turn larger than the window", () => {
       projectsDir: tmpProject({}),
       sessionsDir: sessionsDir(),
       label: "long",
+      onShaped: (held, sent) => losses.observe(held, sent),
     });
     // Nothing before the newest user message: no compaction can shrink the turn's context.
     expect(outcome.compactions).toEqual([]);
@@ -201,9 +205,13 @@ describe("replay of one agent turn larger than the window", () => {
     expect(outcome.requestTokens).toBeLessThanOrEqual(7_400);
     // The request sent is the held context with the large outputs cut to head and tail.
     expect(outcome.request.length).toBe(outcome.context.length);
-    const fact: Fact = { kind: "error", detail: "tool", needle, query: "which part failed", messageIndex: 2, position: "early" };
-    const [measured] = await measureFacts([fact], outcome.request, null, outcome.context);
+    const [measured, request] = await measureFacts([fact, kept], outcome.request, null, outcome.context);
     expect(measured).toMatchObject({ inHeldContext: true, inContext: false });
+    expect(request).toMatchObject({ inHeldContext: true, inContext: true });
+    // Shaped requests along the way lacked the needle in the middle of the first output, none the request.
+    expect(losses.cut.get(fact)).toBeGreaterThan(0);
+    expect(losses.cut.get(fact)).toBeLessThanOrEqual(outcome.shaping?.shaped ?? 0);
+    expect(losses.cut.has(kept)).toBe(false);
   });
 
   it("truncation sends what it holds", async () => {

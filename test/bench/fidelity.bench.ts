@@ -28,7 +28,7 @@ import { createEstimateCounter, createPiAdapter, createTiktokenCounter, FactsCac
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
 import { type Fact, REAL_KINDS, SYNTHETIC_KINDS } from "./fidelity/facts.js";
 import { generateSession } from "./fidelity/generator.js";
-import { measureFacts, recallSearch, sharesByKind } from "./fidelity/measure.js";
+import { measureFacts, recallSearch, ShapingLosses, sharesByKind } from "./fidelity/measure.js";
 import { modelSummaryTable } from "./fidelity/model-summaries.js";
 import { realFacts } from "./fidelity/real-facts.js";
 import { type ReplayOutcome, replayPreset, replayTruncation } from "./fidelity/replay.js";
@@ -70,18 +70,28 @@ interface Dirs {
 /** Every preset and the baseline over one session, each measured against the facts. */
 async function runAll(label: string, messages: readonly PiMessage[], facts: readonly Fact[], kinds: readonly string[], window: number, dirs: Dirs): Promise<RunResult[]> {
   const runs: RunResult[] = [];
-  const replays: (() => Promise<ReplayOutcome>)[] = [
-    ...PRESETS.map((preset) => () =>
-      replayPreset(messages, { preset, window, reserveTokens: reserveFor(window), counter: COUNTER, projectsDir: dirs.projects, sessionsDir: dirs.sessions, label }),
+  const replays: ((losses: ShapingLosses) => Promise<ReplayOutcome>)[] = [
+    ...PRESETS.map((preset) => (losses: ShapingLosses) =>
+      replayPreset(messages, {
+        preset,
+        window,
+        reserveTokens: reserveFor(window),
+        counter: COUNTER,
+        projectsDir: dirs.projects,
+        sessionsDir: dirs.sessions,
+        label,
+        onShaped: (held, sent) => losses.observe(held, sent),
+      }),
     ),
     () => replayTruncation(messages, { window, ...TRUNCATE, tokens, sessionsDir: dirs.sessions, label }),
   ];
   for (const replay of replays) {
-    const outcome = await replay();
+    const losses = new ShapingLosses(facts);
+    const outcome = await replay(losses);
     const recall = await recallSearch(outcome.sessionPath, 5);
     try {
       const measured = await measureFacts(facts, outcome.request, recall.search, outcome.context);
-      runs.push({ outcome, facts: measured, shares: sharesByKind(measured, kinds) });
+      runs.push({ outcome, facts: measured, shares: sharesByKind(measured, kinds), cutFromRequests: losses.cut });
     } finally {
       await recall.close();
     }

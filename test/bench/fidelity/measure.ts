@@ -53,6 +53,26 @@ export async function measureFacts(facts: readonly Fact[], sent: readonly PiMess
   return outcomes;
 }
 
+/**
+ * Facts cut out of what is sent along the way: for each shaped request, the facts whose needle is
+ * in the context held but not in the request sent (shrunk to head and tail, or left out). Feed it
+ * the replay's `onShaped`; `cut` counts, per fact, the requests that lacked it.
+ */
+export class ShapingLosses {
+  readonly cut = new Map<Fact, number>();
+  constructor(private readonly facts: readonly Fact[]) {}
+
+  observe(held: readonly PiMessage[], sent: readonly PiMessage[]): void {
+    const heldTexts = contextTexts(held);
+    const sentTexts = contextTexts(sent);
+    for (const fact of this.facts) {
+      if (!heldTexts.some((text) => text.includes(fact.needle))) continue;
+      if (sentTexts.some((text) => text.includes(fact.needle))) continue;
+      this.cut.set(fact, (this.cut.get(fact) ?? 0) + 1);
+    }
+  }
+}
+
 /** Counts per kind, in the order of `kinds` (kinds with no fact are left out), then "all". */
 export function sharesByKind(outcomes: readonly FactOutcome[], kinds: readonly string[]): KindShares[] {
   const rows: KindShares[] = [];

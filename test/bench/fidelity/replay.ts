@@ -97,6 +97,8 @@ export interface PresetReplayOptions {
   readonly sessionsDir: string;
   /** File name part, to tell the runs apart. */
   readonly label: string;
+  /** Called at each model call whose request shaping changed, with the context held and the request sent. */
+  readonly onShaped?: (held: readonly PiMessage[], sent: readonly PiMessage[]) => void;
 }
 
 /** True where a host would call the model next: not after an assistant message, not before a tool result. */
@@ -138,7 +140,10 @@ export async function replayPreset(messages: readonly PiMessage[], options: Pres
     const request = shape(context);
     peakSentTokens = Math.max(peakSentTokens, request.tokens);
     shaping.requests += 1;
-    if (request.shapedBy.length > 0 || request.shrunk.length > 0 || request.dropped.length > 0) shaping.shaped += 1;
+    if (request.shapedBy.length > 0 || request.shrunk.length > 0 || request.dropped.length > 0) {
+      shaping.shaped += 1;
+      options.onShaped?.(context, request.messages);
+    }
     shaping.shrunkMessages += request.shrunk.length;
     shaping.droppedMessages += request.dropped.length;
     if (!request.fits) shaping.overBudget += 1;

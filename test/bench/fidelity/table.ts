@@ -7,6 +7,8 @@ export interface RunResult {
   readonly outcome: ReplayOutcome;
   readonly facts: readonly FactOutcome[];
   readonly shares: readonly KindShares[];
+  /** Facts the context held but a shaped request along the way did not send, with how many requests lacked each. */
+  readonly cutFromRequests?: ReadonlyMap<FactOutcome["fact"], number>;
 }
 
 const int = (n: number): string => Math.round(n).toLocaleString("en-US");
@@ -113,7 +115,7 @@ export function summarySeries(runs: readonly RunResult[]): string {
  */
 export function notes(runs: readonly RunResult[]): string {
   const lines: string[] = [];
-  for (const { outcome, facts } of runs) {
+  for (const { outcome, facts, cutFromRequests } of runs) {
     for (const [reason, count] of outcome.notWritten) lines.push(`- ${outcome.name}: ${count}× wrote nothing: ${reason}`);
     for (const [warning, count] of outcome.warnings) lines.push(`- ${outcome.name}: ${count}× warning: ${warning.slice(0, 200)}`);
     const layers = new Map<string, number>();
@@ -126,6 +128,10 @@ export function notes(runs: readonly RunResult[]): string {
       lines.push(
         `- ${outcome.name}: shaping to the budget of ${int(shaping.budget)} changed ${shaping.shaped} of ${shaping.requests} requests: ${int(shaping.shrunkMessages)} message(s) shrunk to head and tail, ${int(shaping.droppedMessages)} left out (summed over requests)`,
       );
+    }
+    if (cutFromRequests !== undefined && cutFromRequests.size > 0) {
+      const listed = [...cutFromRequests].map(([fact, n]) => `${fact.kind}/${fact.detail} (${n})`).join(", ");
+      lines.push(`- ${outcome.name}: ${cutFromRequests.size} fact(s) held but cut out of shaped requests along the way (requests lacking each): ${listed}`);
     }
     const shrunkOut = facts.filter((f) => f.inHeldContext && !f.inContext);
     if (shrunkOut.length > 0) {
