@@ -126,7 +126,7 @@ export function notes(runs: readonly RunResult[]): string {
     const shaping = outcome.shaping;
     if (shaping !== null && shaping.shaped > 0) {
       lines.push(
-        `- ${outcome.name}: shaping to the budget of ${int(shaping.budget)} changed ${shaping.shaped} of ${shaping.requests} requests: ${int(shaping.shrunkMessages)} message(s) shrunk to head and tail, ${int(shaping.droppedMessages)} left out (summed over requests)`,
+        `- ${outcome.name}: shaping to the budget of ${int(shaping.budget)} changed ${int(shaping.shaped)} of ${int(shaping.requests)} requests: ${int(shaping.shrunkMessages)} message(s) shrunk to head and tail, ${int(shaping.droppedMessages)} left out (summed over requests)`,
       );
     }
     if (cutFromRequests !== undefined && cutFromRequests.size > 0) {
