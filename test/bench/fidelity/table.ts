@@ -32,7 +32,7 @@ export function retentionTable(runs: readonly RunResult[]): string {
   const kinds = runs[0]?.shares ?? [];
   const header = ["preset", ...kinds.map((k) => `${k.kind} (${k.total})`)];
   const rows = runs.map((run) => [
-    overWindow(run.outcome) ? `${run.outcome.name} (context over the window!)` : run.outcome.name,
+    overWindow(run.outcome) ? `${run.outcome.name} (request over the window!)` : run.outcome.name,
     ...run.shares.map((s) => `${pct(s.inContext, s.total)} / ${s.found === null ? "n/a" : pct(s.found, s.total)} / ${pct(s.lost, s.total)}`),
   ]);
   return markdownTable(header, rows);
