@@ -17,7 +17,7 @@ import { messageText } from "@compaction/plugin-recall";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Fact, SYNTHETIC_KINDS } from "./bench/fidelity/facts.js";
 import { generateSession } from "./bench/fidelity/generator.js";
-import { measureFacts, recallSearch, sharesByKind } from "./bench/fidelity/measure.js";
+import { measureFacts, recallSearch, ShapingLosses, sharesByKind } from "./bench/fidelity/measure.js";
 import { realFacts } from "./bench/fidelity/real-facts.js";
 import { isCheckpoint, replayPreset, replayTruncation } from "./bench/fidelity/replay.js";
 import { claudeToPi } from "./bench/fidelity/to-pi.js";
@@ -90,6 +90,16 @@ describe("measureFacts", () => {
     expect(sharesByKind(outcomes, SYNTHETIC_KINDS).find((s) => s.kind === removed.kind)?.lost).toBe(1);
   });
 
+  it("measures what is sent: a needle the held context has but the request sent does not is not in context", async () => {
+    const { messages, facts } = small();
+    const fact = facts[0] as Fact;
+    const sent = messages.filter((_, i) => i !== fact.messageIndex);
+    const outcomes = await measureFacts(facts, sent, null, messages);
+    expect(outcomes[0]).toMatchObject({ inContext: false, inHeldContext: true });
+    expect(outcomes.slice(1).every((o) => o.inContext && o.inHeldContext)).toBe(true);
+    expect(sharesByKind(outcomes, SYNTHETIC_KINDS).at(-1)).toMatchObject({ inContext: facts.length - 1, lost: 1 });
+  });
+
   it("reports a fact found by memory_search in the transcript as found, and one absent from it as lost", async () => {
     const messages = [
       user("Hard rule for the billing code: never call the vormex client from a request handler."),
@@ -139,6 +149,8 @@ describe("replay", () => {
     });
     expect(outcome.compactions.length).toBeGreaterThan(1);
     expect(outcome.contextTokens).toBeLessThanOrEqual(10_000);
+    expect(outcome.peakSentTokens).toBeLessThanOrEqual(outcome.shaping?.budget ?? 0);
+    expect(outcome.peakSentTokens).toBeLessThanOrEqual(outcome.peakHeldTokens);
     const recall = await recallSearch(outcome.sessionPath, 5);
     const outcomes = await measureFacts(facts, outcome.context, recall.search);
     await recall.close();
@@ -147,6 +159,68 @@ describe("replay", () => {
     expect(evicted.length).toBeGreaterThan(0);
     expect(evicted.every((o) => !o.inContext)).toBe(true);
     expect(evicted.some((o) => o.found === true)).toBe(true);
+  });
+});
+
+describe("replay of one agent turn larger than the window", () => {
+  /** One user request, then tool steps whose outputs (~1,500 tokens each) add up to far more than the window. */
+  const longTurn = (needle: string): PiMessage[] => {
+    const filler = (step: number): string => Array.from({ length: 150 }, (_, line) => `step ${step} line ${line}: compiled module ${line} without errors`).join("\n");
+    const messages: PiMessage[] = [user("Build every module and report what fails.")];
+    for (let step = 0; step < 12; step++) {
+      const id = `call${step}`;
+      messages.push(assistant(`Building part ${step}.`, [{ id, name: "bash", arguments: { command: `make part${step}` } }]));
+      // The needle sits in the middle of the first output, where shrinking to head and tail cuts.
+      const [head, tail] = [filler(step).slice(0, 3_000), filler(step).slice(3_000)];
+      messages.push(result(id, "bash", step === 0 ? `${head}\n${needle}\n${tail}` : filler(step)));
+    }
+    messages.push(assistant("All parts are built."));
+    return messages;
+  };
+
+  it.each(["safeguard", "layered"])("%s: the context held outgrows the window, every request sent stays within the budget", async (preset) => {
+    const needle = "error E4711 in part zero";
+    const messages = longTurn(needle);
+    const fact: Fact = { kind: "error", detail: "tool", needle, query: "which part failed", messageIndex: 2, position: "early" };
+    const kept: Fact = { kind: "lastRequest", detail: "user", needle: "Build every module", query: "build", messageIndex: 0, position: "early" };
+    const losses = new ShapingLosses([fact, kept]);
+    const outcome = await replayPreset(messages, {
+      preset,
+      window: 8_000,
+      reserveTokens: 600,
+      counter: "estimate",
+      projectsDir: tmpProject({}),
+      sessionsDir: sessionsDir(),
+      label: "long",
+      onShaped: (held, sent) => losses.observe(held, sent),
+    });
+    // Nothing before the newest user message: no compaction can shrink the turn's context.
+    expect(outcome.compactions).toEqual([]);
+    expect(outcome.peakHeldTokens).toBeGreaterThan(8_000);
+    expect(outcome.contextTokens).toBeGreaterThan(8_000);
+    expect(outcome.shaping).toMatchObject({ budget: 7_400, overBudget: 0 });
+    expect(outcome.shaping?.shaped).toBeGreaterThan(0);
+    expect(outcome.shaping?.shrunkMessages).toBeGreaterThan(0);
+    expect(outcome.peakSentTokens).toBeLessThanOrEqual(7_400);
+    expect(outcome.requestTokens).toBeLessThanOrEqual(7_400);
+    // The request sent is the held context with the large outputs cut to head and tail.
+    expect(outcome.request.length).toBe(outcome.context.length);
+    const [measured, request] = await measureFacts([fact, kept], outcome.request, null, outcome.context);
+    expect(measured).toMatchObject({ inHeldContext: true, inContext: false });
+    expect(request).toMatchObject({ inHeldContext: true, inContext: true });
+    // Shaped requests along the way lacked the needle in the middle of the first output, none the request.
+    expect(losses.cut.get(fact)).toBeGreaterThan(0);
+    expect(losses.cut.get(fact)).toBeLessThanOrEqual(outcome.shaping?.shaped ?? 0);
+    expect(losses.cut.has(kept)).toBe(false);
+  });
+
+  it("truncation sends what it holds", async () => {
+    const tokens = new MessageTokenCounter(new FactsCache(createPiAdapter()), createEstimateCounter());
+    const outcome = await replayTruncation(longTurn("x"), { window: 8_000, trigger: 0.8, target: 0.6, tokens, sessionsDir: sessionsDir(), label: "long" });
+    expect(outcome.shaping).toBeNull();
+    expect(outcome.request).toBe(outcome.context);
+    expect(outcome.peakSentTokens).toBe(outcome.peakHeldTokens);
+    expect(outcome.peakHeldTokens).toBeLessThanOrEqual(8_000);
   });
 });
 

@@ -5,8 +5,9 @@
  * 1. A synthetic session of FIDELITY_MULTIPLE × FIDELITY_WINDOW tokens with planted facts
  *    (constraint, decision, identifier, error, last request) is replayed under every preset, and
  *    under a baseline that truncates the oldest messages, as a host would run them (see
- *    fidelity/replay.ts). For every fact: still in the context, found by memory_search (top 5),
- *    or lost; and per run the compactions, the context after them and the summary sizes.
+ *    fidelity/replay.ts). For every fact: still in the context sent (the last request, shaped
+ *    as a host sends it), found by memory_search (top 5), or lost; and per run the compactions,
+ *    the context after them, the largest context held and request sent, and the summary sizes.
  * 2. The same on the real transcripts, with facts taken from their own early messages (see
  *    fidelity/real-facts.ts) and a window of 1/FIDELITY_REAL_RATIO of each transcript.
  * 0. First, the extractive summary beside the two summaries a model wrote for pi in
@@ -27,7 +28,7 @@ import { createEstimateCounter, createPiAdapter, createTiktokenCounter, FactsCac
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
 import { type Fact, REAL_KINDS, SYNTHETIC_KINDS } from "./fidelity/facts.js";
 import { generateSession } from "./fidelity/generator.js";
-import { measureFacts, recallSearch, sharesByKind } from "./fidelity/measure.js";
+import { measureFacts, recallSearch, ShapingLosses, sharesByKind } from "./fidelity/measure.js";
 import { modelSummaryTable } from "./fidelity/model-summaries.js";
 import { realFacts } from "./fidelity/real-facts.js";
 import { type ReplayOutcome, replayPreset, replayTruncation } from "./fidelity/replay.js";
@@ -69,18 +70,28 @@ interface Dirs {
 /** Every preset and the baseline over one session, each measured against the facts. */
 async function runAll(label: string, messages: readonly PiMessage[], facts: readonly Fact[], kinds: readonly string[], window: number, dirs: Dirs): Promise<RunResult[]> {
   const runs: RunResult[] = [];
-  const replays: (() => Promise<ReplayOutcome>)[] = [
-    ...PRESETS.map((preset) => () =>
-      replayPreset(messages, { preset, window, reserveTokens: reserveFor(window), counter: COUNTER, projectsDir: dirs.projects, sessionsDir: dirs.sessions, label }),
+  const replays: ((losses: ShapingLosses) => Promise<ReplayOutcome>)[] = [
+    ...PRESETS.map((preset) => (losses: ShapingLosses) =>
+      replayPreset(messages, {
+        preset,
+        window,
+        reserveTokens: reserveFor(window),
+        counter: COUNTER,
+        projectsDir: dirs.projects,
+        sessionsDir: dirs.sessions,
+        label,
+        onShaped: (held, sent) => losses.observe(held, sent),
+      }),
     ),
     () => replayTruncation(messages, { window, ...TRUNCATE, tokens, sessionsDir: dirs.sessions, label }),
   ];
   for (const replay of replays) {
-    const outcome = await replay();
+    const losses = new ShapingLosses(facts);
+    const outcome = await replay(losses);
     const recall = await recallSearch(outcome.sessionPath, 5);
     try {
-      const measured = await measureFacts(facts, outcome.context, recall.search);
-      runs.push({ outcome, facts: measured, shares: sharesByKind(measured, kinds) });
+      const measured = await measureFacts(facts, outcome.request, recall.search, outcome.context);
+      runs.push({ outcome, facts: measured, shares: sharesByKind(measured, kinds), cutFromRequests: losses.cut });
     } finally {
       await recall.close();
     }
@@ -90,9 +101,9 @@ async function runAll(label: string, messages: readonly PiMessage[], facts: read
 
 function print(title: string, runs: readonly RunResult[], matrix: boolean): void {
   console.log(`\n${title}\n`);
-  console.log("Facts: % in the context / % found by memory_search (top 5) / % lost (neither); (n) facts of the kind\n");
+  console.log("Facts: % in the context sent (the last request, shaped) / % found by memory_search (top 5) / % lost (neither); (n) facts of the kind\n");
   console.log(retentionTable(runs));
-  console.log("\nCompactions (tokens after: the context loaded again from the session file)\n");
+  console.log("\nCompactions (tokens after: the context loaded again from the session file; held: that context; sent: it shaped as the context manager's send() shapes it)\n");
   console.log(costTable(runs));
   const series = summarySeries(runs);
   if (series !== "") console.log(`\nSummary or note tokens after each compaction:\n${series}`);

@@ -1,7 +1,8 @@
 /**
  * Whether each fact survived: in the context (its needle is in the text of some message the
- * model would get, summaries and notes included), found by `memory_search` (a top-5 hit's entry
- * holds the needle), or lost (neither).
+ * model is sent, summaries and notes included: the request as shaped, so a needle that only
+ * stood in the part of a message shrinking cut out is not in context), found by `memory_search`
+ * (a top-5 hit's entry holds the needle), or lost (neither).
  */
 import type { PiMessage } from "@compaction/core";
 import { messageText, openRecallIndex } from "@compaction/plugin-recall";
@@ -12,7 +13,10 @@ export type Search = (query: string) => Promise<readonly string[]>;
 
 export interface FactOutcome {
   readonly fact: Fact;
+  /** In the request sent. */
   readonly inContext: boolean;
+  /** In the context the host holds (the same as `inContext` when no held context was given). */
+  readonly inHeldContext: boolean;
   /** null when no search was run. */
   readonly found: boolean | null;
 }
@@ -32,16 +36,41 @@ export function contextTexts(context: readonly PiMessage[]): string[] {
   return context.map((message) => messageText(message));
 }
 
-/** Checks every fact against the final context and, when given, the search. */
-export async function measureFacts(facts: readonly Fact[], context: readonly PiMessage[], search: Search | null): Promise<FactOutcome[]> {
-  const texts = contextTexts(context);
+/**
+ * Checks every fact against the final request sent (`sent`), the context held (`held`, when it
+ * differs: the request before shaping) and, when given, the search.
+ */
+export async function measureFacts(facts: readonly Fact[], sent: readonly PiMessage[], search: Search | null, held: readonly PiMessage[] = sent): Promise<FactOutcome[]> {
+  const texts = contextTexts(sent);
+  const heldTexts = held === sent ? texts : contextTexts(held);
   const outcomes: FactOutcome[] = [];
   for (const fact of facts) {
     const inContext = texts.some((text) => text.includes(fact.needle));
+    const inHeldContext = heldTexts.some((text) => text.includes(fact.needle));
     const found = search === null ? null : (await search(fact.query)).some((text) => text.includes(fact.needle));
-    outcomes.push({ fact, inContext, found });
+    outcomes.push({ fact, inContext, inHeldContext, found });
   }
   return outcomes;
+}
+
+/**
+ * Facts cut out of what is sent along the way: for each shaped request, the facts whose needle is
+ * in the context held but not in the request sent (shrunk to head and tail, or left out). Feed it
+ * the replay's `onShaped`; `cut` counts, per fact, the requests that lacked it.
+ */
+export class ShapingLosses {
+  readonly cut = new Map<Fact, number>();
+  constructor(private readonly facts: readonly Fact[]) {}
+
+  observe(held: readonly PiMessage[], sent: readonly PiMessage[]): void {
+    const heldTexts = contextTexts(held);
+    const sentTexts = contextTexts(sent);
+    for (const fact of this.facts) {
+      if (!heldTexts.some((text) => text.includes(fact.needle))) continue;
+      if (sentTexts.some((text) => text.includes(fact.needle))) continue;
+      this.cut.set(fact, (this.cut.get(fact) ?? 0) + 1);
+    }
+  }
 }
 
 /** Counts per kind, in the order of `kinds` (kinds with no fact are left out), then "all". */

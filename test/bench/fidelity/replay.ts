@@ -5,8 +5,14 @@
  * `compaction` entry and the context is loaded again from the file by the boundary rule. The
  * file keeps every message, so recall can search what compaction took out of the context.
  *
+ * At each of those model calls the request is then shaped as the context manager's `send()`
+ * shapes it (`compactor.shapeRequest(context, { contextWindow, budget })`, budget = window less
+ * the reserve): the preset's send-time taps, then the core's shrinking of what is still over the
+ * budget. The context the host holds is left as it is (the session file keeps the full text);
+ * both are counted: what is held, and what is sent.
+ *
  * The truncation baseline drops the oldest messages instead: no summary, no note, nothing
- * written but the messages.
+ * written but the messages, and no shaping: it sends what it holds.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -17,6 +23,7 @@ import {
   type MessageTokenCounter,
   type PiMessage,
   type Preset,
+  type ShapedRequest,
 } from "@compaction/core";
 
 /** One compaction as the host saw it. */
@@ -33,14 +40,40 @@ export interface CompactionRecord {
   readonly layer: string | null;
 }
 
+/** How the requests sent differed from the context held (send-time shaping). */
+export interface ShapingRecord {
+  /** Model calls (checkpoints) in the replay. */
+  readonly requests: number;
+  /** Requests that were not the held context as it is (a tap changed it, or it was shrunk). */
+  readonly shaped: number;
+  /** Messages shrunk to head and tail, over all requests. */
+  readonly shrunkMessages: number;
+  /** Messages left out of what is sent, over all requests. */
+  readonly droppedMessages: number;
+  /** Requests still over the budget after shaping. */
+  readonly overBudget: number;
+  /** The budget the requests were shaped to (window less reserve). */
+  readonly budget: number;
+}
+
 export interface ReplayOutcome {
   readonly name: string;
   readonly sessionPath: string;
-  /** The context after the last message. */
+  /** The context the host holds after the last message. */
   readonly context: PiMessage[];
   readonly contextTokens: number;
-  /** The largest context the model would be sent: at each checkpoint, after the compaction there, if any. */
-  readonly peakTokens: number;
+  /**
+   * What the model would be sent for that context (its next request): the shaped context for a
+   * preset, the context itself for truncation.
+   */
+  readonly request: readonly PiMessage[];
+  readonly requestTokens: number;
+  /** The largest context held: at each checkpoint, after the compaction there, if any. */
+  readonly peakHeldTokens: number;
+  /** The largest request sent: at each checkpoint, the held context shaped as a host sends it. */
+  readonly peakSentTokens: number;
+  /** null for truncation (it sends what it holds). */
+  readonly shaping: ShapingRecord | null;
   readonly compactions: CompactionRecord[];
   /** Runs past the threshold that wrote nothing, by reason. */
   readonly notWritten: ReadonlyMap<string, number>;
@@ -64,6 +97,8 @@ export interface PresetReplayOptions {
   readonly sessionsDir: string;
   /** File name part, to tell the runs apart. */
   readonly label: string;
+  /** Called at each model call whose request shaping changed, with the context held and the request sent. */
+  readonly onShaped?: (held: readonly PiMessage[], sent: readonly PiMessage[]) => void;
 }
 
 /** True where a host would call the model next: not after an assistant message, not before a tool result. */
@@ -93,7 +128,27 @@ export async function replayPreset(messages: readonly PiMessage[], options: Pres
   const warnings = new Map<string, number>();
   const bump = (map: Map<string, number>, key: string): void => void map.set(key, (map.get(key) ?? 0) + 1);
   let context: PiMessage[] = [];
-  let peakTokens = 0;
+  let peakHeldTokens = 0;
+  let peakSentTokens = 0;
+  // As the context manager's send(): the window less the compactor's reserve, no system prompt.
+  const budget = options.window - compactor.reserveTokens;
+  const shape = (held: readonly PiMessage[]): ShapedRequest<PiMessage> => compactor.shapeRequest(held, { contextWindow: options.window, budget });
+  const shaping = { requests: 0, shaped: 0, shrunkMessages: 0, droppedMessages: 0, overBudget: 0, budget };
+  /** One model call: the context held now, and the request shaped from it. */
+  const send = (held: number): void => {
+    peakHeldTokens = Math.max(peakHeldTokens, held);
+    const request = shape(context);
+    peakSentTokens = Math.max(peakSentTokens, request.tokens);
+    shaping.requests += 1;
+    if (request.shapedBy.length > 0 || request.shrunk.length > 0 || request.dropped.length > 0) {
+      shaping.shaped += 1;
+      options.onShaped?.(context, request.messages);
+    }
+    shaping.shrunkMessages += request.shrunk.length;
+    shaping.droppedMessages += request.dropped.length;
+    if (!request.fits) shaping.overBudget += 1;
+    for (const warning of request.warnings) bump(warnings, warning.replace(/\d[\d,]*/g, "N"));
+  };
   let entryIds: string[] = [];
   let pending: PiMessage[] = [];
   const flush = async (): Promise<void> => {
@@ -111,7 +166,7 @@ export async function replayPreset(messages: readonly PiMessage[], options: Pres
       if (!isCheckpoint(messages, i)) continue;
       const tokensBefore = compactor.tokens.contextTokens(context).tokens;
       if (tokensBefore <= threshold) {
-        peakTokens = Math.max(peakTokens, tokensBefore);
+        send(tokensBefore);
         continue;
       }
 
@@ -121,7 +176,7 @@ export async function replayPreset(messages: readonly PiMessage[], options: Pres
       const refusal = writeRefusal(result);
       if (refusal !== null) {
         bump(notWritten, refusal);
-        peakTokens = Math.max(peakTokens, tokensBefore);
+        send(tokensBefore);
         continue;
       }
       await flush();
@@ -133,7 +188,7 @@ export async function replayPreset(messages: readonly PiMessage[], options: Pres
       context = loaded.messages;
       entryIds = loaded.entryIds;
       const tokensAfter = compactor.tokens.contextTokens(context).tokens;
-      peakTokens = Math.max(peakTokens, tokensAfter);
+      send(tokensAfter);
       compactions.push({
         atMessage: i,
         tokensBefore,
@@ -144,12 +199,17 @@ export async function replayPreset(messages: readonly PiMessage[], options: Pres
       });
     }
     await flush();
+    const request = shape(context);
     return {
       name: options.preset,
       sessionPath,
       context,
       contextTokens: compactor.tokens.contextTokens(context).tokens,
-      peakTokens,
+      request: request.messages,
+      requestTokens: request.tokens,
+      peakHeldTokens,
+      peakSentTokens,
+      shaping,
       compactions,
       notWritten,
       warnings,
@@ -228,12 +288,17 @@ export async function replayTruncation(messages: readonly PiMessage[], options: 
     peakTokens = Math.max(peakTokens, after);
     compactions.push({ atMessage: i, tokensBefore: before, tokensAfter: after, resultTokensAfter: after, summaryTokens: 0, layer: "truncate" });
   }
+  const contextTokens = tokens.contextTokens(context).tokens;
   return {
     name: "truncation",
     sessionPath,
     context,
-    contextTokens: tokens.contextTokens(context).tokens,
-    peakTokens,
+    contextTokens,
+    request: context,
+    requestTokens: contextTokens,
+    peakHeldTokens: peakTokens,
+    peakSentTokens: peakTokens,
+    shaping: null,
     compactions,
     notWritten: new Map(),
     warnings: new Map(),

@@ -7,6 +7,8 @@ export interface RunResult {
   readonly outcome: ReplayOutcome;
   readonly facts: readonly FactOutcome[];
   readonly shares: readonly KindShares[];
+  /** Facts the context held but a shaped request along the way did not send, with how many requests lacked each. */
+  readonly cutFromRequests?: ReadonlyMap<FactOutcome["fact"], number>;
 }
 
 const int = (n: number): string => Math.round(n).toLocaleString("en-US");
@@ -22,7 +24,7 @@ export function markdownTable(header: readonly string[], rows: readonly (readonl
 
 /** True when the model would have been sent more than the window: what such a run "keeps" would not fit a model. */
 export function overWindow(outcome: ReplayOutcome): boolean {
-  return Math.max(outcome.contextTokens, outcome.peakTokens) > outcome.window;
+  return Math.max(outcome.requestTokens, outcome.peakSentTokens) > outcome.window;
 }
 
 /** Per kind: % in context / % found by memory_search (top 5) / % lost. */
@@ -30,7 +32,7 @@ export function retentionTable(runs: readonly RunResult[]): string {
   const kinds = runs[0]?.shares ?? [];
   const header = ["preset", ...kinds.map((k) => `${k.kind} (${k.total})`)];
   const rows = runs.map((run) => [
-    overWindow(run.outcome) ? `${run.outcome.name} (context over the window!)` : run.outcome.name,
+    overWindow(run.outcome) ? `${run.outcome.name} (request over the window!)` : run.outcome.name,
     ...run.shares.map((s) => `${pct(s.inContext, s.total)} / ${s.found === null ? "n/a" : pct(s.found, s.total)} / ${pct(s.lost, s.total)}`),
   ]);
   return markdownTable(header, rows);
@@ -47,9 +49,32 @@ function summaryCells(outcome: ReplayOutcome): [string, string] {
   return [growth, max <= outcome.summaryLimit ? `yes, ≤ ${int(outcome.summaryLimit)}` : `NO: ${int(max)} > ${int(outcome.summaryLimit)}`];
 }
 
-/** What each run cost: compactions, context after them, summary sizes, time. */
+/** Requests changed by send-time shaping, of all model calls; truncation sends what it holds. */
+function shapedCell(outcome: ReplayOutcome): string {
+  if (outcome.shaping === null) return "none: sends what it holds";
+  const { shaped, requests, overBudget } = outcome.shaping;
+  return `${int(shaped)} of ${int(requests)}${overBudget > 0 ? ` (${int(overBudget)} OVER budget)` : ""}`;
+}
+
+/**
+ * What each run cost: compactions, context after them, the largest context held and the largest
+ * request sent (the held context shaped as a host sends it), summary sizes, time.
+ */
 export function costTable(runs: readonly RunResult[]): string {
-  const header = ["preset", "compactions", "runs writing nothing", "tokens after last compaction", "most after any", "largest context sent", "context at end", "summary tokens first → last", "summary bounded", "time"];
+  const header = [
+    "preset",
+    "compactions",
+    "runs writing nothing",
+    "tokens after last compaction",
+    "most after any",
+    "largest context held",
+    "largest request sent",
+    "requests shaped",
+    "context held at end",
+    "summary tokens first → last",
+    "summary bounded",
+    "time",
+  ];
   const rows = runs.map(({ outcome }) => {
     const after = outcome.compactions.map((c) => c.tokensAfter);
     const last = after[after.length - 1];
@@ -61,7 +86,9 @@ export function costTable(runs: readonly RunResult[]): string {
       int(idle),
       last === undefined ? "-" : share(last),
       after.length === 0 ? "-" : share(Math.max(...after)),
-      `${share(outcome.peakTokens)}${outcome.peakTokens > outcome.window ? " OVER" : ""}`,
+      `${share(outcome.peakHeldTokens)}${outcome.peakHeldTokens > outcome.window ? " OVER" : ""}`,
+      `${share(outcome.peakSentTokens)}${outcome.peakSentTokens > outcome.window ? " OVER" : ""}`,
+      shapedCell(outcome),
       `${share(outcome.contextTokens)}${outcome.contextTokens > outcome.window ? " OVER" : ""}`,
       ...summaryCells(outcome),
       seconds(outcome.ms),
@@ -82,10 +109,13 @@ export function summarySeries(runs: readonly RunResult[]): string {
     .join("\n");
 }
 
-/** Why runs past the threshold wrote nothing, and the compactions' warnings, with counts. */
+/**
+ * Why runs past the threshold wrote nothing, the compactions' warnings, with counts, what
+ * shaping did to the requests, and the facts the held context has that the request sent lacks.
+ */
 export function notes(runs: readonly RunResult[]): string {
   const lines: string[] = [];
-  for (const { outcome } of runs) {
+  for (const { outcome, facts, cutFromRequests } of runs) {
     for (const [reason, count] of outcome.notWritten) lines.push(`- ${outcome.name}: ${count}× wrote nothing: ${reason}`);
     for (const [warning, count] of outcome.warnings) lines.push(`- ${outcome.name}: ${count}× warning: ${warning.slice(0, 200)}`);
     const layers = new Map<string, number>();
@@ -93,6 +123,20 @@ export function notes(runs: readonly RunResult[]): string {
     if (layers.size > 1) lines.push(`- ${outcome.name}: layers ${[...layers].map(([layer, n]) => `${layer} ${n}`).join(", ")}`);
     const diverged = outcome.compactions.filter((c) => c.tokensAfter !== c.resultTokensAfter).length;
     if (diverged > 0) lines.push(`- ${outcome.name}: ${diverged} compaction(s) reloaded to a context of another size than the result reported (kept messages changed in memory only)`);
+    const shaping = outcome.shaping;
+    if (shaping !== null && shaping.shaped > 0) {
+      lines.push(
+        `- ${outcome.name}: shaping to the budget of ${int(shaping.budget)} changed ${int(shaping.shaped)} of ${int(shaping.requests)} requests: ${int(shaping.shrunkMessages)} message(s) shrunk to head and tail, ${int(shaping.droppedMessages)} left out (summed over requests)`,
+      );
+    }
+    if (cutFromRequests !== undefined && cutFromRequests.size > 0) {
+      const listed = [...cutFromRequests].map(([fact, n]) => `${fact.kind}/${fact.detail} (${n})`).join(", ");
+      lines.push(`- ${outcome.name}: ${cutFromRequests.size} fact(s) held but cut out of shaped requests along the way (requests lacking each): ${listed}`);
+    }
+    const shrunkOut = facts.filter((f) => f.inHeldContext && !f.inContext);
+    if (shrunkOut.length > 0) {
+      lines.push(`- ${outcome.name}: ${shrunkOut.length} fact(s) in the held context but not in the request sent: ${shrunkOut.map((f) => `${f.fact.kind}/${f.fact.detail}`).join(", ")}`);
+    }
   }
   return lines.join("\n");
 }
