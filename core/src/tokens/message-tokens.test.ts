@@ -297,6 +297,13 @@ describe("MessageTokenCounter.contextTokens with an anchor (a compaction's recor
     expect(counter.contextTokens(messages)).toMatchObject({ tokens: 900 + 5, base: "usage" });
   });
 
+  it("is stale once a summary follows the messages it covers (a newer compaction)", () => {
+    const counter = new MessageTokenCounter(new FactsCache(createPiAdapter()), spyCounter());
+    const recompacted: PiMessage[] = [...compacted, { role: "compactionSummary", summary: "newer", tokensBefore: 7000, timestamp: 20 }, { role: "user", content: "go", timestamp: 21 }];
+    expect(counter.contextTokens(recompacted, { tokens: 5000, lastIndex: 2 })).toEqual(counter.contextTokens(recompacted));
+    expect(counter.contextTokens(recompacted, { tokens: 5000, lastIndex: 2 }).base).toBe("count");
+  });
+
   it("covers no message with lastIndex -1: the figure is added to the count of all", () => {
     const counter = counterFor(spyCounter());
     expect(counter.contextTokens([{ text: "ab" }], { tokens: 10, lastIndex: -1 })).toMatchObject({ tokens: 12, usageTokens: 10, lastUsageIndex: null, base: "anchor" });

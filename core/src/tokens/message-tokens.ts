@@ -11,7 +11,8 @@ import { IMAGE_TOKENS, type TokenCounter } from "./token-counter.js";
  * The size of a context's first messages in the provider's measure, known from elsewhere: the
  * host's record of its last compaction's After (the event's `tokensAfterCompaction`), which
  * stands for the context the compaction left as a usage figure would. Messages after the ones it
- * covers are counted and calibrated on top of it, until a usage figure newer than it exists.
+ * covers are counted and calibrated on top of it, until a usage figure newer than it exists (or a
+ * newer summary: another compaction).
  */
 export interface ContextAnchor {
   /** Provider tokens of `messages[0..lastIndex]`. */
@@ -184,20 +185,23 @@ export class MessageTokenCounter<T> {
    * of the messages after it; else the `anchor` (a compaction's recorded After) plus counts of
    * the messages after the ones it covers; else counts of every message. The counts are in the
    * provider's measure by `calibration(messages)`. A usage figure on a message the anchor covers
-   * is older than the anchor, so it is not read.
+   * is older than the anchor, so it is not read; a summary message after the messages it covers
+   * (a newer compaction) makes it stale, so it is not used.
    */
   contextTokens(messages: readonly T[], anchor?: ContextAnchor): ContextTokens {
     checkAnchor(anchor, messages.length);
     const calibration = this.calibration(messages);
     const fresh = this.#freshUsageFrom(messages);
-    const from = Math.max(fresh.from, anchor === undefined ? 0 : anchor.lastIndex + 1);
+    // A summary after the anchor's messages is a newer compaction than the one it records.
+    const anchored = anchor !== undefined && fresh.from - 1 <= anchor.lastIndex ? anchor : undefined;
+    const from = Math.max(fresh.from, anchored === undefined ? 0 : anchored.lastIndex + 1);
     for (let index = messages.length - 1; index >= from; index--) {
       const facts = this.facts.of(messages[index] as T);
       const usageTokens = facts.usageContextTokens;
       if (usageTokens === undefined || !fresh.isFresh(facts.timestamp)) continue;
       return this.#after(messages, index, usageTokens, "usage", calibration);
     }
-    if (anchor !== undefined) return this.#after(messages, anchor.lastIndex, anchor.tokens, "anchor", calibration);
+    if (anchored !== undefined) return this.#after(messages, anchored.lastIndex, anchored.tokens, "anchor", calibration);
     const trailingTokens = this.total(messages);
     return { tokens: providerMeasure(calibration, trailingTokens, messages.length), usageTokens: 0, trailingTokens, lastUsageIndex: null, base: "count", calibration };
   }
