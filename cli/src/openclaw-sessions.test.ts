@@ -63,4 +63,18 @@ describe("the CLI on OpenClaw's SQLite sessions", () => {
     expect(run.code).not.toBe(0);
     expect(run.stderr).toMatch(/agents there: coder/);
   });
+
+  it("anchors status on the After of a compaction entry of ours in the transcript, as on a pi file", () => {
+    const compacted = sandbox.run(["compact", "--yes", "--json", "--session", sandbox.sessionPath]);
+    expect(compacted.code, compacted.stderr).toBe(0);
+    const after = (JSON.parse(compacted.stdout) as { tokensAfter: number }).tokensAfter;
+    const lines = readFileSync(sandbox.sessionPath, "utf8").split("\n").filter((line) => line !== "");
+    const anchoredKey = "agent:anchored:main";
+    writeOpenClawDatabase(openClawAgentDatabase("anchored", { stateDir }), [{ key: anchoredKey, id: "oc-anchored", lines }]);
+    const run = sandbox.run(["context", "status", "--json", "--session", anchoredKey], env());
+    expect(run.code, run.stderr).toBe(0);
+    const status = JSON.parse(run.stdout) as { tokens: number; measure: { base: string } };
+    expect(status.tokens).toBe(after);
+    expect(status.measure.base).toBe("compaction");
+  });
 });

@@ -1,4 +1,4 @@
-import type { Calibration } from "@compaction/core";
+import type { Calibration, ContextTokens } from "@compaction/core";
 /** Colours (NO_COLOR, FORCE_COLOR, terminal detection, --no-color), numbers and the usage bar. */
 import { formatTokenCount, formatUsageLine, type UsageTone, usagePercent } from "@compaction/context-manager";
 import { type TranscriptFormat } from "@compaction/transcript";
@@ -77,8 +77,21 @@ export function sessionLabel(session: { readonly id: string | null; readonly for
   return session.format === "pi" ? id : `${id} [${FORMAT_NAMES[session.format]}]`;
 }
 
-/** Which measure a token figure is in, for `--json`: the counter and the calibration applied to it. */
+/** What a context size starts from (ContextTokens.base, named for the CLI's reader). */
+export type MeasureBase =
+  /** The provider's newest usage figure. */
+  | "usage"
+  /** The After the branch's newest compaction recorded (no usage figure since). */
+  | "compaction"
+  /** No figure: every message counted. */
+  | "count";
+
+/** Which measure a token figure is in, for `--json`: what it starts from, the counter and the calibration applied to the rest. */
 export interface TokenMeasure {
+  /** What the figure starts from; the messages after it (`counted`) are counted and calibrated. */
+  readonly base: MeasureBase;
+  /** Messages counted on top of the base (every message for `count`). */
+  readonly counted: number;
   /** The counter, e.g. `tiktoken:o200k_base` or `estimate`. */
   readonly counter: string;
   /** Provider tokens per counted token applied, and provider tokens added per message. */
@@ -91,27 +104,33 @@ export interface TokenMeasure {
   readonly model: string | null;
 }
 
-export function tokenMeasure(counter: string, calibration: Calibration): TokenMeasure {
-  const { ratio, perMessage, source, samples } = calibration;
-  return { counter, ratio, perMessage, source, samples, model: calibration.model ?? null };
+/** The measure of `size`, a context of `messages` messages counted with `counter`. */
+export function tokenMeasure(counter: string, size: ContextTokens, messages: number): TokenMeasure {
+  const { ratio, perMessage, source, samples } = size.calibration;
+  const base: MeasureBase = size.base === "anchor" ? "compaction" : size.base;
+  return { base, counted: messages - 1 - (size.lastUsageIndex ?? -1), counter, ratio, perMessage, source, samples, model: size.calibration.model ?? null };
 }
 
 /**
- * One line saying which measure the figures are in: the provider's (its newest usage figure plus
- * our count of what followed, calibrated) or our raw count.
+ * One line saying which measure the figures are in: the provider's (its newest usage figure, or
+ * the last compaction's recorded After when no usage figure is newer, plus our count of what
+ * followed, calibrated) or our raw count.
  */
 export function describeMeasure(measure: TokenMeasure): string {
   const count = measure.counter.replace(/^tiktoken:/, "").replace(/_base$/, "");
   const framing = measure.perMessage >= 0.5 ? ` +${Math.round(measure.perMessage)}/message` : "";
   const scaled = `${count} x${measure.ratio.toFixed(2)}${framing}`;
+  const from = measure.base === "compaction" ? "the last compaction's After" : "usage figure";
+  const since = measure.counted === 0 ? "the messages since (none yet)" : `the ${plural(measure.counted, "message")} since`;
+  const after = measure.base === "compaction" ? `on ${since}` : "after it";
   switch (measure.source) {
     case "usage":
-      return `provider's: usage figure + ${scaled} after it (from ${measure.samples} usage pairs${measure.model === null ? "" : `, ${measure.model}`})`;
+      return `provider's: ${from} + ${scaled} ${after} (from ${measure.samples} usage pairs${measure.model === null ? "" : `, ${measure.model}`})`;
     case "config":
-      return `provider's: usage figure + ${scaled} after it (tokenizer.ratio)`;
+      return `provider's: ${from} + ${scaled} ${after} (tokenizer.ratio)`;
     case "exact":
-      return `provider's: usage figure + ${count} after it (exact for ${measure.model ?? "this model"})`;
+      return `provider's: ${from} + ${count} ${after} (exact for ${measure.model ?? "this model"})`;
     case "none":
-      return `usage figure + raw ${count} count after it (no usage pairs to calibrate from yet)`;
+      return `${from} + raw ${count} count ${after} (no usage pairs to calibrate from yet)`;
   }
 }

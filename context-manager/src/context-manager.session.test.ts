@@ -18,6 +18,7 @@ import {
   autoCompactEntry,
   buildContext,
   type CompactionEntry,
+  compactionAnchor,
   createSession,
   loadBoundary,
   type NewEntry,
@@ -273,6 +274,41 @@ describe("on the real pi-large-session fixture", () => {
     expect(asJson(manager.messages)).toEqual(fileContext(path));
     expect(manager.tokens).toBeLessThan(manager.threshold);
     expect(readFileSync(`${path}.bak`, "utf8")).toBe(readFileSync(PI_LARGE, "utf8"));
+  });
+});
+
+describe("the size after a compaction: the After the compaction recorded (issue 15)", () => {
+  it("is the event's After right after the compaction, and when the file is opened again; later messages add their calibrated count", async () => {
+    const path = newPath();
+    copyFileSync(PI_LARGE, path);
+    await upgradeSession(path);
+    const probe = piCompactor();
+    const contextWindow = Math.ceil(probe.tokens.contextTokens(loadBoundary(path).messages).tokens / 0.8) + 500;
+    probe.dispose();
+    const options = { contextWindow, plugins: [keepRecent(Math.round(contextWindow * 0.3))], autoCompact: false };
+    const manager = await open(path, options);
+    const ends: number[] = [];
+    manager.on("compaction-end", (e) => ends.push(e.tokens));
+    const result = await manager.compact();
+    expect(result.status).toBe("compacted");
+    const after = result.event?.tokensAfterCompaction as number;
+    // The usage figures make the provider's measure differ from our count: the anchor is what keeps them one figure.
+    expect(after).toBeGreaterThan(result.tokensAfter);
+    expect(manager.tokens).toBe(after);
+    expect(ends).toEqual([after]);
+    expect(compactionAnchor(loadBoundary(path))).toEqual({ tokens: after, lastIndex: manager.messages.length - 1 });
+
+    const reopened = await open(path, options);
+    expect(reopened.tokens).toBe(after);
+    await reopened.append([user("one more request"), user("and another")]);
+    const loaded = loadBoundary(path);
+    expect(reopened.tokens).toBe(reopened.compactor.tokens.contextTokens(loaded.messages, compactionAnchor(loaded)).tokens);
+    expect(reopened.tokens).toBeGreaterThan(after);
+    // The next compaction's Before is that figure too.
+    const starts: number[] = [];
+    reopened.on("compaction-start", (e) => starts.push(e.tokens));
+    const again = await reopened.compact();
+    expect(again.tokensBefore).toBe(starts[0]);
   });
 });
 

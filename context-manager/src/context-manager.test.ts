@@ -491,3 +491,22 @@ describe("events", () => {
     expect(calls).toBe(1);
   });
 });
+
+describe("the size after a compaction in memory (issue 15)", () => {
+  it("is the After the compaction's event records, in the measure of the Before it ran on", async () => {
+    const turns = Array.from({ length: 8 }, (_, i) => exchange(120, `t${i}`)).flat();
+    // The newest response carries a usage figure well over our count: the provider's measure.
+    const last = turns.at(-1) as PiMessage & Record<string, unknown>;
+    turns[turns.length - 1] = { ...last, usage: { input: 1500, output: 10, cacheRead: 0, cacheWrite: 0, totalTokens: 1510 }, stopReason: "stop" } as PiMessage;
+    const m = await manager({ messages: turns, contextWindow: 2000, autoCompact: false });
+    expect(m.tokens).toBe(1510);
+    const result = await m.compact();
+    expect(result.status).toBe("compacted");
+    const after = result.event?.tokensAfterCompaction as number;
+    expect(after).toBeGreaterThan(result.tokensAfter);
+    expect(m.tokens).toBe(after);
+    m.append(user("next request"));
+    await Promise.resolve();
+    expect(m.tokens).toBe(m.compactor.tokens.contextTokens(m.messages, { tokens: after, lastIndex: result.messages.length - 1 }).tokens);
+  });
+});

@@ -103,7 +103,7 @@ export class ContextManager<T> {
     this.#store = init.store;
     this.#autoOption = init.autoCompact;
     this.#agent = init.agent;
-    this.#size = new ContextSize(init.compactor.tokens, init.store.messages);
+    this.#size = new ContextSize(init.compactor.tokens, init.store.messages, init.store.anchor);
     this.#emitter = new TypedEmitter((error, event) => {
       if (event === "error") return;
       this.#emitter.emit("error", { error: error instanceof Error ? error : new Error(describeError(error)), during: "listener" });
@@ -431,6 +431,8 @@ export class ContextManager<T> {
         messages: input,
         trigger,
         contextWindow: this.contextWindow,
+        // Before in the measure of this.tokens: from the last compaction's After until a newer usage figure.
+        ...(this.#store.anchor === undefined ? {} : { anchor: this.#store.anchor }),
         ...(options.focus === undefined ? {} : { focus: options.focus }),
         ...(options.signal === undefined ? {} : { signal: options.signal }),
         ...(this.#agent === undefined ? {} : { agent: this.#agent }),
@@ -438,7 +440,7 @@ export class ContextManager<T> {
       if (result.status === "compacted") {
         try {
           entryId = await this.#store.commit(result);
-          this.#size.reset(this.#store.messages);
+          this.#size.reset(this.#store.messages, this.#store.anchor);
         } catch (error) {
           const failure = asCompactionError(error, ErrorCodes.TRANSCRIPT_INVALID, `Could not put the compacted context in place${this.#store.path === null ? "" : ` in ${this.#store.path}`}`);
           if (failure.code !== ErrorCodes.CUT_REFUSED) this.#emitter.emit("error", { error: failure, during: "compaction" });

@@ -55,6 +55,31 @@ describe("ContextSize", () => {
     );
   });
 
+  it("equals contextTokens with the same anchor (a compaction's recorded After), after a reset and every message appended since", () => {
+    fc.assert(
+      fc.property(
+        fc.array(message, { minLength: 1, maxLength: 20 }),
+        fc.array(message, { maxLength: 10 }),
+        fc.nat(100_000),
+        fc.nat(),
+        (covered, later, tokens, pick) => {
+          const compactor = piCompactor();
+          const anchor = { tokens, lastIndex: (pick % (covered.length + 1)) - 1 };
+          const size = new ContextSize(compactor.tokens, covered, anchor);
+          expect(size.tokens).toBe(compactor.tokens.contextTokens(covered, anchor).tokens);
+          later.forEach((m, i) => {
+            size.push(m);
+            expect(size.tokens).toBe(compactor.tokens.contextTokens([...covered, ...later.slice(0, i + 1)], anchor).tokens);
+          });
+        },
+      ),
+    );
+  });
+
+  it("refuses an anchor that does not fit the messages", () => {
+    expect(() => new ContextSize(piCompactor().tokens, [], { tokens: 5, lastIndex: 0 })).toThrow(/lastIndex must be an integer from -1 to -1/);
+  });
+
   it.each(PI_FIXTURES)("equals contextTokens at every step of replaying %s", (path) => {
     const compactor = piCompactor();
     const messages = buildContext(readSession(path).entries).messages;

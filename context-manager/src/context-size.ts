@@ -1,11 +1,12 @@
 /**
  * The context size kept up to date one message at a time: the same figure as
- * `MessageTokenCounter.contextTokens(messages).tokens` (the newest trusted provider usage plus
- * counts of what came after it, or the count of every message, the counts in the provider's
- * measure by the calibration the usage figures give), at O(1) per appended message instead of a
- * scan per turn.
+ * `MessageTokenCounter.contextTokens(messages, anchor).tokens` (the newest trusted provider usage
+ * plus counts of what came after it, else the anchor, the last compaction's recorded After, plus
+ * counts of what came after the messages it covers, else the count of every message, the counts
+ * in the provider's measure by the calibration the usage figures give), at O(1) per appended
+ * message instead of a scan per turn.
  */
-import { type Calibration, CalibrationSampler, type MessageTokenCounter, providerMeasure } from "@compaction/core";
+import { type Calibration, CalibrationSampler, checkAnchor, type ContextAnchor, type MessageTokenCounter, providerMeasure } from "@compaction/core";
 
 export class ContextSize<T> {
   readonly #tokens: MessageTokenCounter<T>;
@@ -21,11 +22,11 @@ export class ContextSize<T> {
   #trailing = 0;
   #trailingMessages = 0;
 
-  constructor(tokens: MessageTokenCounter<T>, messages: readonly T[] = []) {
+  constructor(tokens: MessageTokenCounter<T>, messages: readonly T[] = [], anchor?: ContextAnchor) {
     this.#tokens = tokens;
     const known = tokens.knownRatio;
     this.#sampler = new CalibrationSampler(known === undefined ? {} : { knownRatio: known });
-    this.reset(messages);
+    this.reset(messages, anchor);
   }
 
   /** The context size of the messages pushed since the last reset, in the provider's measure. */
@@ -41,8 +42,12 @@ export class ContextSize<T> {
     return this.#sampler.calibration;
   }
 
-  /** Starts again from `messages`. */
-  reset(messages: readonly T[]): void {
+  /**
+   * Starts again from `messages`; with `anchor`, the size of the messages it covers is its
+   * figure (as `contextTokens(messages, anchor)`), until a newer usage figure or summary.
+   */
+  reset(messages: readonly T[], anchor?: ContextAnchor): void {
+    checkAnchor(anchor, messages.length);
     this.#total = 0;
     this.#messages = 0;
     this.#summarySeen = false;
@@ -51,7 +56,18 @@ export class ContextSize<T> {
     this.#trailing = 0;
     this.#trailingMessages = 0;
     this.#sampler.reset();
-    for (const message of messages) this.push(message);
+    if (anchor?.lastIndex === -1) this.#anchorAt(anchor.tokens);
+    messages.forEach((message, index) => {
+      this.push(message);
+      if (index === anchor?.lastIndex) this.#anchorAt(anchor.tokens);
+    });
+  }
+
+  /** The messages pushed so far measure `tokens` (a compaction's recorded After): a usage figure of theirs. */
+  #anchorAt(tokens: number): void {
+    this.#usage = tokens;
+    this.#trailing = 0;
+    this.#trailingMessages = 0;
   }
 
   /** Adds one message at the end. */

@@ -2,7 +2,7 @@
  * Where a context manager keeps its messages: in memory, or in a pi session file (see
  * `SessionStore`). The manager serialises every call; a store never sees two at once.
  */
-import type { CompactInput, CompactionResult, Compactor } from "@compaction/core";
+import type { CompactInput, CompactionResult, Compactor, ContextAnchor } from "@compaction/core";
 
 export interface ContextStore<T> {
   /** The current context, oldest first. */
@@ -13,6 +13,12 @@ export interface ContextStore<T> {
   readonly path: string | null;
   /** True when `append` completes before it returns (no I/O), so callers may skip awaiting it. */
   readonly synchronous: boolean;
+  /**
+   * The After the newest compaction recorded (its event's `tokensAfterCompaction`, the provider's
+   * measure) and the index of the last message it covers (the summary and the kept messages), or
+   * undefined: the context's size starts from it until a newer usage figure (see `ContextAnchor`).
+   */
+  readonly anchor: ContextAnchor | undefined;
   /**
    * Runs one compaction of `input.messages` (a snapshot of `messages`) the way this store can
    * record it: a pi session file records only a summary followed by an unchanged suffix, so its
@@ -36,6 +42,7 @@ export class MemoryStore<T> implements ContextStore<T> {
   readonly synchronous = true;
   #messages: T[];
   #compactions = 0;
+  #anchor: ContextAnchor | undefined;
 
   constructor(messages: readonly T[]) {
     this.#messages = [...messages];
@@ -49,6 +56,10 @@ export class MemoryStore<T> implements ContextStore<T> {
     return this.#compactions;
   }
 
+  get anchor(): ContextAnchor | undefined {
+    return this.#anchor;
+  }
+
   append(messages: readonly T[]): void {
     for (const message of messages) this.#messages.push(message);
   }
@@ -60,6 +71,7 @@ export class MemoryStore<T> implements ContextStore<T> {
   commit(result: CompactionResult<T>): null {
     this.#messages = [...result.messages];
     this.#compactions += 1;
+    this.#anchor = result.event === null ? undefined : { tokens: result.event.tokensAfterCompaction, lastIndex: this.#messages.length - 1 };
     return null;
   }
 

@@ -10,11 +10,12 @@
  * process wrote (e.g. `compaction autocompact off`) and the branch facts are read again.
  */
 import { statSync } from "node:fs";
-import { type CompactInput, CompactionError, type CompactionResult, type Compactor, ErrorCodes, type PiMessage } from "@compaction/core";
+import { type CompactInput, CompactionError, type CompactionResult, type Compactor, type ContextAnchor, ErrorCodes, type PiMessage } from "@compaction/core";
 import {
   appendEntries,
   appendPiCompaction,
   buildContext,
+  compactionAnchor,
   compactPiBranch,
   CURRENT_SESSION_VERSION,
   loadBoundary,
@@ -41,13 +42,15 @@ export class SessionStore<T> implements ContextStore<T> {
   #entryIds: string[];
   #facts: BranchFacts;
   #knownSize: number;
+  #anchor: ContextAnchor | undefined;
 
-  private constructor(path: string, messages: T[], entryIds: string[], facts: BranchFacts) {
+  private constructor(path: string, messages: T[], entryIds: string[], facts: BranchFacts, anchor: ContextAnchor | undefined) {
     this.path = path;
     this.#messages = messages;
     this.#entryIds = entryIds;
     this.#facts = facts;
     this.#knownSize = fileSize(path);
+    this.#anchor = anchor;
   }
 
   /** Opens a version 3 session file; older versions must be upgraded first (`upgradeSession`). */
@@ -61,11 +64,16 @@ export class SessionStore<T> implements ContextStore<T> {
       );
     }
     const context = buildContext(parsed.entries, { file: path });
-    return new SessionStore<T>(path, context.messages as T[], context.entryIds, branchFacts(context.branch));
+    return new SessionStore<T>(path, context.messages as T[], context.entryIds, branchFacts(context.branch), compactionAnchor(context));
   }
 
   get messages(): readonly T[] {
     return this.#messages;
+  }
+
+  /** The After the branch's newest compaction entry recorded (our compactions; pi's record none). */
+  get anchor(): ContextAnchor | undefined {
+    return this.#anchor;
   }
 
   get compactions(): number {
@@ -106,6 +114,7 @@ export class SessionStore<T> implements ContextStore<T> {
     this.#knownSize = fileSize(this.path);
     this.#messages = reloaded.messages as T[];
     this.#entryIds = reloaded.entryIds;
+    this.#anchor = compactionAnchor(reloaded);
     return entry.id;
   }
 

@@ -159,7 +159,10 @@ export {
 } from "./tokens/tiktoken-counter.js";
 export { createEstimateCounter, estimateStringTokens } from "./tokens/estimate-counter.js";
 export {
+  checkAnchor,
+  type ContextAnchor,
   type ContextTokens,
+  type ContextTokensBase,
   MessageTokenCounter,
   type MessageTokenCounterOptions,
   messageTokenText,

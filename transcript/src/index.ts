@@ -29,6 +29,7 @@ export {
   type SessionModel,
 } from "./context.js";
 export { type BoundaryLoad, type LoadBoundaryOptions, loadBoundary } from "./boundary-load.js";
+export { type AnchoredContext, compactionAnchor } from "./compaction-anchor.js";
 export { isTranscriptError, TranscriptError, type TranscriptErrorDetails } from "./transcript-error.js";
 export { type AppendCompactionOptions, appendCompaction, appendEntries, type AppendOptions } from "./append.js";
 export type { NewEntry } from "./new-entries.js";

@@ -5,6 +5,7 @@
 import {
   appendPiCompaction,
   type BoundaryLoad,
+  compactionAnchor,
   compactPiBranch,
   type PiCompaction,
   type PiCompactionPlan,
@@ -45,9 +46,10 @@ export interface CompactReport {
   readonly tokensBefore: number;
   readonly tokensAfter: number;
   /**
-   * The measure of tokensBefore and tokensAfter: both the provider's (Before its usage figure plus
-   * the calibrated count of what followed; After what that figure holds beyond the messages plus
-   * the calibrated count of the compacted messages; see describeMeasure).
+   * The measure of tokensBefore and tokensAfter: both the provider's (Before its usage figure, or
+   * the last compaction's recorded After when no usage figure is newer, plus the calibrated count
+   * of what followed; After our count of the compacted messages at Before's ratio to our count of
+   * the messages before; see describeMeasure).
    */
   readonly measure: TokenMeasure;
   readonly messagesBefore: number;
@@ -116,16 +118,20 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
   const recall = transcript.pi === null ? null : recallToolChoice(loaded, transcript.cwd ?? io.cwd, context);
   const compactor = recall?.fallback === true ? withoutRecall(loaded, recall.tool) : loaded;
   if (compactor !== loaded) scope.disposeWhenDone(compactor);
-  const measure = tokenMeasure(compactor.tokens.counter.name, compactor.tokens.calibration(transcript.messages));
+  // Before in the measure `context status` shows: with no usage figure since the branch's last
+  // compaction, that compaction's recorded After plus the calibrated count of what followed.
+  const anchor = transcript.pi === null ? undefined : compactionAnchor(transcript.pi);
+  const measure = tokenMeasure(compactor.tokens.counter.name, compactor.tokens.contextTokens(transcript.messages, anchor), transcript.messages.length);
   // pi's compaction entry records a summary and an unchanged suffix: plugins must not count on
   // more. The dry run asks the same, so it shows what would be written.
   const compaction = await compactPiBranch(compactor, transcript, {
     trigger: "manual",
+    ...(anchor === undefined ? {} : { anchor }),
     ...(options.focus === undefined ? {} : { focus: options.focus }),
     ...(options.agent === undefined ? {} : { agent: options.agent }),
   });
   // Before is the provider's figure (system prompt and tools included): After in the same measure.
-  const tokensAfter = compactor.tokens.providerTokensAfter(transcript.messages, compaction.result.messages);
+  const tokensAfter = compactor.tokens.providerTokensAfter(transcript.messages, compaction.result.messages, anchor);
   const { result } = compaction;
   for (const warning of result.warnings) io.stderr.write(`${context.err.yellow("warning:")} ${warning}\n`);
 

@@ -2,7 +2,7 @@
  * `compaction context inspect`: where the current context's tokens go (by message kind), how many
  * a compaction would keep or compact, and what it would save: a dry run, nothing is written.
  */
-import type { TranscriptFormat } from "@compaction/transcript";
+import { compactionAnchor, type TranscriptFormat } from "@compaction/transcript";
 import type { CommandContext } from "../command-context.js";
 import { type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { configOf, configSummary, type ConfigSummary } from "../load-compactor.js";
@@ -71,9 +71,13 @@ async function inspectContext(scope: CommandScope<CommonOptions, undefined>): Pr
     share.tokens += compactor.tokens.count(message);
     share.messages += 1;
   }
+  // The dry run decides in the measure `compact` and `context status` use (anchored on the last
+  // compaction's After when no usage figure is newer).
+  const anchor = loaded.pi === null ? undefined : compactionAnchor(loaded.pi);
   const dryRun = await compactor.compact({
     messages: loaded.messages,
     trigger: "manual",
+    ...(anchor === undefined ? {} : { anchor }),
     ...(options.agent === undefined ? {} : { agent: options.agent }),
   });
   const cut = dryRun.status === "compacted" ? dryRun.cut : null;

@@ -1,6 +1,6 @@
 /** `compaction context status`: how full the context is, auto-compaction, and the compaction history. */
-import { type AdapterName } from "@compaction/core";
-import { buildContext, sessionAutoCompact, type TranscriptFormat } from "@compaction/transcript";
+import { type AdapterName, type ContextAnchor } from "@compaction/core";
+import { buildContext, compactionAnchor, sessionAutoCompact, type TranscriptFormat } from "@compaction/transcript";
 import type { CommandContext } from "../command-context.js";
 import { type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { compactionHistory, degradationRisk, riskAdvice, type DegradationRisk } from "../compaction-history.js";
@@ -16,7 +16,11 @@ export interface ContextStatus {
   readonly config: ConfigSummary;
   readonly preset: string;
   readonly messages: number;
-  /** The context as the provider will count it (see `measure`). */
+  /**
+   * The context as the provider will count it (see `measure`): its newest usage figure, or the
+   * newest compaction's recorded After when no usage figure is newer, plus the calibrated count
+   * of the messages after it.
+   */
   readonly tokens: number;
   readonly measure: TokenMeasure;
   readonly contextWindow: number;
@@ -53,17 +57,20 @@ interface SessionFacts {
   readonly lastAt: string | null;
   /** The session's own auto-compaction setting, if it has one. */
   readonly autoCompact: boolean | undefined;
+  /** The After the branch's newest compaction recorded, and the messages it covers (pi sessions; see compactionAnchor). */
+  readonly anchor: ContextAnchor | undefined;
 }
 
 function sessionFacts(session: TargetSession): SessionFacts {
   if (session.format() !== "pi") {
     const transcript = session.transcript();
     // Imports: the compactions the import applied; when they happened is not recorded.
-    return { id: transcript.sessionId, format: transcript.format, messages: transcript.messages, adapter: transcript.adapter, compactions: transcript.importedCompactions ?? 0, lastAt: null, autoCompact: undefined };
+    return { id: transcript.sessionId, format: transcript.format, messages: transcript.messages, adapter: transcript.adapter, compactions: transcript.importedCompactions ?? 0, lastAt: null, autoCompact: undefined, anchor: undefined };
   }
   // pi: the whole file, for the compaction history and the session's settings on the branch.
   const parsed = session.entries();
-  const { branch, messages } = buildContext(parsed.entries, { file: session.path });
+  const context = buildContext(parsed.entries, { file: session.path });
+  const { branch, messages } = context;
   const history = compactionHistory(branch);
   return {
     id: parsed.header.id,
@@ -73,6 +80,7 @@ function sessionFacts(session: TargetSession): SessionFacts {
     compactions: history.count,
     lastAt: history.last?.timestamp ?? null,
     autoCompact: sessionAutoCompact(branch),
+    anchor: compactionAnchor(context),
   };
 }
 
@@ -83,7 +91,9 @@ async function contextStatus(scope: CommandScope<CommonOptions, undefined>): Pro
   const compactor = await scope.compactor({ adapter: facts.adapter });
   const config = configOf(compactor);
   const window = compactor.contextWindow ?? config.contextWindow;
-  const size = compactor.tokens.contextTokens(facts.messages);
+  // Right after a compaction no message has a usage figure newer than it: its recorded After is
+  // the size, as `compact` printed it, plus the calibrated count of what was appended since.
+  const size = compactor.tokens.contextTokens(facts.messages, facts.anchor);
   const tokens = size.tokens;
   const lastMs = facts.lastAt === null ? Number.NaN : Date.parse(facts.lastAt);
   const risk = degradationRisk(facts.compactions);
@@ -94,7 +104,7 @@ async function contextStatus(scope: CommandScope<CommonOptions, undefined>): Pro
     preset: config.preset,
     messages: facts.messages.length,
     tokens,
-    measure: tokenMeasure(compactor.tokens.counter.name, size.calibration),
+    measure: tokenMeasure(compactor.tokens.counter.name, size, facts.messages.length),
     contextWindow: window,
     percent: percentUsed(tokens, window),
     autoCompact: {

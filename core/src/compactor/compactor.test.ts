@@ -347,6 +347,34 @@ describe("Compactor.compact", () => {
     expect(result.event?.tokensAfterCompaction).toBe(c.tokens.providerTokensAfter(input, result.messages));
   });
 
+  it("starts tokensBefore from the input's anchor (the last compaction's After) when no usage figure is newer", async () => {
+    const input = conversation();
+    const c = compactor([cutAt(4)]);
+    const covered = c.tokens.total(input.slice(0, 6));
+    const anchor = { tokens: 3000, lastIndex: 5 };
+    const result = await c.compact({ messages: input, anchor });
+    const trailing = c.tokens.total(input.slice(6));
+    expect(result.tokensBefore).toBe(3000 + trailing);
+    expect(result.tokensBefore).toBe(c.tokens.contextTokens(input, anchor).tokens);
+    expect(result.tokensBefore).not.toBe(covered + trailing);
+    // After in Before's measure, anchored too: the event and providerTokensAfter agree.
+    expect(result.event?.tokensAfterCompaction).toBe(c.tokens.providerTokensAfter(input, result.messages, anchor));
+    expect(result.event?.tokensAfterCompaction).toBe(Math.round((result.tokensAfter * result.tokensBefore) / c.tokens.total(input)));
+  });
+
+  it("lets a usage figure after the anchored messages win over the anchor", async () => {
+    const input = conversation();
+    const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 5000 };
+    input[7] = { ...(input[7] as object), usage, stopReason: "stop" } as PiMessage;
+    const result = await compactor([cutAt(4)]).compact({ messages: input, anchor: { tokens: 3000, lastIndex: 5 } });
+    expect(result.tokensBefore).toBe(5000);
+  });
+
+  it("refuses an anchor that does not fit the messages with INPUT_INVALID, naming it", async () => {
+    const run = compactor([cutAt(4)]).compact({ messages: conversation(), anchor: { tokens: 3000, lastIndex: 8 } });
+    await expect(run).rejects.toMatchObject({ code: ErrorCodes.INPUT_INVALID, message: expect.stringMatching(/bad anchor.*lastIndex.*found 8/) });
+  });
+
   it("never mutates the input messages", async () => {
     const input = conversation();
     const snapshot = structuredClone(input);

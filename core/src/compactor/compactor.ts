@@ -12,7 +12,7 @@ import { fitCutToBudget, keepNewestRequest, latestCutIndex } from "./fit-budget.
 import { summarizeCut } from "./summarize-cut.js";
 import { guardShapingTap, type RequestShaping, type ShapedRequest, type ShapeRequestInput, shapeRequest } from "./shape-request.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
-import { MessageTokenCounter } from "../tokens/message-tokens.js";
+import { checkAnchor, MessageTokenCounter } from "../tokens/message-tokens.js";
 import { createTiktokenCounter } from "../tokens/tiktoken-counter.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import type { CompactionPlugin } from "./plugin.js";
@@ -284,6 +284,13 @@ export class Compactor<T> {
         `reserveTokens must be at least 0 and below the context window (${contextWindow}); found ${String(reserve)}.`,
       );
     }
+    try {
+      checkAnchor(input.anchor, input.messages.length);
+    } catch (error) {
+      throw new CompactionError(ErrorCodes.INPUT_INVALID, `compact() was given a bad anchor: ${describeError(error)}`, {
+        hint: "Pass the anchor the context's newest compaction recorded (its tokensAfterCompaction, and the index of the last message it covers), or none.",
+      });
+    }
     return new RunState({
       input,
       facts: this.facts,
@@ -292,7 +299,7 @@ export class Compactor<T> {
       summaryMaxTokens: this.summaryMaxTokens,
       contextWindow,
       budget: contextWindow - reserve,
-      tokensBefore: this.tokens.contextTokens(input.messages).tokens,
+      tokensBefore: this.tokens.contextTokens(input.messages, input.anchor).tokens,
       summaryOverheadTokens: this.#summaryOverhead(),
     });
   }

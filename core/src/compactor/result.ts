@@ -20,7 +20,8 @@ export interface CompactionResult<T> {
   /**
    * The context size before: the provider's newest usage figure plus counts of the messages
    * after it, calibrated to the provider's measure (see `MessageTokenCounter.contextTokens`), else
-   * the (calibrated) count of every message.
+   * the input's `anchor` (the last compaction's recorded After) plus the calibrated count of the
+   * messages after it, else the (calibrated) count of every message.
    */
   readonly tokensBefore: number;
   /**

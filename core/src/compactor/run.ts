@@ -3,7 +3,7 @@ import type { FactsCache, MessageFacts } from "../messages/adapter.js";
 import type { CheckedCut } from "../cut/cut.js";
 import type { MessageView } from "../cut/message-view.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
-import type { MessageTokenCounter } from "../tokens/message-tokens.js";
+import type { ContextAnchor, MessageTokenCounter } from "../tokens/message-tokens.js";
 import type { RunState } from "./run-state.js";
 
 export interface CompactInput<T> {
@@ -29,6 +29,13 @@ export interface CompactInput<T> {
    * and refuses a cut whose kept messages were changed. Default false.
    */
   readonly suffixOnly?: boolean;
+  /**
+   * The size of the first messages as the provider counts them, known to the host: its record of
+   * the last compaction's After (the event's `tokensAfterCompaction`). `tokensBefore` then starts
+   * from it, as from a usage figure, unless a message after the ones it covers has a newer one
+   * (see `MessageTokenCounter.contextTokens`), so it matches the size the host shows.
+   */
+  readonly anchor?: ContextAnchor;
 }
 
 /** The value passed along the `summarize` waterfall. */

@@ -170,7 +170,7 @@ describe("MessageTokenCounter.contextTokens", () => {
   it("counts every message when none carries usage (lastUsageIndex null)", () => {
     const counter = counterFor(spyCounter());
     const result = counter.contextTokens([{ text: "aaaa" }, { text: "bb" }]);
-    expect(result).toEqual({ tokens: 6, usageTokens: 0, trailingTokens: 6, lastUsageIndex: null, calibration: NO_CALIBRATION });
+    expect(result).toEqual({ tokens: 6, usageTokens: 0, trailingTokens: 6, lastUsageIndex: null, base: "count", calibration: NO_CALIBRATION });
   });
 
   it("uses the newest usage figure plus counts of the messages after it", () => {
@@ -188,6 +188,7 @@ describe("MessageTokenCounter.contextTokens", () => {
       usageTokens: 900,
       trailingTokens: "tool output".length + "next".length,
       lastUsageIndex: 3,
+      base: "usage",
       calibration: NO_CALIBRATION,
     });
   });
@@ -195,13 +196,13 @@ describe("MessageTokenCounter.contextTokens", () => {
   it("has no trailing tokens when the newest message carries the usage", () => {
     const counter = counterFor(spyCounter());
     const result = counter.contextTokens([{ text: "q" }, { text: "a", usage: 1234 }]);
-    expect(result).toEqual({ tokens: 1234, usageTokens: 1234, trailingTokens: 0, lastUsageIndex: 1, calibration: NO_CALIBRATION });
+    expect(result).toEqual({ tokens: 1234, usageTokens: 1234, trailingTokens: 0, lastUsageIndex: 1, base: "usage", calibration: NO_CALIBRATION });
   });
 
   it("accepts a usage figure of 0 as a provider figure", () => {
     const counter = counterFor(spyCounter());
     const result = counter.contextTokens([{ text: "q", usage: 0 }, { text: "abc" }]);
-    expect(result).toEqual({ tokens: 3, usageTokens: 0, trailingTokens: 3, lastUsageIndex: 0, calibration: NO_CALIBRATION });
+    expect(result).toEqual({ tokens: 3, usageTokens: 0, trailingTokens: 3, lastUsageIndex: 0, base: "usage", calibration: NO_CALIBRATION });
   });
 
   it("does not count messages before the usage message", () => {
@@ -230,6 +231,7 @@ describe("MessageTokenCounter.contextTokens with the pi adapter", () => {
       usageTokens: 4000,
       trailingTokens: trailing,
       lastUsageIndex: 1,
+      base: "usage",
       calibration: NO_CALIBRATION,
     });
   });
@@ -252,5 +254,73 @@ describe("MessageTokenCounter.contextTokens with the pi adapter", () => {
       { role: "assistant", content: [{ type: "text", text: "fresh" }], usage: usage(1200), stopReason: "stop", timestamp: 12 },
     ];
     expect(counter.contextTokens(compacted)).toMatchObject({ tokens: 1200, usageTokens: 1200, lastUsageIndex: 2, calibration: NO_CALIBRATION });
+  });
+});
+
+describe("MessageTokenCounter.contextTokens with an anchor (a compaction's recorded After)", () => {
+  const usage = (totalTokens: number): PiUsage => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens });
+  const compacted: PiMessage[] = [
+    { role: "compactionSummary", summary: "earlier work", tokensBefore: 9000, timestamp: 10 },
+    { role: "assistant", content: [{ type: "text", text: "kept" }], usage: usage(8000), stopReason: "stop", timestamp: 2 },
+    { role: "user", content: "next question", timestamp: 11 },
+  ];
+
+  it("is the anchor itself when no message follows the ones it covers", () => {
+    const counter = new MessageTokenCounter(new FactsCache(createPiAdapter()), spyCounter());
+    const size = counter.contextTokens(compacted, { tokens: 5000, lastIndex: 2 });
+    expect(size).toEqual({ tokens: 5000, usageTokens: 5000, trailingTokens: 0, lastUsageIndex: 2, base: "anchor", calibration: NO_CALIBRATION });
+  });
+
+  it("adds the calibrated count of the messages after the ones it covers, counting only those", () => {
+    const spy = spyCounter();
+    const counter = new MessageTokenCounter(new FactsCache(createPiAdapter()), spy, { tokenRatio: 1.5 });
+    const size = counter.contextTokens(compacted, { tokens: 5000, lastIndex: 1 });
+    const trailing = "next question".length;
+    expect(size).toMatchObject({ tokens: 5000 + Math.round(trailing * 1.5), usageTokens: 5000, trailingTokens: trailing, lastUsageIndex: 1, base: "anchor" });
+    expect(spy.calls).toEqual(["next question"]);
+  });
+
+  it("gives way to a usage figure newer than the summary after the anchor", () => {
+    const counter = new MessageTokenCounter(new FactsCache(createPiAdapter()), spyCounter());
+    const fresh: PiMessage[] = [
+      ...compacted,
+      { role: "assistant", content: [{ type: "text", text: "fresh" }], usage: usage(6100), stopReason: "stop", timestamp: 12 },
+      { role: "user", content: "more", timestamp: 13 },
+    ];
+    expect(counter.contextTokens(fresh, { tokens: 5000, lastIndex: 2 })).toMatchObject({ tokens: 6100 + 4, usageTokens: 6100, lastUsageIndex: 3, base: "usage" });
+  });
+
+  it("ignores a usage figure on a message the anchor covers", () => {
+    const counter = counterFor(spyCounter());
+    const messages: FakeMessage[] = [{ text: "summary" }, { text: "answer", usage: 900 }, { text: "after" }];
+    expect(counter.contextTokens(messages, { tokens: 300, lastIndex: 1 })).toMatchObject({ tokens: 300 + 5, base: "anchor", lastUsageIndex: 1 });
+    expect(counter.contextTokens(messages)).toMatchObject({ tokens: 900 + 5, base: "usage" });
+  });
+
+  it("is stale once a summary follows the messages it covers (a newer compaction)", () => {
+    const counter = new MessageTokenCounter(new FactsCache(createPiAdapter()), spyCounter());
+    const recompacted: PiMessage[] = [...compacted, { role: "compactionSummary", summary: "newer", tokensBefore: 7000, timestamp: 20 }, { role: "user", content: "go", timestamp: 21 }];
+    expect(counter.contextTokens(recompacted, { tokens: 5000, lastIndex: 2 })).toEqual(counter.contextTokens(recompacted));
+    expect(counter.contextTokens(recompacted, { tokens: 5000, lastIndex: 2 }).base).toBe("count");
+  });
+
+  it("covers no message with lastIndex -1: the figure is added to the count of all", () => {
+    const counter = counterFor(spyCounter());
+    expect(counter.contextTokens([{ text: "ab" }], { tokens: 10, lastIndex: -1 })).toMatchObject({ tokens: 12, usageTokens: 10, lastUsageIndex: null, base: "anchor" });
+  });
+
+  it("rejects an anchor that does not fit the context, naming the value", () => {
+    const counter = counterFor(spyCounter());
+    expect(() => counter.contextTokens([{ text: "a" }], { tokens: 10, lastIndex: 1 })).toThrow(/lastIndex must be an integer from -1 to 0 .*found 1/);
+    expect(() => counter.contextTokens([{ text: "a" }], { tokens: Number.NaN, lastIndex: 0 })).toThrow(/tokens must be a number at least 0; found NaN/);
+    expect(() => counter.contextTokens([{ text: "a" }], { tokens: 5, lastIndex: 0.5 })).toThrow(/found 0\.5/);
+  });
+
+  it("puts providerTokensAfter in the anchored measure", () => {
+    const counter = counterFor(spyCounter());
+    const input: FakeMessage[] = [{ text: "aaaaaaaaaa" }, { text: "bbbbbbbbbb" }];
+    // Anchored at 40 for our 20: ratio 2, so the 10 kept count 20.
+    expect(counter.providerTokensAfter(input, [{ text: "bbbbbbbbbb" }], { tokens: 40, lastIndex: 1 })).toBe(20);
+    expect(counter.providerTokensAfter(input, [{ text: "bbbbbbbbbb" }])).toBe(10);
   });
 });

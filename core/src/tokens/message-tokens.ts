@@ -7,16 +7,41 @@ import type { FactsCache, MessageFacts } from "../messages/adapter.js";
 import { type Calibration, calibrate, checkKnownRatio, providerMeasure } from "./calibration.js";
 import { IMAGE_TOKENS, type TokenCounter } from "./token-counter.js";
 
+/**
+ * The size of a context's first messages in the provider's measure, known from elsewhere: the
+ * host's record of its last compaction's After (the event's `tokensAfterCompaction`), which
+ * stands for the context the compaction left as a usage figure would. Messages after the ones it
+ * covers are counted and calibrated on top of it, until a usage figure newer than it exists (or a
+ * newer summary: another compaction).
+ */
+export interface ContextAnchor {
+  /** Provider tokens of `messages[0..lastIndex]`. */
+  readonly tokens: number;
+  /** Index of the last message the figure covers (-1: none, the figure is the context's fixed part). */
+  readonly lastIndex: number;
+}
+
+/** Where a context size's base figure (`usageTokens`) comes from. */
+export type ContextTokensBase =
+  /** The newest trusted usage figure of a message. */
+  | "usage"
+  /** The anchor the host passed (a compaction's recorded After); no usage figure is newer. */
+  | "anchor"
+  /** No figure: every message counted. */
+  | "count";
+
 /** The size of a context, split the way pi's `estimateContextTokens` splits it. */
 export interface ContextTokens {
   /** `usageTokens` plus `trailingTokens` in the provider's measure (see `calibration`). */
   readonly tokens: number;
-  /** The provider's figure from the newest message that has one; 0 when none has. */
+  /** The base figure (see `base`): the newest trusted usage figure, or the anchor's tokens; 0 when neither. */
   readonly usageTokens: number;
-  /** Counted tokens of the messages after that message (of all messages when none has usage). */
+  /** Counted tokens of the messages after the base figure's (of all messages when there is none). */
   readonly trailingTokens: number;
-  /** Index of the message whose usage was used, or `null` when no message has usage. */
+  /** Index of the last message the base figure covers, or `null` when there is none. */
   readonly lastUsageIndex: number | null;
+  /** Where `usageTokens` comes from. */
+  readonly base: ContextTokensBase;
   /** The provider-to-counter ratio (and per-message framing) applied to `trailingTokens`, and where it comes from. */
   readonly calibration: Calibration;
 }
@@ -49,6 +74,21 @@ export function messageTokenText(facts: MessageFacts): string {
  */
 export function providerRatio(providerTokens: number, countedTokens: number): number {
   return countedTokens > 0 ? Math.max(1, providerTokens / countedTokens) : 1;
+}
+
+/**
+ * Checks a host-given anchor against the context it is for: a finite number of tokens at least 0,
+ * and an integer index from -1 to the last message's. Throws a RangeError naming the value.
+ */
+export function checkAnchor(anchor: ContextAnchor | undefined, messages: number): void {
+  if (anchor === undefined) return;
+  const { tokens, lastIndex } = anchor;
+  if (typeof tokens !== "number" || !Number.isFinite(tokens) || tokens < 0) {
+    throw new RangeError(`The context anchor's tokens must be a number at least 0; found ${String(tokens)}.`);
+  }
+  if (!Number.isInteger(lastIndex) || lastIndex < -1 || lastIndex >= messages) {
+    throw new RangeError(`The context anchor's lastIndex must be an integer from -1 to ${messages - 1} (the context has ${messages} messages); found ${String(lastIndex)}.`);
+  }
 }
 
 /** Characters of message text whose counts are kept by text (see MessageTokenCounter). */
@@ -142,35 +182,48 @@ export class MessageTokenCounter<T> {
 
   /**
    * The context size as the provider will count it: the newest trusted usage figure plus counts
-   * of the messages after it, or of every message when none has trusted usage; the counts in the
-   * provider's measure by `calibration(messages)`.
+   * of the messages after it; else the `anchor` (a compaction's recorded After) plus counts of
+   * the messages after the ones it covers; else counts of every message. The counts are in the
+   * provider's measure by `calibration(messages)`. A usage figure on a message the anchor covers
+   * is older than the anchor, so it is not read; a summary message after the messages it covers
+   * (a newer compaction) makes it stale, so it is not used.
    */
-  contextTokens(messages: readonly T[]): ContextTokens {
+  contextTokens(messages: readonly T[], anchor?: ContextAnchor): ContextTokens {
+    checkAnchor(anchor, messages.length);
     const calibration = this.calibration(messages);
     const fresh = this.#freshUsageFrom(messages);
-    for (let index = messages.length - 1; index >= fresh.from; index--) {
+    // A summary after the anchor's messages is a newer compaction than the one it records.
+    const anchored = anchor !== undefined && fresh.from - 1 <= anchor.lastIndex ? anchor : undefined;
+    const from = Math.max(fresh.from, anchored === undefined ? 0 : anchored.lastIndex + 1);
+    for (let index = messages.length - 1; index >= from; index--) {
       const facts = this.facts.of(messages[index] as T);
       const usageTokens = facts.usageContextTokens;
       if (usageTokens === undefined || !fresh.isFresh(facts.timestamp)) continue;
-      let trailingTokens = 0;
-      for (let after = index + 1; after < messages.length; after++) trailingTokens += this.count(messages[after] as T);
-      const tokens = usageTokens + providerMeasure(calibration, trailingTokens, messages.length - index - 1);
-      return { tokens, usageTokens, trailingTokens, lastUsageIndex: index, calibration };
+      return this.#after(messages, index, usageTokens, "usage", calibration);
     }
+    if (anchored !== undefined) return this.#after(messages, anchored.lastIndex, anchored.tokens, "anchor", calibration);
     const trailingTokens = this.total(messages);
-    return { tokens: providerMeasure(calibration, trailingTokens, messages.length), usageTokens: 0, trailingTokens, lastUsageIndex: null, calibration };
+    return { tokens: providerMeasure(calibration, trailingTokens, messages.length), usageTokens: 0, trailingTokens, lastUsageIndex: null, base: "count", calibration };
+  }
+
+  /** `usageTokens` for `messages[0..index]` plus the calibrated count of the messages after them. */
+  #after(messages: readonly T[], index: number, usageTokens: number, base: ContextTokensBase, calibration: Calibration): ContextTokens {
+    let trailingTokens = 0;
+    for (let after = index + 1; after < messages.length; after++) trailingTokens += this.count(messages[after] as T);
+    const tokens = usageTokens + providerMeasure(calibration, trailingTokens, messages.length - index - 1);
+    return { tokens, usageTokens, trailingTokens, lastUsageIndex: index < 0 ? null : index, base, calibration };
   }
 
   /**
    * `output` (the messages a compaction of `input` gave) in the measure of
-   * `contextTokens(input).tokens`, the provider's, as a compaction's run measures what it keeps
-   * (`CompactionRun.providerTokens`): our count of `output` at the ratio of that figure to our
-   * count of `input` (at least 1), so the system prompt and tools the figure holds, and the
+   * `contextTokens(input, anchor).tokens`, the provider's, as a compaction's run measures what it
+   * keeps (`CompactionRun.providerTokens`): our count of `output` at the ratio of that figure to
+   * our count of `input` (at least 1), so the system prompt and tools the figure holds, and the
    * provider's tokenizer, scale with what is kept. Usage stored on kept messages describes the
    * old context, so it is not read.
    */
-  providerTokensAfter(input: readonly T[], output: readonly T[]): number {
-    return Math.round(this.total(output) * providerRatio(this.contextTokens(input).tokens, this.total(input)));
+  providerTokensAfter(input: readonly T[], output: readonly T[], anchor?: ContextAnchor): number {
+    return Math.round(this.total(output) * providerRatio(this.contextTokens(input, anchor).tokens, this.total(input)));
   }
 
   /**

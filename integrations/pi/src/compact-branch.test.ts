@@ -1,4 +1,5 @@
 import { type Compactor, createCompactor, type PiMessage } from "@compaction/core";
+import type { SessionEntry } from "@compaction/transcript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BranchCompactEvent, compactBranch, compactionWindow, inferTrigger, type PiCompactionReason } from "./compact-branch.js";
 import { type CapturedCompaction, capturePiCompaction, copyFixture, type SessionDir } from "./test-support/pi-session.js";
@@ -90,6 +91,34 @@ describe("compactBranch with the event pi built for the real session", () => {
     const { result, plan } = await run();
     expect(result.status).toBe("compacted");
     expect(plan.ok).toBe(true);
+  });
+
+  it("starts Before from the After our last compaction on the branch recorded, plus what followed it", async () => {
+    const entries = captured.event.branchEntries as unknown as SessionEntry[];
+    const last = entries.at(-1) as SessionEntry;
+    const kept = entries.at(-6) as SessionEntry;
+    const at = Date.parse(last.timestamp) + 1000;
+    const ours = {
+      type: "compaction",
+      id: "anch0001",
+      parentId: last.id,
+      timestamp: new Date(at).toISOString(),
+      summary: "earlier work",
+      firstKeptEntryId: kept.id,
+      tokensBefore: 150_000,
+      details: { type: "compaction", strategy: "safeguard", tokensBeforeCompaction: 150_000, tokensAfterCompaction: 12_345 },
+    };
+    const next = { type: "message", id: "anch0002", parentId: "anch0001", timestamp: new Date(at + 1000).toISOString(), message: { role: "user", content: "go on", timestamp: at + 1000 } };
+    const event = { ...captured.event, branchEntries: [...entries, ours, next] } as unknown as BranchCompactEvent;
+    const compactor = await createCompactor<PiMessage>({ cwd: session.dir, adapter: "pi" });
+    try {
+      const { result, messages } = await compactBranch(compactor, event, { contextWindow: 200_000 });
+      const anchor = { tokens: 12_345, lastIndex: messages.length - 2 };
+      expect(result.tokensBefore).toBe(compactor.tokens.contextTokens(messages, anchor).tokens);
+      expect(result.tokensBefore).not.toBe(compactor.tokens.contextTokens(messages).tokens);
+    } finally {
+      compactor.dispose();
+    }
   });
 });
 

@@ -4,7 +4,7 @@
  * AbortSignal. pi records a compaction only as a summary and the first entry kept, so the run is
  * `suffixOnly`: presets do not prune in place (the extension prunes in what it sends instead).
  */
-import { buildContext, compactPiBranch, type PiCompactionPlan, type SessionEntry } from "@compaction/transcript";
+import { buildContext, compactionAnchor, compactPiBranch, type PiCompactionPlan, type SessionEntry } from "@compaction/transcript";
 import { type CompactionResult, type CompactionTrigger, type Compactor, type PiMessage } from "@compaction/core";
 import type { SessionBeforeCompactEvent } from "@earendil-works/pi-coding-agent";
 
@@ -48,9 +48,13 @@ export async function compactBranch(
   const trigger = inferTrigger(event, input.contextWindow);
   const focus = event.customInstructions?.trim();
   const contextWindow = compactionWindow(event, input.contextWindow);
+  // Before in the measure `compaction context status` shows: from our last compaction's recorded
+  // After while no usage figure is newer.
+  const anchor = compactionAnchor(context);
   const { result, plan } = await compactPiBranch(compactor, context, {
     contextWindow,
     trigger,
+    ...(anchor === undefined ? {} : { anchor }),
     signal: event.signal,
     ...(focus ? { focus } : {}),
     ...(input.agent === undefined ? {} : { agent: input.agent }),
