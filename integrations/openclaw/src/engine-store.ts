@@ -24,7 +24,12 @@ export interface SessionCompaction {
   /** The summary text (as the host's CompactResult reports it). */
   readonly summary: string;
   readonly firstKept: MessageAnchor;
+  /** The context before, in the provider's measure (its usage figure plus calibrated counts). */
   readonly tokensBefore: number;
+  /**
+   * The context after, in the same measure (the compaction event's `tokensAfterCompaction`).
+   * Records written before 2026-11-25 hold our plain count of the messages.
+   */
   readonly tokensAfter: number;
   readonly agent: string;
   readonly preset: string | null;

@@ -40,6 +40,14 @@ describe("the context engine on a real pi session", () => {
     expect((result.result?.details as { strategy?: string }).strategy).toBe("safeguard"); // agent "main" from the session key
     expect(JSON.stringify(transcript)).toBe(before); // nothing of OpenClaw's was changed
     expect(namespaces.get("session-compactions")?.has("s-1")).toBe(true); // kept in OpenClaw's plugin state
+    // Before and After in one measure: the provider's (Before is its usage figure plus calibrated
+    // counts; After the event's figure, scaled like Before), as the CLI and the pi extension show them.
+    const details = result.result?.details as { tokensBeforeCompaction: number; tokensAfterCompaction: number };
+    expect(result.result?.tokensBefore).toBe(details.tokensBeforeCompaction);
+    expect(result.result?.tokensAfter).toBe(details.tokensAfterCompaction);
+    expect(result.result?.tokensAfter).toBeGreaterThan(0);
+    const record = namespaces.get("session-compactions")?.get("s-1") as { tokensAfter?: number } | undefined;
+    expect(record?.tokensAfter).toBe(details.tokensAfterCompaction);
 
     const assembled = await engine.assemble({ ...SESSION, messages: transcript, tokenBudget: budget });
     expect(assembled.messages[0]?.role).toBe("compactionSummary");

@@ -209,6 +209,9 @@ export class CompactionEngine implements ContextEngine {
       const failed = result.status === "failed" || result.status === "cancelled";
       return { ok: !failed, compacted: false, reason: `${plan.reason} ${plan.hint}`.trim() };
     }
+    // After in Before's measure (the provider's, as the run sized what it kept), as our pi and CLI
+    // records give it; the result's own tokensAfter is our plain count.
+    const tokensAfter = result.event?.tokensAfterCompaction ?? result.tokensAfter;
     const keptFrom = Number(plan.compaction.firstKeptEntryId);
     const kept = view.length - keptFrom;
     const head = result.messages.slice(0, result.messages.length - kept) as unknown as AgentMessage[];
@@ -218,7 +221,7 @@ export class CompactionEngine implements ContextEngine {
       summary: plan.compaction.summary,
       firstKept: anchorOf(view[keptFrom] as AgentMessage),
       tokensBefore: result.tokensBefore,
-      tokensAfter: result.tokensAfter,
+      tokensAfter,
       agent: agent ?? "default",
       preset: (compactor.config as ResolvedConfig | undefined)?.preset ?? null,
       at: new Date().toISOString(),
@@ -227,7 +230,7 @@ export class CompactionEngine implements ContextEngine {
     return {
       ok: true,
       compacted: true,
-      result: { summary: record.summary, tokensBefore: result.tokensBefore, tokensAfter: result.tokensAfter, details: plan.compaction.details },
+      result: { summary: record.summary, tokensBefore: result.tokensBefore, tokensAfter, details: plan.compaction.details },
     };
   }
 
