@@ -26,7 +26,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { get_encoding } from "tiktoken";
+import { createRequire } from "node:module";
 import { type Compactor, createCompactor, createPiAdapter, messageTokenText, type PiMessage } from "@compaction/core";
 import { loadBoundary, readSession, SessionTree } from "@compaction/transcript";
 import { PI_FIXTURES, loadPiMessages } from "@compaction/fixtures";
@@ -72,7 +72,11 @@ async function timeAsync(fn: () => Promise<unknown>): Promise<number> {
 // The contexts
 
 const adapter = createPiAdapter();
-const raw = get_encoding("o200k_base");
+// Raw tiktoken from the very module instance our counter loads (core requires tiktoken's CommonJS
+// build): an `import "tiktoken"` here would load a second WASM instance, whose speed differs from
+// the first's by up to 15% from one process to the next, and the ratio would measure that.
+const tiktoken = createRequire(import.meta.resolve("@compaction/core"))("tiktoken") as typeof import("tiktoken");
+const raw = tiktoken.get_encoding("o200k_base");
 const messageTexts = (messages: readonly unknown[]): string[] => messages.map((message) => messageTokenText(adapter.readFacts(message as PiMessage)));
 const joinedText = (messages: readonly unknown[]): string => messageTexts(messages).join("\n");
 
