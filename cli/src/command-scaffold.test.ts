@@ -39,7 +39,6 @@ async function run(command: CliCommand, argv: readonly string[]): Promise<Run> {
       env: { NO_COLOR: "1", HOME: cwd, COMPACTION_SESSIONS_DIR: join(cwd, "sessions") },
       cwd,
     },
-    argv,
     exit(value) {
       code = value;
     },

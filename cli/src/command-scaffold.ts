@@ -27,11 +27,6 @@ import { TargetSession } from "./session-target.js";
 /** What `main` gives every command: the streams, the command line as typed, and where the exit code goes. */
 export interface CommandRuntime {
   readonly io: CliIo;
-  /**
-   * The command line as typed. A failure's JSON error and colours follow it, as they always have:
-   * `--json` or `--no-color` anywhere on it.
-   */
-  readonly argv: readonly string[];
   exit(code: ExitCodeValue): void;
 }
 
@@ -173,7 +168,8 @@ async function runCommand<A extends readonly unknown[], O extends CommonOptions,
     stdout.write(json ? jsonText(spec.json === undefined ? result : spec.json(result, scope)) : spec.text(result, scope));
     return spec.exitCode?.(result) ?? ExitCode.OK;
   } catch (error) {
-    return reportFailure(error, runtime.io, { argv: runtime.argv, stdoutWritten: stdout.written });
+    const color = command.optsWithGlobals<{ color?: boolean }>().color !== false;
+    return reportFailure(error, runtime.io, { json, color, stdoutWritten: stdout.written });
   }
 }
 

@@ -115,6 +115,25 @@ describe("errors and exit codes", () => {
     expect(JSON.parse(usage.stdout)).toMatchObject({ error: { code: "COMPACTION_USAGE", message: "The query is empty.", exitCode: 2 } });
   });
 
+  it("prints the JSON error only when --json is an option, not when it is an option's value or an argument after --", () => {
+    const valued = sandbox.run(["context", "status", "--session", "--json"], { NO_COLOR: "1" });
+    expect(valued.code).toBe(3);
+    expect(valued.stdout).toBe("");
+    expect(valued.stderr).toMatch(/^compaction: No session with id "--json"/);
+    const argument = sandbox.run(["search", "--session", "0000dead", "--", "--json"], { NO_COLOR: "1" });
+    expect(argument.code).toBe(3);
+    expect(argument.stdout).toBe("");
+    expect(argument.stderr).toMatch(/^compaction: No session with id "0000dead"/);
+  });
+
+  it("colours a command's error unless --no-color is given, before or after the command", () => {
+    const coloured = sandbox.run(["context", "status", "--session", "0000dead"], { FORCE_COLOR: "1" });
+    expect(coloured.stderr).toMatch(/^\u001b\[31mcompaction:/);
+    for (const argv of [["--no-color", "context", "status", "--session", "0000dead"], ["context", "status", "--session", "0000dead", "--no-color"]]) {
+      expect(sandbox.run(argv, { FORCE_COLOR: "1" }).stderr).toMatch(/^compaction: No session/);
+    }
+  });
+
   it("prints the version with --version and exits 0", () => {
     const run = sandbox.run(["--version"]);
     expect(run.code).toBe(0);

@@ -92,14 +92,32 @@ export function renderError(error: unknown, c: Colors): string {
   return hint === undefined || hint === "" ? `${head}\n` : `${head}\n${c.dim("hint:")} ${hint}\n`;
 }
 
+/** How the command line asked for output: `--json`; `color` is false with `--no-color`. */
+export interface OutputFlags {
+  readonly json: boolean;
+  readonly color: boolean;
+}
+
 /**
- * A failure as the user sees it: `renderError` on stderr (coloured unless `--no-color` is on the
- * command line) and, with `--json` on it, the JSON error on stdout, so that a script reading the
- * output gets one JSON object either way, unless the command already printed its own report
- * (compact prints its plan with the reason). Returns the exit code.
+ * The output flags as written on a command line that was not parsed (a failure outside any
+ * command): the words `--json` and `--no-color` before a `--`, after which words are arguments.
+ * A command's own failures use its parsed options instead, so an option's value spelled
+ * `--json` (`--session --json`) asks for nothing.
  */
-export function reportFailure(error: unknown, io: CliIo, line: { readonly argv: readonly string[]; readonly stdoutWritten: boolean }): ExitCodeValue {
-  io.stderr.write(renderError(error, colors(colorEnabled(io.stderr, io.env, !line.argv.includes("--no-color")))));
-  if (line.argv.includes("--json") && !line.stdoutWritten) io.stdout.write(`${JSON.stringify(errorReport(error), null, 2)}\n`);
+export function outputFlagsOf(argv: readonly string[]): OutputFlags {
+  const end = argv.indexOf("--");
+  const words = end < 0 ? argv : argv.slice(0, end);
+  return { json: words.includes("--json"), color: !words.includes("--no-color") };
+}
+
+/**
+ * A failure as the user sees it: `renderError` on stderr (coloured unless `--no-color`) and, with
+ * `--json`, the JSON error on stdout, so that a script reading the output gets one JSON object
+ * either way, unless the command already printed its own report (compact prints its plan with
+ * the reason). Returns the exit code.
+ */
+export function reportFailure(error: unknown, io: CliIo, line: OutputFlags & { readonly stdoutWritten: boolean }): ExitCodeValue {
+  io.stderr.write(renderError(error, colors(colorEnabled(io.stderr, io.env, line.color))));
+  if (line.json && !line.stdoutWritten) io.stdout.write(`${JSON.stringify(errorReport(error), null, 2)}\n`);
   return exitCodeFor(error);
 }

@@ -16,7 +16,7 @@ import { contextStatusCommand } from "./commands/context-status.js";
 import { searchCommand } from "./commands/search.js";
 import { sessionBranchCommand } from "./commands/session-branch.js";
 import { sessionUpgradeCommand } from "./commands/session-upgrade.js";
-import { reportFailure } from "./errors.js";
+import { outputFlagsOf, reportFailure } from "./errors.js";
 import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from "./exit-codes.js";
 import { type CliIo, processIo } from "./io.js";
 
@@ -54,7 +54,6 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   let code: ExitCodeValue = ExitCode.OK;
   const runtime: CommandRuntime = {
     io,
-    argv,
     exit(value) {
       code = value;
     },
@@ -66,7 +65,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.OK : ExitCode.USAGE;
     // Each command reports its own failures (command-scaffold.ts): this is for anything else.
-    return reportFailure(error, io, { argv, stdoutWritten: false });
+    return reportFailure(error, io, { ...outputFlagsOf(argv), stdoutWritten: false });
   }
 }
 
