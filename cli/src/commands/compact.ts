@@ -130,8 +130,11 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
     ...(options.focus === undefined ? {} : { focus: options.focus }),
     ...(options.agent === undefined ? {} : { agent: options.agent }),
   });
-  // Before is the provider's figure (system prompt and tools included): After in the same measure.
-  const tokensAfter = compactor.tokens.providerTokensAfter(transcript.messages, compaction.result.messages, anchor);
+  // Before is the provider's figure (system prompt and tools included): After in the same measure,
+  // the figure the compaction's event records (and `context history` shows); a run that wrote
+  // nothing has no event, and its output converted the same way.
+  const tokensAfter =
+    compaction.result.event?.tokensAfterCompaction ?? compactor.tokens.providerTokensAfter(transcript.messages, compaction.result.messages, anchor);
   const { result } = compaction;
   for (const warning of result.warnings) io.stderr.write(`${context.err.yellow("warning:")} ${warning}\n`);
 
