@@ -151,6 +151,7 @@ export { unwrapSummary, wrapSummary } from "./messages/message-fields.js";
 
 // Tokens.
 export { IMAGE_TOKENS, type TokenCounter } from "./tokens/token-counter.js";
+export { forEachLineSegment } from "./tokens/line-segments.js";
 export {
   createTiktokenCounter,
   DEFAULT_ENCODING,

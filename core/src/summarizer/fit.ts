@@ -114,9 +114,13 @@ function trim(work: WorkBlock[], target: number, counter: TokenCounter): Summary
   return work.map(({ block, items }) => ({ ...block, items: items.map(({ text, rank }): SummaryItem => ({ text, rank })) }));
 }
 
-/** Tokens of one rendered item line plus its line break. */
+/**
+ * Tokens of one rendered item line with its line break, counted together: what the line adds to
+ * the rendered text, and with a counter that adds up at line starts the very part it counts the
+ * text in, so counting the text after sizing its lines encodes none of them again.
+ */
 function lineCost(block: SummaryBlock, text: string, position: number, counter: TokenCounter): number {
-  return counter.count(renderItem(block.style, text, position)) + 1;
+  return counter.count(`${renderItem(block.style, text, position)}\n`);
 }
 
 function sumCosts(work: readonly WorkBlock[]): number {

@@ -138,6 +138,49 @@ describe("MessageTokenCounter.count", () => {
   });
 });
 
+describe("MessageTokenCounter with a counter that adds up at line starts", () => {
+  /** A spy counter that declares its counts add up at line starts (one token per character does). */
+  function additiveSpy(): TokenCounter & { readonly calls: string[] } {
+    return { ...spyCounter(), additiveAtLineStarts: true };
+  }
+  const summaryAdapter: MessageAdapter<FakeMessage & { readonly summary?: boolean }> = {
+    ...fakeAdapter,
+    readFacts: (message) => ({ ...fakeAdapter.readFacts(message), ...(message.summary === true ? { kind: "summary" as const } : {}) }),
+  };
+
+  it("counts text through `counter` line by line: a line counted before is not encoded again", () => {
+    const spy = additiveSpy();
+    const counter = counterFor(spy);
+    expect(counter.counter.additiveAtLineStarts).toBe(true);
+    expect(counter.counter.count("## Done\n- a\n- b")).toBe(15);
+    expect(counter.counter.count("## Done\n- a\n- b\n- c")).toBe(19);
+    expect(spy.calls).toEqual(["## Done\n", "- a\n", "- b", "- b\n", "- c"]);
+  });
+
+  it("counts a summary message line by line, reusing the lines its summary was fitted with", () => {
+    const spy = additiveSpy();
+    const counter = new MessageTokenCounter(new FactsCache(summaryAdapter), spy);
+    counter.counter.count("## Goal\n- ship it\n");
+    expect(counter.count({ text: "Summary:\n## Goal\n- ship it\n", summary: true })).toBe(27);
+    expect(spy.calls).toEqual(["## Goal\n", "- ship it\n", "Summary:\n"]);
+  });
+
+  it("counts a conversation message whole, in one call", () => {
+    const spy = additiveSpy();
+    expect(counterFor(spy).count({ text: "line one\nline two\nline three" })).toBe(28);
+    expect(spy.calls).toEqual(["line one\nline two\nline three"]);
+  });
+
+  it("counts whole texts when the counter does not declare it (chars/4 does not add up)", () => {
+    const spy = spyCounter();
+    const counter = new MessageTokenCounter(new FactsCache(summaryAdapter), spy);
+    expect(counter.counter.additiveAtLineStarts).toBeUndefined();
+    counter.counter.count("- a\n- b");
+    counter.count({ text: "- a\n- b\n- c", summary: true });
+    expect(spy.calls).toEqual(["- a\n- b", "- a\n- b\n- c"]);
+  });
+});
+
 describe("MessageTokenCounter with tiktoken", () => {
   const tiktoken = createTiktokenCounter();
   afterAll(() => tiktoken.dispose());
@@ -152,6 +195,16 @@ describe("MessageTokenCounter with tiktoken", () => {
     const expected = encoder.encode_ordinary(messageTokenText(fakeAdapter.readFacts(message))).length;
     encoder.free();
     expect(counterFor(tiktoken).count(message)).toBe(expected);
+  });
+
+  it("counts a text line by line exactly as tiktoken counts it whole", () => {
+    const text = "## Done\n- Edited `src/a.ts`.\n/usr/bin/env node\n  indented\n\n## Next \nIt's 3.14 \u00e9t\u00e9 \ud83d\ude00\n- [ ] ship";
+    const encoder = get_encoding("o200k_base");
+    const expected = encoder.encode_ordinary(text).length;
+    encoder.free();
+    const counter = counterFor(tiktoken);
+    expect(counter.counter.count(text)).toBe(expected);
+    expect(counter.counter.count(text)).toBe(expected);
   });
 });
 

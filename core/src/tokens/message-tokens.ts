@@ -5,6 +5,7 @@
  */
 import type { FactsCache, MessageFacts } from "../messages/adapter.js";
 import { type Calibration, calibrate, checkKnownRatio, providerMeasure } from "./calibration.js";
+import { forEachLineSegment } from "./line-segments.js";
 import { IMAGE_TOKENS, type TokenCounter } from "./token-counter.js";
 
 /**
@@ -58,6 +59,7 @@ export interface MessageTokenCounterOptions {
 
 /** The text a message sends to the model, as one string: text, thinking, then each tool call. */
 export function messageTokenText(facts: MessageFacts): string {
+  if (facts.toolCalls.length === 0 && facts.thinking === "") return facts.text;
   const pieces: string[] = [];
   if (facts.text !== "") pieces.push(facts.text);
   if (facts.thinking !== "") pieces.push(facts.thinking);
@@ -99,7 +101,11 @@ export const TEXT_COUNT_CACHE_CHARS = 16 * 1024 * 1024;
  * later calls return the stored figure without reading the message again. Counts are also kept
  * by text (the newest 16 Mi characters' worth), so the same messages as new objects (the next
  * request of an AI SDK or LangChain app, a host that rebuilds its messages each turn) are not
- * encoded again.
+ * encoded again. With a counter whose counts add up at line starts (tiktoken's), the texts a
+ * compaction writes are counted and kept line by line (`forEachLineSegment`): what `counter`
+ * counts and summary messages. A summary that is fitted, completed, given the last exchange and
+ * wrapped as a message then encodes each of its lines once. A conversation message is read
+ * once, so it is counted whole: one encoder call instead of one a line.
  */
 export class MessageTokenCounter<T> {
   readonly facts: FactsCache<T>;
@@ -111,11 +117,18 @@ export class MessageTokenCounter<T> {
   #byTextChars = 0;
   readonly #byTextLimit: number;
   readonly #knownRatio: number | undefined;
+  readonly #byLine: boolean;
 
   constructor(facts: FactsCache<T>, counter: TokenCounter, options: MessageTokenCounterOptions = {}) {
     this.facts = facts;
     this.#counter = counter;
-    this.#textCounter = { name: counter.name, count: (text) => this.#countText(text), dispose: () => counter.dispose() };
+    this.#byLine = counter.additiveAtLineStarts === true;
+    this.#textCounter = {
+      name: counter.name,
+      ...(this.#byLine ? { additiveAtLineStarts: true } : {}),
+      count: (text) => this.#countWritten(text),
+      dispose: () => counter.dispose(),
+    };
     this.#knownRatio = checkKnownRatio(options.tokenRatio);
     this.#byTextLimit = options.textCacheChars ?? TEXT_COUNT_CACHE_CHARS;
   }
@@ -126,9 +139,10 @@ export class MessageTokenCounter<T> {
   }
 
   /**
-   * The string counter this uses, keeping counts by text as messages' counts are kept (summary
-   * lines fitted again on the next compaction are not encoded again). Its `name` is the
-   * counter's; `dispose()` disposes the counter.
+   * The string counter this uses, keeping counts by text as messages' counts are kept, line by
+   * line when the counter adds up at line starts (summary lines fitted again, in this compaction
+   * or the next, are not encoded again). Its `name` is the counter's; `dispose()` disposes the
+   * counter.
    */
   get counter(): TokenCounter {
     return this.#textCounter;
@@ -142,12 +156,25 @@ export class MessageTokenCounter<T> {
       if (known !== undefined) return known;
     }
     const facts = this.facts.of(message);
-    const tokens = this.#countText(messageTokenText(facts)) + facts.imageCount * IMAGE_TOKENS;
+    const text = messageTokenText(facts);
+    // A summary is text a compaction wrote and has counted line by line while writing it.
+    const tokens = (facts.kind === "summary" ? this.#countWritten(text) : this.#countKept(text)) + facts.imageCount * IMAGE_TOKENS;
     if (key !== undefined) this.#counts.set(key, tokens);
     return tokens;
   }
 
-  #countText(text: string): number {
+  /** Tokens of text a compaction writes: line by line when the counter adds up at line starts, each line kept by text. */
+  #countWritten(text: string): number {
+    if (!this.#byLine) return this.#countKept(text);
+    let tokens = 0;
+    forEachLineSegment(text, (segment) => {
+      tokens += this.#countKept(segment);
+    });
+    return tokens;
+  }
+
+  /** Tokens of `text`, kept by text. */
+  #countKept(text: string): number {
     if (text === "") return 0;
     const known = this.#byText.get(text);
     if (known !== undefined) return known;
@@ -155,12 +182,17 @@ export class MessageTokenCounter<T> {
     if (text.length > this.#byTextLimit) return tokens;
     this.#byText.set(text, tokens);
     this.#byTextChars += text.length;
+    if (this.#byTextChars > this.#byTextLimit) this.#evictOldest();
+    return tokens;
+  }
+
+  /** Forgets the oldest kept counts until the kept texts are within the limit. */
+  #evictOldest(): void {
     for (const oldest of this.#byText.keys()) {
       if (this.#byTextChars <= this.#byTextLimit) break;
       this.#byText.delete(oldest);
       this.#byTextChars -= oldest.length;
     }
-    return tokens;
   }
 
   /** Summed tokens of the messages. */

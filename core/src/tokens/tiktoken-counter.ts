@@ -115,6 +115,8 @@ export function createTiktokenCounter(options: TiktokenCounterOptions = {}): Tok
 
   return {
     name,
+    // No piece of any tiktoken encoding's pre-tokenizer regex crosses such a line start (line-segments.ts).
+    additiveAtLineStarts: true,
     count(text: string): number {
       if (disposed) {
         throw new CompactionError(

@@ -3,6 +3,15 @@ export interface TokenCounter {
   /** e.g. `tiktoken:o200k_base` or `estimate:chars/4`. */
   readonly name: string;
   count(text: string): number;
+  /**
+   * True when counts add up at line starts: `count(a + b) === count(a) + count(b)` whenever `a`
+   * ends with a line break that follows a character other than white space and `b` starts with a
+   * character other than white space or "/" (see `forEachLineSegment`). Every tiktoken encoding
+   * has it. A host's counter that sets it lets `MessageTokenCounter` count texts line by line and
+   * keep each line's count, so lines it has counted (a summary fitted, completed and wrapped; a
+   * line repeated across tool outputs) are not encoded again. Unset, texts are counted whole.
+   */
+  readonly additiveAtLineStarts?: boolean;
   /** Frees native/wasm resources. Counting after dispose throws. */
   dispose(): void;
 }
