@@ -6,7 +6,8 @@
 /** Marks text that was cut short. */
 export const ELLIPSIS = "…";
 
-const WHITESPACE_RUN = /\s+/g;
+/** A whitespace run that is not already one plain space: a longer run, or one other whitespace character. */
+const WHITESPACE_TO_COLLAPSE = /\s{2,}|[^\S ]/g;
 const FENCE = /^\s*(?:```|~~~)/;
 const HEADING = /^\s{0,3}#{1,6}\s/;
 const TABLE_ROW = /^\s*\|/;
@@ -14,7 +15,8 @@ const QUOTE_MARKER = /^\s*(?:>\s?)+/;
 const NUMBERED_MARKER = /^\s*\d{1,3}[.)]\s+/;
 const BULLET_MARKER = /^\s*[-*+]\s+(?:\[[ xX]\]\s+)?/;
 const SENTENCE_BOUNDARY = /(?<=[.!?])\s+(?=\S)/;
-const LETTER = /\p{L}/gu;
+/** A letter at `lastIndex`. */
+const LETTER_AT = /\p{L}/uy;
 
 /** One line of prose: list and quote markers removed, with what kind of list it was in. */
 export interface ProseLine {
@@ -24,7 +26,8 @@ export interface ProseLine {
 
 /** Collapses every whitespace run (newlines included) to one space and trims. */
 export function collapseWhitespace(text: string): string {
-  return text.replace(WHITESPACE_RUN, " ").trim();
+  // Single spaces are left alone, so a text with nothing to collapse is not copied.
+  return text.replace(WHITESPACE_TO_COLLAPSE, " ").trim();
 }
 
 /**
@@ -45,6 +48,11 @@ export function clip(text: string, maxChars: number): string {
 /** True when the UTF-16 code unit starts a surrogate pair. */
 export function isHighSurrogate(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
+}
+
+/** True when the UTF-16 code unit ends a surrogate pair. */
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
 }
 
 /**
@@ -102,8 +110,24 @@ export function looksLikeProse(sentence: string): boolean {
   let words = 1;
   for (let i = 0; i < sentence.length; i++) if (sentence.charCodeAt(i) === 32) words++;
   if (words < 3) return false;
-  const letters = sentence.match(LETTER)?.length ?? 0;
-  return letters >= sentence.length * 0.55;
+  return countLetters(sentence) >= sentence.length * 0.55;
+}
+
+/** Letters in `text` (Unicode `\p{L}`), a character outside the BMP counting once. */
+function countLetters(text: string): number {
+  let letters = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) {
+      if ((code | 0x20) >= 0x61 && (code | 0x20) <= 0x7a) letters++;
+      continue;
+    }
+    LETTER_AT.lastIndex = i;
+    if (LETTER_AT.test(text)) letters++;
+    // A character outside the BMP is two code units: step over the second.
+    if (isHighSurrogate(code) && isLowSurrogate(text.charCodeAt(i + 1))) i++;
+  }
+  return letters;
 }
 
 /** The first line of `text` that is not blank, trimmed ("" when there is none). */
