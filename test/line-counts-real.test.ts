@@ -6,7 +6,9 @@
  */
 import { createRequire } from "node:module";
 import {
+  createAnthropicAdapter,
   createCompactor,
+  createPiAdapter,
   FactsCache,
   forEachLineSegment,
   IMAGE_TOKENS,
@@ -27,15 +29,12 @@ const FIXTURES = [
   ...CLAUDE_FIXTURES.map((file) => ({ file, adapter: "anthropic" as const, load: () => loadClaudeMessages(file) as unknown[] })),
 ];
 
-async function adapterFor(name: "pi" | "anthropic"): Promise<MessageAdapter<unknown>> {
-  const probe = await createCompactor({ cwd: tmpProject({ ".compactionrc.json": JSON.stringify({ adapter: name }) }) });
-  probe.dispose();
-  return probe.adapter;
-}
+const adapterFor = (name: "pi" | "anthropic"): MessageAdapter<unknown> =>
+  (name === "pi" ? createPiAdapter() : createAnthropicAdapter()) as MessageAdapter<unknown>;
 
 describe("line-by-line counts on the real transcripts", () => {
   it.each(FIXTURES)("$file: every message's text, cut at line starts, counts as o200k and cl100k count it whole", async ({ adapter, load }) => {
-    const facts = new FactsCache(await adapterFor(adapter));
+    const facts = new FactsCache(adapterFor(adapter));
     const messages = load();
     let cut = 0;
     for (const [name, encoder] of Object.entries(encoders)) {
@@ -58,7 +57,7 @@ describe("line-by-line counts on the real transcripts", () => {
 
   it.each(FIXTURES)("$file: every preset's tokensAfter is tiktoken's o200k count of the messages it returns", async ({ adapter, load }) => {
     const messages = load();
-    const facts = new FactsCache(await adapterFor(adapter));
+    const facts = new FactsCache(adapterFor(adapter));
     const direct = (output: readonly unknown[]) =>
       output.reduce<number>((sum, message) => {
         const read = facts.of(message);
