@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { collectIdentifiers } from "./identifiers.js";
+import { IDENTIFIER_SOURCE, collectIdentifiers, nextMatch } from "./identifiers.js";
 
 const identifiersIn = (text: string): string[] => {
   const found: string[] = [];
@@ -46,5 +47,51 @@ describe("collectIdentifiers", () => {
 
   it("reports identifiers in order of appearance, each time they appear", () => {
     expect(identifiersIn("a.ts then b.ts then a.ts")).toEqual(["a.ts", "b.ts", "a.ts"]);
+  });
+});
+
+describe("nextMatch (the identifier search)", () => {
+  /** Every match of the regex as defined, from the start, each after the previous one: index, text and groups. */
+  const asDefined = (text: string): unknown[][] => {
+    const regex = new RegExp(IDENTIFIER_SOURCE, "gu");
+    return [...text.matchAll(regex)].map((match) => [match.index, ...match]);
+  };
+  const searched = (text: string): unknown[][] => {
+    const found: unknown[][] = [];
+    for (let from = 0, match = nextMatch(text, from); match !== null; match = nextMatch(text, from)) {
+      found.push([match.index, ...match]);
+      from = match.index + match[0].length;
+    }
+    return found;
+  };
+  /** Pieces of paths, words, numbers, variables, URLs and code spans, run together in every order. */
+  const text = fc
+    .array(
+      fc.oneof(
+        fc.constantFrom("~", ".", "..", "/", "$", "${", "}", "@", "+", "-", "_", "#", ":", "`", " ", "\n", "%", "(", ")", "&", "é", "😀"),
+        fc.constantFrom("a", "src", "A_B", "HOME", "x.ts", "json", "ts", "0", "12", "3f2a9c1", "deadbeef", "ms", "MB", "k", "port ", "localhost", "127.0.0.1", "http://", "https://e.com/"),
+        fc.string({ unit: fc.constantFrom("a", "Z", "1", "f", ".", "/", "~", "-", "@", "+", "_", "$", " ", "`"), maxLength: 8 }),
+      ),
+      { maxLength: 40 },
+    )
+    .map((parts) => parts.join(""));
+
+  it.each([
+    ["a path right after a shell variable", "$HOME/bin/tool"],
+    ["a path inside a word", "x../a/b and c./d/e and f/g/h"],
+    ["a home path after a letter", "a~/x/y"],
+    ["a path after a hash", "3f2a9c1/src/a.ts"],
+    ["a path after a URL", "https://e.com/a(b/c/d"],
+  ])("finds what the regex as defined finds: %s", (_case, input) => {
+    expect(searched(input)).toEqual(asDefined(input));
+  });
+
+  it("finds what the regex as defined finds, for any text", () => {
+    fc.assert(
+      fc.property(text, (input) => {
+        expect(searched(input)).toEqual(asDefined(input));
+      }),
+      { numRuns: 5000 },
+    );
   });
 });

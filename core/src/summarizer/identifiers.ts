@@ -23,11 +23,32 @@ const PATTERNS: Readonly<Record<Kind, string>> = {
   quantity: String.raw`\b\d+(?:\.\d+)?\s?(?:ms|µs|ns|secs?|seconds?|minutes?|mins?|hours?|[KMGT]i?B|kB|bytes|px|rem|tokens?)\b|\b\d+(?:\.\d+)?(?:s|h|k)\b|\b\d+(?:\.\d+)?%`,
 };
 
+/** Characters a path's words are made of (the path pattern's `[\w@.+-]`). */
+const PATH_CHARACTER = String.raw`[\w@.+-]`;
+
+/**
+ * The path pattern's first alternative, starting only where no path character precedes it
+ * (except at a `~`). Where one does, the same alternative also matches a character earlier:
+ * `c` + `./x/` is the word `c./` then `x/`, and `c` + `/x/` the word `c/` then `x/`. So a search
+ * from where the previous match ended finds the same first match with or without this condition,
+ * except one starting right there (see `nextMatch`). Without it, the regex tries the path at every
+ * character of every word and runs to the word's end each time: most of the scan's time.
+ */
+const PATH_AT_WORD_START = PATTERNS.path.replace(String.raw`(?:~|\.{1,2})?`, String.raw`(?:~|(?<!${PATH_CHARACTER})\.{0,2})`);
+if (PATH_AT_WORD_START === PATTERNS.path) throw new Error("identifiers: the path pattern no longer starts as PATH_AT_WORD_START expects");
+
 /**
  * Every kind as one alternative, capture group `i + 1` for `KINDS[i]`: numbered groups, since a
  * match with named groups also builds a `groups` object, a quarter of the scan's time.
  */
-const IDENTIFIER = new RegExp(KINDS.map((kind) => `(${PATTERNS[kind]})`).join("|"), "gu");
+const alternatives = (path: string): string => KINDS.map((kind) => `(${kind === "path" ? path : PATTERNS[kind]})`).join("|");
+/** The identifier regex, searching (paths only from a word's start: see PATH_AT_WORD_START). */
+const IDENTIFIER = new RegExp(alternatives(PATH_AT_WORD_START), "gu");
+/** @internal The identifier regex as defined (the search above finds the same matches faster). */
+export const IDENTIFIER_SOURCE = alternatives(PATTERNS.path);
+/** The identifier regex as defined, tried at one place only: where the previous match ended. */
+const IDENTIFIER_HERE = new RegExp(IDENTIFIER_SOURCE, "yu");
+const PATH_CHARACTER_BEFORE = new RegExp(`${PATH_CHARACTER}$`);
 
 /** The kind whose alternative matched. */
 function kindOf(match: RegExpExecArray): Kind {
@@ -54,10 +75,9 @@ function scan(text: string, sink: (identifier: string) => void, allowCode: boole
   // backtick span uses the regex too.
   let from = 0;
   for (;;) {
-    IDENTIFIER.lastIndex = from;
-    const match = IDENTIFIER.exec(text);
+    const match = nextMatch(text, from);
     if (match === null) return;
-    from = IDENTIFIER.lastIndex;
+    from = match.index + match[0].length;
     const found = match[0];
     switch (kindOf(match)) {
       case "url":
@@ -82,6 +102,21 @@ function scan(text: string, sink: (identifier: string) => void, allowCode: boole
         sink(found);
     }
   }
+}
+
+/**
+ * @internal The first match of the identifier regex at or after `from`. Where a path character precedes
+ * `from` (the previous match ended inside a word), a path may start right there, as in `$HOME` +
+ * `/bin/x`: the regex as defined is tried there first.
+ */
+export function nextMatch(text: string, from: number): RegExpExecArray | null {
+  if (from > 0 && PATH_CHARACTER_BEFORE.test(text[from - 1] as string)) {
+    IDENTIFIER_HERE.lastIndex = from;
+    const here = IDENTIFIER_HERE.exec(text);
+    if (here !== null) return here;
+  }
+  IDENTIFIER.lastIndex = from;
+  return IDENTIFIER.exec(text);
 }
 
 /**
