@@ -24,12 +24,12 @@ export function colors(enabled: boolean): Colors {
   return pc.createColors(enabled);
 }
 
-/** `6240` -> `6,240`. */
 /** `1 message`, `2 messages`: a count and the word, plural unless the count is 1. */
 export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
+/** `6240` -> `6,240`. */
 export function formatTokens(n: number): string {
   return formatTokenCount(n);
 }

@@ -2,6 +2,7 @@
  * The one-line context usage display: `[████████░░] 78% context (6,240 / 8,000 tokens)`.
  * Plain text by default; a host that colours its output passes `paint`.
  */
+import { formatCount } from "@compaction/core";
 
 /** Above this share of the window the context manager shows the usage line (at or below it, none). */
 export const USAGE_LINE_MIN_RATIO = 0.5;
@@ -21,7 +22,7 @@ export interface UsageLineOptions {
 
 /** `6240` -> `6,240`. */
 export function formatTokenCount(n: number): string {
-  return Math.round(n).toLocaleString("en-US");
+  return formatCount(n);
 }
 
 /** Share of the window used, as whole percent (can pass 100); 0 for a window that is not positive. */

@@ -188,6 +188,7 @@ export { type MessageView, sumTokens, toolCallOwners, type ToolPairs, toolPairs 
 export { findTurnStartIndex, isCutPoint, lastUserIndex, turnStartIndices } from "./cut/turns.js";
 export { alwaysKept, type AlwaysKept, keptRoom, preservedBefore, safeCuts } from "./cut/structure.js";
 export { type MessageSelection, selectMessages, type SelectionOverflow } from "./select-messages.js";
+export { formatCount } from "./format-count.js";
 
 // Summarizers: the contract, the extractive summarizer and the summary layout.
 export type { SummarizeRequest, Summarizer } from "./summarizer/summarizer.js";

@@ -16,7 +16,7 @@ import {
   sessionFileName,
   sessionSeedEntries,
 } from "@compaction/transcript";
-import { type SessionState } from "@compaction/core";
+import { formatCount, type SessionState } from "@compaction/core";
 import type { CommandContext } from "../command-context.js";
 import { type CommandCall, type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { CliError } from "../errors.js";
@@ -109,7 +109,7 @@ function renderImported(imported: ImportedSession, { out: c }: CommandContext): 
   return [
     `${c.green("Imported:")} ${imported.path}`,
     `${c.bold("Session")}   ${imported.id} (for ${imported.cwd})`,
-    `${c.bold("Seeded")}    with the state of ${from}, exported ${imported.from.exportedAt} (${imported.seedChars.toLocaleString("en-US")} characters, one user message)`,
+    `${c.bold("Seeded")}    with the state of ${from}, exported ${imported.from.exportedAt} (${formatCount(imported.seedChars)} characters, one user message)`,
     c.dim(`It is now the most recent session of ${imported.cwd}: 'pi --continue' there opens it; 'compaction context status' there shows it.`),
     "",
   ].join("\n");

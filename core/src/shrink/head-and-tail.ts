@@ -3,6 +3,7 @@
  * much was removed and where the full text is. The marker's wording is a documented format
  * (README, "Shrinking"): hosts and models may rely on it.
  */
+import { formatCount } from "../format-count.js";
 
 /** What the marker says about the removed text. */
 export interface ShrinkMarkerInfo {
@@ -39,9 +40,9 @@ function whereToFind(info: ShrinkMarkerInfo): string {
  * output; the full text is in the transcript (tool call call_7). Search it with memory_search.]`
  */
 export function shrinkMarker(info: ShrinkMarkerInfo): string {
-  const chars = info.removedChars.toLocaleString("en-US");
+  const chars = formatCount(info.removedChars);
   if (info.short === true) return `[compaction: ${chars} characters removed; full text in the transcript]`;
-  const tokens = info.removedTokens.toLocaleString("en-US");
+  const tokens = formatCount(info.removedTokens);
   return `[compaction: ${chars} characters (~${tokens} tokens) removed from the middle of this ${info.what}; ${whereToFind(info)}]`;
 }
 
