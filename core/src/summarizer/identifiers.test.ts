@@ -69,7 +69,7 @@ describe("nextMatch (the identifier search)", () => {
     .array(
       fc.oneof(
         fc.constantFrom("~", ".", "..", "/", "$", "${", "}", "@", "+", "-", "_", "#", ":", "`", " ", "\n", "%", "(", ")", "&", "é", "😀"),
-        fc.constantFrom("a", "src", "A_B", "HOME", "x.ts", "json", "ts", "0", "12", "3f2a9c1", "deadbeef", "ms", "MB", "k", "port ", "localhost", "127.0.0.1", "http://", "https://e.com/"),
+        fc.constantFrom("a", "src", "A_B", "HOME", "$AB", "-x.ts", "x.ts", "json", "ts", "0", "12", "3f2a9c1", "deadbeef", "ms", "MB", "k", "port ", "localhost", "127.0.0.1", "http://", "https://e.com/"),
         fc.string({ unit: fc.constantFrom("a", "Z", "1", "f", ".", "/", "~", "-", "@", "+", "_", "$", " ", "`"), maxLength: 8 }),
       ),
       { maxLength: 40 },
@@ -82,6 +82,8 @@ describe("nextMatch (the identifier search)", () => {
     ["a home path after a letter", "a~/x/y"],
     ["a path after a hash", "3f2a9c1/src/a.ts"],
     ["a path after a URL", "https://e.com/a(b/c/d"],
+    ["a file name starting at a '-' inside a word", "$ABc-d.ts"],
+    ["a code span inside a word", "a`b.c`"],
   ])("finds what the regex as defined finds: %s", (_case, input) => {
     expect(searched(input)).toEqual(asDefined(input));
   });

@@ -42,8 +42,16 @@ if (PATH_AT_WORD_START === PATTERNS.path) throw new Error("identifiers: the path
  * match with named groups also builds a `groups` object, a quarter of the scan's time.
  */
 const alternatives = (path: string): string => KINDS.map((kind) => `(${kind === "path" ? path : PATTERNS[kind]})`).join("|");
-/** The identifier regex, searching (paths only from a word's start: see PATH_AT_WORD_START). */
-const IDENTIFIER = new RegExp(alternatives(PATH_AT_WORD_START), "gu");
+/**
+ * Where a search may find an identifier: not after a word character (`\w`), except at one of
+ * `` ` $ ~ - ``. After a word character every other alternative fails at once: they start with
+ * `\b` and a word character, or with a lookbehind that refuses one (the issue id's, the path's
+ * above); only a code span, a `$VARIABLE`, a `~/` path and a file name after `-` may start there.
+ * Checked first, it spares the search trying ten alternatives inside every word.
+ */
+const MAY_START = String.raw`(?:(?<!\w)|(?=[\x60$~-]))`;
+/** The identifier regex, searching (paths only from a word's start: see PATH_AT_WORD_START and MAY_START). */
+const IDENTIFIER = new RegExp(`${MAY_START}(?:${alternatives(PATH_AT_WORD_START)})`, "gu");
 /** @internal The identifier regex as defined (the search above finds the same matches faster). */
 export const IDENTIFIER_SOURCE = alternatives(PATTERNS.path);
 /** The identifier regex as defined, tried at one place only: where the previous match ended. */
