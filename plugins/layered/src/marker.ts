@@ -3,6 +3,7 @@
  * whether it failed, and how large the output was, e.g.
  * `[pruned tool output: bash(command="npm test") — failed, 12,345 tokens]`.
  */
+import { formatCount } from "@compaction/core";
 
 /** Start of every marker. */
 export const PRUNED_MARKER_PREFIX = "[pruned tool output: ";
@@ -88,9 +89,4 @@ function clip(text: string): string {
 
 function oneLine(text: string): string {
   return text.replace(/\s*[\r\n]+\s*/g, " ");
-}
-
-/** `12,345`, the same on every machine. */
-function formatCount(n: number): string {
-  return Math.round(n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
