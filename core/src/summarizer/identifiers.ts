@@ -113,9 +113,9 @@ function scan(text: string, sink: (identifier: string) => void, allowCode: boole
 }
 
 /**
- * @internal The first match of the identifier regex at or after `from`. Where a path character precedes
- * `from` (the previous match ended inside a word), a path may start right there, as in `$HOME` +
- * `/bin/x`: the regex as defined is tried there first.
+ * @internal The first match of the identifier regex at or after `from`. Where a path character
+ * precedes `from` (the previous match ended inside a word), a path may start right there, as in
+ * `$HOME` + `/bin/x`: the regex as defined is tried there first.
  */
 export function nextMatch(text: string, from: number): RegExpExecArray | null {
   if (from > 0 && PATH_CHARACTER_BEFORE.test(text[from - 1] as string)) {
