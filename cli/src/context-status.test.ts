@@ -1,3 +1,5 @@
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSandbox, REAL_SESSION_ID, type Sandbox } from "./test-support/cli-sandbox.js";
 
@@ -64,5 +66,41 @@ describe("compaction context status", () => {
   it("colours the output with FORCE_COLOR unless --no-color is given", () => {
     expect(sandbox.run(["context", "status"], { FORCE_COLOR: "1" }).stdout).toContain("\u001b[");
     expect(sandbox.run(["--no-color", "context", "status"], { FORCE_COLOR: "1" }).stdout).not.toContain("\u001b[");
+  });
+
+  describe("the encoder starts only when something is to be counted", () => {
+    /** `context status --json` in a child process that reports, on exit, whether it loaded tiktoken. */
+    const statusWithProbe = (): { status: { tokens: number; measure: Record<string, unknown> }; loadedTiktoken: boolean } => {
+      const probe = join(sandbox.root, "probe.cjs");
+      const report = join(sandbox.root, "probe.txt");
+      writeFileSync(
+        probe,
+        `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, String(Object.keys(require.cache).some((file) => /[\\/]node_modules[\\/]tiktoken[\\/][^\\/]+\\.cjs$/.test(file)))));\n`,
+      );
+      const run = sandbox.run(["context", "status", "--json"], { NODE_OPTIONS: `--require ${probe}` });
+      expect(run.code).toBe(0);
+      expect(existsSync(report)).toBe(true);
+      return { status: JSON.parse(run.stdout) as { tokens: number; measure: Record<string, unknown> }, loadedTiktoken: readFileSync(report, "utf8") === "true" };
+    };
+
+    it("none when the newest usage figure covers every message: that figure is the size, no calibration applies", () => {
+      const { status, loadedTiktoken } = statusWithProbe();
+      expect(loadedTiktoken).toBe(false);
+      expect(status.tokens).toBe(177657);
+      expect(status.measure).toEqual({ base: "usage", counted: 0, counter: "tiktoken:o200k_base", ratio: null, perMessage: null, source: null, samples: 0, model: null });
+      expect(sandbox.run(["context", "status"], { NO_COLOR: "1" }).stdout).toMatch(/Measure\s+provider's: usage figure of the newest message \(nothing after it to count\)\n/);
+    });
+
+    it("counts and calibrates what follows the newest usage figure", () => {
+      const message = { role: "user", content: "Now add a test for the parser.", timestamp: Date.now() };
+      const last = readFileSync(sandbox.sessionPath, "utf8").trimEnd().split("\n").at(-1) as string;
+      const parentId = (JSON.parse(last) as { id: string }).id;
+      appendFileSync(sandbox.sessionPath, `${JSON.stringify({ type: "message", id: "probe0001", parentId, timestamp: new Date().toISOString(), message })}\n`);
+      const { status, loadedTiktoken } = statusWithProbe();
+      expect(loadedTiktoken).toBe(true);
+      expect(status.measure).toMatchObject({ base: "usage", counted: 1, source: "usage", samples: 14 });
+      expect(status.tokens).toBeGreaterThan(177657);
+      expect(sandbox.run(["context", "status"], { NO_COLOR: "1" }).stdout).toMatch(/Measure\s+provider's: usage figure \+ o200k x1\.25 \+13\/message after it \(from 14 usage pairs/);
+    });
   });
 });

@@ -1,4 +1,4 @@
-import type { Calibration, ContextTokens } from "@compaction/core";
+import type { Calibration, ContextBase, ContextTokens } from "@compaction/core";
 /** Colours (NO_COLOR, FORCE_COLOR, terminal detection, --no-color), numbers and the usage bar. */
 import { formatTokenCount, formatUsageLine, type UsageTone, usagePercent } from "@compaction/context-manager";
 import { type TranscriptFormat } from "@compaction/transcript";
@@ -94,21 +94,30 @@ export interface TokenMeasure {
   readonly counted: number;
   /** The counter, e.g. `tiktoken:o200k_base` or `estimate`. */
   readonly counter: string;
-  /** Provider tokens per counted token applied, and provider tokens added per message. */
-  readonly ratio: number;
-  readonly perMessage: number;
+  /**
+   * Provider tokens per counted token applied, and provider tokens added per message. `null` (and
+   * `source` too) when nothing follows the base figure and the command did not calibrate (`context
+   * status`: the figure is the size as it stands, so it starts no encoder).
+   */
+  readonly ratio: number | null;
+  readonly perMessage: number | null;
   /** `usage`: learned from the session's usage figures; `config`: tokenizer.ratio; `exact`: OpenAI's tokenizer; `none`: raw count. */
-  readonly source: Calibration["source"];
+  readonly source: Calibration["source"] | null;
   /** Pairs of usage figures the ratio rests on. */
   readonly samples: number;
   readonly model: string | null;
 }
 
-/** The measure of `size`, a context of `messages` messages counted with `counter`. */
-export function tokenMeasure(counter: string, size: ContextTokens, messages: number): TokenMeasure {
-  const { ratio, perMessage, source, samples } = size.calibration;
+/**
+ * The measure of `size`, a context of `messages` messages counted with `counter`: a
+ * `ContextTokens`, or a `ContextBase` that covers every message (nothing counted, no calibration).
+ */
+export function tokenMeasure(counter: string, size: ContextTokens | ContextBase, messages: number): TokenMeasure {
   const base: MeasureBase = size.base === "anchor" ? "compaction" : size.base;
-  return { base, counted: messages - 1 - (size.lastUsageIndex ?? -1), counter, ratio, perMessage, source, samples, model: size.calibration.model ?? null };
+  const counted = messages - 1 - (size.lastUsageIndex ?? -1);
+  if (!("calibration" in size)) return { base, counted, counter, ratio: null, perMessage: null, source: null, samples: 0, model: null };
+  const { ratio, perMessage, source, samples } = size.calibration;
+  return { base, counted, counter, ratio, perMessage, source, samples, model: size.calibration.model ?? null };
 }
 
 /**
@@ -118,9 +127,12 @@ export function tokenMeasure(counter: string, size: ContextTokens, messages: num
  */
 export function describeMeasure(measure: TokenMeasure): string {
   const count = measure.counter.replace(/^tiktoken:/, "").replace(/_base$/, "");
+  const from = measure.base === "compaction" ? "the last compaction's After" : "usage figure";
+  if (measure.source === null || measure.ratio === null || measure.perMessage === null) {
+    return measure.base === "compaction" ? `provider's: ${from} (no messages since)` : `provider's: ${from} of the newest message (nothing after it to count)`;
+  }
   const framing = measure.perMessage >= 0.5 ? ` +${Math.round(measure.perMessage)}/message` : "";
   const scaled = `${count} x${measure.ratio.toFixed(2)}${framing}`;
-  const from = measure.base === "compaction" ? "the last compaction's After" : "usage figure";
   const since = measure.counted === 0 ? "the messages since (none yet)" : `the ${plural(measure.counted, "message")} since`;
   const after = measure.base === "compaction" ? `on ${since}` : "after it";
   switch (measure.source) {

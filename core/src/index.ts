@@ -162,6 +162,7 @@ export { createEstimateCounter, estimateStringTokens } from "./tokens/estimate-c
 export {
   checkAnchor,
   type ContextAnchor,
+  type ContextBase,
   type ContextTokens,
   type ContextTokensBase,
   MessageTokenCounter,

@@ -93,8 +93,12 @@ async function contextStatus(scope: CommandScope<CommonOptions, undefined>): Pro
   const window = compactor.contextWindow ?? config.contextWindow;
   // Right after a compaction no message has a usage figure newer than it: its recorded After is
   // the size, as `compact` printed it, plus the calibrated count of what was appended since.
-  const size = compactor.tokens.contextTokens(facts.messages, facts.anchor);
-  const tokens = size.tokens;
+  // When the base figure covers every message it is the size: nothing is counted or calibrated,
+  // so the encoder does not start.
+  const base = compactor.tokens.contextBase(facts.messages, facts.anchor);
+  const covered = base.base !== "count" && base.lastUsageIndex === facts.messages.length - 1;
+  const size = covered ? undefined : compactor.tokens.contextTokens(facts.messages, facts.anchor);
+  const tokens = size?.tokens ?? base.usageTokens;
   const lastMs = facts.lastAt === null ? Number.NaN : Date.parse(facts.lastAt);
   const risk = degradationRisk(facts.compactions);
   return {
@@ -104,7 +108,7 @@ async function contextStatus(scope: CommandScope<CommonOptions, undefined>): Pro
     preset: config.preset,
     messages: facts.messages.length,
     tokens,
-    measure: tokenMeasure(compactor.tokens.counter.name, size, facts.messages.length),
+    measure: tokenMeasure(compactor.tokens.counter.name, size ?? base, facts.messages.length),
     contextWindow: window,
     percent: percentUsed(tokens, window),
     autoCompact: {

@@ -377,3 +377,47 @@ describe("MessageTokenCounter.contextTokens with an anchor (a compaction's recor
     expect(counter.providerTokensAfter(input, [{ text: "bbbbbbbbbb" }])).toBe(10);
   });
 });
+
+describe("MessageTokenCounter.contextBase", () => {
+  const usage = (totalTokens: number): PiUsage => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens });
+  const contexts: ReadonlyArray<readonly [string, PiMessage[], { tokens: number; lastIndex: number } | undefined]> = [
+    ["no usage", [{ role: "user", content: "hi", timestamp: 1 }], undefined],
+    [
+      "usage on the newest message",
+      [
+        { role: "user", content: "q", timestamp: 1 },
+        { role: "assistant", content: [{ type: "text", text: "a" }], usage: usage(700), stopReason: "stop", timestamp: 2 },
+      ],
+      undefined,
+    ],
+    [
+      "usage, then a message",
+      [
+        { role: "assistant", content: [{ type: "text", text: "a" }], usage: usage(700), stopReason: "stop", timestamp: 2 },
+        { role: "user", content: "next", timestamp: 3 },
+      ],
+      undefined,
+    ],
+    [
+      "an anchor covering every message",
+      [
+        { role: "compactionSummary", summary: "s", tokensBefore: 9000, timestamp: 10 },
+        { role: "user", content: "q", timestamp: 11 },
+      ],
+      { tokens: 5000, lastIndex: 1 },
+    ],
+    ["an anchor covering none", [{ role: "user", content: "q", timestamp: 11 }], { tokens: 40, lastIndex: -1 }],
+  ];
+
+  it.each(contexts)("%s: the base contextTokens starts from, found without counting", (_name, messages, anchor) => {
+    const spy = spyCounter();
+    const base = new MessageTokenCounter(new FactsCache(createPiAdapter()), spy).contextBase(messages, anchor);
+    expect(spy.calls).toEqual([]);
+    const { usageTokens, lastUsageIndex, base: from } = new MessageTokenCounter(new FactsCache(createPiAdapter()), spyCounter()).contextTokens(messages, anchor);
+    expect(base).toEqual({ usageTokens, lastUsageIndex, base: from });
+  });
+
+  it("rejects an anchor that does not fit the context, as contextTokens does", () => {
+    expect(() => counterFor(spyCounter()).contextBase([{ text: "a" }], { tokens: 10, lastIndex: 1 })).toThrow(/lastIndex must be an integer from -1 to 0 .*found 1/);
+  });
+});

@@ -31,6 +31,16 @@ export type ContextTokensBase =
   /** No figure: every message counted. */
   | "count";
 
+/** Where a context's size starts from (see `MessageTokenCounter.contextBase`), found without counting. */
+export interface ContextBase {
+  /** The base figure: the newest trusted usage figure, or the anchor's tokens; 0 when neither. */
+  readonly usageTokens: number;
+  /** Index of the last message the base figure covers, or `null` when there is none. */
+  readonly lastUsageIndex: number | null;
+  /** Where `usageTokens` comes from. */
+  readonly base: ContextTokensBase;
+}
+
 /** The size of a context, split the way pi's `estimateContextTokens` splits it. */
 export interface ContextTokens {
   /** `usageTokens` plus `trailingTokens` in the provider's measure (see `calibration`). */
@@ -221,8 +231,22 @@ export class MessageTokenCounter<T> {
    * (a newer compaction) makes it stale, so it is not used.
    */
   contextTokens(messages: readonly T[], anchor?: ContextAnchor): ContextTokens {
-    checkAnchor(anchor, messages.length);
+    const { usageTokens, lastUsageIndex, base } = this.contextBase(messages, anchor);
     const calibration = this.calibration(messages);
+    const index = lastUsageIndex ?? -1;
+    let trailingTokens = 0;
+    for (let after = index + 1; after < messages.length; after++) trailingTokens += this.count(messages[after] as T);
+    const tokens = usageTokens + providerMeasure(calibration, trailingTokens, messages.length - index - 1);
+    return { tokens, usageTokens, trailingTokens, lastUsageIndex, base, calibration };
+  }
+
+  /**
+   * What `contextTokens` starts from, found without counting anything (so without starting the
+   * encoder): the newest trusted usage figure, else the anchor, else nothing (`count`). When it
+   * covers the last message, it is the context's size in the provider's measure as it stands.
+   */
+  contextBase(messages: readonly T[], anchor?: ContextAnchor): ContextBase {
+    checkAnchor(anchor, messages.length);
     const fresh = this.#freshUsageFrom(messages);
     // A summary after the anchor's messages is a newer compaction than the one it records.
     const anchored = anchor !== undefined && fresh.from - 1 <= anchor.lastIndex ? anchor : undefined;
@@ -231,19 +255,10 @@ export class MessageTokenCounter<T> {
       const facts = this.facts.of(messages[index] as T);
       const usageTokens = facts.usageContextTokens;
       if (usageTokens === undefined || !fresh.isFresh(facts.timestamp)) continue;
-      return this.#after(messages, index, usageTokens, "usage", calibration);
+      return { usageTokens, lastUsageIndex: index, base: "usage" };
     }
-    if (anchored !== undefined) return this.#after(messages, anchored.lastIndex, anchored.tokens, "anchor", calibration);
-    const trailingTokens = this.total(messages);
-    return { tokens: providerMeasure(calibration, trailingTokens, messages.length), usageTokens: 0, trailingTokens, lastUsageIndex: null, base: "count", calibration };
-  }
-
-  /** `usageTokens` for `messages[0..index]` plus the calibrated count of the messages after them. */
-  #after(messages: readonly T[], index: number, usageTokens: number, base: ContextTokensBase, calibration: Calibration): ContextTokens {
-    let trailingTokens = 0;
-    for (let after = index + 1; after < messages.length; after++) trailingTokens += this.count(messages[after] as T);
-    const tokens = usageTokens + providerMeasure(calibration, trailingTokens, messages.length - index - 1);
-    return { tokens, usageTokens, trailingTokens, lastUsageIndex: index < 0 ? null : index, base, calibration };
+    if (anchored !== undefined) return { usageTokens: anchored.tokens, lastUsageIndex: anchored.lastIndex < 0 ? null : anchored.lastIndex, base: "anchor" };
+    return { usageTokens: 0, lastUsageIndex: null, base: "count" };
   }
 
   /**
