@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { colorEnabled, colors, formatAge, usageBar } from "./output.js";
+import { colorEnabled, colors, describeMeasure, formatAge, type TokenMeasure, usageBar } from "./output.js";
 
 const plain = colors(false);
 
@@ -25,5 +25,31 @@ describe("output", () => {
 
   it("words the time since an event in its largest whole unit", () => {
     expect([5_000, 60_000, 7_200_000, 3 * 86_400_000].map(formatAge)).toEqual(["5 seconds ago", "1 minute ago", "2 hours ago", "3 days ago"]);
+  });
+});
+
+describe("describeMeasure", () => {
+  const measure = (overrides: Partial<TokenMeasure>): TokenMeasure => ({
+    base: "usage",
+    counted: 2,
+    counter: "tiktoken:o200k_base",
+    ratio: 1.25,
+    perMessage: 13,
+    source: "usage",
+    samples: 14,
+    model: "anthropic/claude-sonnet-4-5",
+    ...overrides,
+  });
+
+  it.each<[string, Partial<TokenMeasure>, string]>([
+    ["a usage figure and calibrated messages after it", {}, "provider's: usage figure + o200k x1.25 +13/message after it (from 14 usage pairs, anthropic/claude-sonnet-4-5)"],
+    ["the compaction's After and messages since", { base: "compaction" }, "provider's: the last compaction's After + o200k x1.25 +13/message on the 2 messages since (from 14 usage pairs, anthropic/claude-sonnet-4-5)"],
+    ["a usage figure covering every message, not calibrated", { counted: 0, ratio: null, perMessage: null, source: null, samples: 0, model: null }, "provider's: usage figure of the newest message (nothing after it to count)"],
+    ["the compaction's After covering every message", { base: "compaction", counted: 0, ratio: null, perMessage: null, source: null, samples: 0, model: null }, "provider's: the last compaction's After (no messages since)"],
+    ["no figure, calibrated from usage pairs", { base: "count", counted: 5 }, "provider's: o200k x1.25 +13/message of every message (from 14 usage pairs, anthropic/claude-sonnet-4-5)"],
+    ["no figure and nothing to calibrate from", { base: "count", counted: 5, ratio: 1, perMessage: 0, source: "none", samples: 0, model: null }, "raw o200k count of every message (no usage figure to start from or calibrate with yet)"],
+    ["no usage pairs after a usage figure", { ratio: 1, perMessage: 0, source: "none", samples: 0, model: null }, "usage figure + raw o200k count after it (no usage pairs to calibrate from yet)"],
+  ])("%s", (_case, overrides, expected) => {
+    expect(describeMeasure(measure(overrides))).toBe(expected);
   });
 });

@@ -96,8 +96,9 @@ export interface TokenMeasure {
   readonly counter: string;
   /**
    * Provider tokens per counted token applied, and provider tokens added per message. `null` (and
-   * `source` too) when nothing follows the base figure and the command did not calibrate (`context
-   * status`: the figure is the size as it stands, so it starts no encoder).
+   * `source` too, with `samples` 0 and `model` null) when a usage figure or the last compaction's
+   * After covers every message and the command did not calibrate (`context status`: the figure is
+   * the size as it stands, so it starts no encoder).
    */
   readonly ratio: number | null;
   readonly perMessage: number | null;
@@ -134,15 +135,19 @@ export function describeMeasure(measure: TokenMeasure): string {
   const framing = measure.perMessage >= 0.5 ? ` +${Math.round(measure.perMessage)}/message` : "";
   const scaled = `${count} x${measure.ratio.toFixed(2)}${framing}`;
   const since = measure.counted === 0 ? "the messages since (none yet)" : `the ${plural(measure.counted, "message")} since`;
-  const after = measure.base === "compaction" ? `on ${since}` : "after it";
+  // With no figure to start from (`count`), every message is counted: no "figure +".
+  const start = measure.base === "count" ? "" : `${from} + `;
+  const after = measure.base === "count" ? "of every message" : measure.base === "compaction" ? `on ${since}` : "after it";
   switch (measure.source) {
     case "usage":
-      return `provider's: ${from} + ${scaled} ${after} (from ${measure.samples} usage pairs${measure.model === null ? "" : `, ${measure.model}`})`;
+      return `provider's: ${start}${scaled} ${after} (from ${measure.samples} usage pairs${measure.model === null ? "" : `, ${measure.model}`})`;
     case "config":
-      return `provider's: ${from} + ${scaled} ${after} (tokenizer.ratio)`;
+      return `provider's: ${start}${scaled} ${after} (tokenizer.ratio)`;
     case "exact":
-      return `provider's: ${from} + ${count} ${after} (exact for ${measure.model ?? "this model"})`;
+      return `provider's: ${start}${count} ${after} (exact for ${measure.model ?? "this model"})`;
     case "none":
-      return `${from} + raw ${count} count ${after} (no usage pairs to calibrate from yet)`;
+      return measure.base === "count"
+        ? `raw ${count} count ${after} (no usage figure to start from or calibrate with yet)`
+        : `${from} + raw ${count} count ${after} (no usage pairs to calibrate from yet)`;
   }
 }
