@@ -264,4 +264,4 @@ export { describeSchemaErrors, type DescribeSchemaErrorsOptions, describeValue, 
 export { escapePointerSegment, pointer, showPointer } from "./config/pointer.js";
 export { didYouMean, suggest } from "./config/suggest.js";
 export { deepFreeze } from "./config/plain-data.js";
-export { isHighSurrogate } from "./summarizer/text.js";
+export { isHighSurrogate, isLowSurrogate } from "./summarizer/text.js";

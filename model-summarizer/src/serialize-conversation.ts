@@ -3,7 +3,7 @@
  * `[Tool call] name(args)`, `[Tool result] name: ...`), so a model reads it as material to
  * summarise rather than as chat turns to continue. Long tool outputs are clipped in the middle.
  */
-import { isHighSurrogate, type MessageFacts } from "@compaction/core";
+import { isHighSurrogate, isLowSurrogate, type MessageFacts } from "@compaction/core";
 
 export interface SerializeOptions {
   /** Longest tool output kept, in characters; the middle of a longer one is clipped. Default 2,000. */
@@ -84,10 +84,6 @@ export function clipMiddle(text: string, maxChars: number): string {
   const tail = text.slice(tailStart);
   const clipped = tailStart - head.length;
   return `${head}\n[… ${clipped} characters clipped …]\n${tail}`;
-}
-
-function isLowSurrogate(code: number): boolean {
-  return code >= 0xdc00 && code <= 0xdfff;
 }
 
 /** A call's arguments as compact JSON (a string argument as it is). */

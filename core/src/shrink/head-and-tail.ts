@@ -4,6 +4,7 @@
  * (README, "Shrinking"): hosts and models may rely on it.
  */
 import { formatCount } from "../format-count.js";
+import { isLowSurrogate } from "../summarizer/text.js";
 
 /** What the marker says about the removed text. */
 export interface ShrinkMarkerInfo {
@@ -82,6 +83,5 @@ function snapToLine(text: string, at: number, direction: -1 | 1): number {
 /** Never cut between the two halves of a surrogate pair. */
 function avoidSurrogateSplit(text: string, at: number): number {
   if (at <= 0 || at >= text.length) return at;
-  const code = text.charCodeAt(at);
-  return code >= 0xdc00 && code <= 0xdfff ? at - 1 : at;
+  return isLowSurrogate(text.charCodeAt(at)) ? at - 1 : at;
 }

@@ -51,7 +51,7 @@ export function isHighSurrogate(code: number): boolean {
 }
 
 /** True when the UTF-16 code unit ends a surrogate pair. */
-function isLowSurrogate(code: number): boolean {
+export function isLowSurrogate(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }
 

@@ -1,5 +1,5 @@
 /** Renders the last exchange as a Markdown section that fits a token cap. */
-import { CompactionError, ErrorCodes, createEstimateCounter, type TokenCounter } from "@compaction/core";
+import { CompactionError, ErrorCodes, createEstimateCounter, isHighSurrogate, type TokenCounter } from "@compaction/core";
 import type { LastTurn } from "./extract-last-turn.js";
 
 /** Heading of the section, a line of its own. */
@@ -106,10 +106,6 @@ function cutText(text: string, length: number): string {
   if (end > 0 && end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
   const kept = text.slice(0, end).trimEnd();
   return kept === "" ? TRUNCATION_MARKER : `${kept} ${TRUNCATION_MARKER}`;
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
 }
 
 /**

@@ -1,5 +1,5 @@
 /** The failed tool calls of the compacted messages, one line each: `tool(arguments): error line`. */
-import { type MessageFacts, type ToolCallInfo, readSummary } from "@compaction/core";
+import { isHighSurrogate, type MessageFacts, type ToolCallInfo, readSummary } from "@compaction/core";
 
 /** Characters of a call's arguments shown in its line. */
 const ARGS_CHARS = 100;
@@ -72,7 +72,6 @@ function collapse(text: string): string {
 function clip(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
   let kept = text.slice(0, maxChars - 1);
-  const last = kept.charCodeAt(kept.length - 1);
-  if (last >= 0xd800 && last <= 0xdbff) kept = kept.slice(0, -1);
+  if (isHighSurrogate(kept.charCodeAt(kept.length - 1))) kept = kept.slice(0, -1);
   return `${kept.trimEnd()}…`;
 }
