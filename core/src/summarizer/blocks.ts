@@ -30,7 +30,8 @@ export interface SectionLimits {
 const FOCUS_LINE_RANK = 1e9;
 const FOCUS_MATCH_BOOST = 1e6;
 
-interface RankPolicy {
+/** @internal */
+export interface RankPolicy {
   /** `newest`: later items are kept longer. `oldest`: earlier items are (goals, verbatim text). */
   readonly keep: "newest" | "oldest";
   readonly max: number;
@@ -50,7 +51,7 @@ export function historyBlocks(
   matchesFocus: (text: string) => boolean,
   limits: SectionLimits,
 ): SummaryBlock[] {
-  const shown = shownItems(state, limits);
+  const shown = shownItems(state, limits, matchesFocus);
   const blocks: SummaryBlock[] = focusBlocks(focus, limits);
   let openParent: string | undefined;
   let container: SummaryBlock | undefined;
@@ -130,7 +131,7 @@ function childSlots(title: string): SlotId[] {
 }
 
 /** Each list as the summary shows it (see historyBlocks for what is left out as said elsewhere). */
-function shownItems(state: SummaryState, limits: SectionLimits): Record<SlotId, readonly string[]> {
+function shownItems(state: SummaryState, limits: SectionLimits, matchesFocus: (text: string) => boolean): Record<SlotId, readonly string[]> {
   const { slots } = state;
   // Only done items the section has room for name a file or command for the other sections.
   const doneText = slots.done.slice(-limits.maxItemsPerSection).join("\n");
@@ -144,8 +145,36 @@ function shownItems(state: SummaryState, limits: SectionLimits): Record<SlotId, 
   const elsewhere = SLOT_IDS.filter((id) => id !== "identifiers")
     .map((id) => shown[id].join("\n"))
     .join("\n");
-  shown.identifiers = slots.identifiers.filter((identifier) => !files.has(identifier) && !elsewhere.includes(identifier));
+  shown.identifiers = keepable(
+    slots.identifiers,
+    (identifier) => !files.has(identifier) && !elsewhere.includes(identifier),
+    limits.maxIdentifiers,
+    matchesFocus,
+  );
   return shown;
+}
+
+/**
+ * @internal The items of a newest-kept section that pass `shows`, in order, leaving out only those its
+ * block could not keep anyway: `rankedBlock` keeps the newest `max` focus matches, then the
+ * newest others up to `max`, so older passing items beyond `max` of each kind are dropped
+ * without being tested. The block made of the result keeps the same items in the same order as
+ * one made of every passing item. For identifiers, `shows` searches every other shown item's
+ * text: hundreds of searches a summary when all are tested, about `max` this way.
+ */
+export function keepable(items: readonly string[], shows: (item: string) => boolean, max: number, matchesFocus: (text: string) => boolean): string[] {
+  const kept: string[] = [];
+  let focused = 0;
+  let others = 0;
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i] as string;
+    const isFocused = matchesFocus(item);
+    if ((isFocused ? focused : others) >= max || !shows(item)) continue;
+    if (isFocused) focused++;
+    else others++;
+    kept.push(item);
+  }
+  return kept.reverse();
 }
 
 /** The blocks of a turn-prefix summary: Original Request, Early Progress, Context for Suffix. */
@@ -199,10 +228,10 @@ function limitOf(slot: SlotId, limits: SectionLimits): number {
 }
 
 /**
- * Ranks items (by age per the policy, focus matches boosted), keeps the `max` best, and orders
- * them focus matches first, then oldest first.
+ * @internal Ranks items (by age per the policy, focus matches boosted), keeps the `max` best, and
+ * orders them focus matches first, then oldest first.
  */
-function rankedBlock(heading: string, style: ItemStyle, texts: readonly string[], policy: RankPolicy): SummaryBlock {
+export function rankedBlock(heading: string, style: ItemStyle, texts: readonly string[], policy: RankPolicy): SummaryBlock {
   const count = texts.length;
   const scored = texts.map((text, index) => {
     const focused = policy.matchesFocus(text);

@@ -305,6 +305,14 @@ describe("createExtractiveSummarizer: merging a previous summary", () => {
     for (const section of parseSections(summary ?? "").sections) expect(section.lines.length).toBeLessThanOrEqual(5);
     expect(allItems(summary ?? "").length).toBe(new Set(allItems(summary ?? "")).size);
   });
+
+  it("leaves the Identifiers section out with maxIdentifiers 0, and keeps the newest when capped", async () => {
+    const messages = [user("Use `fooBar()` with $API_KEY."), assistant("Set `bazQux()` and PORT_NUMBER.")];
+    const none = await createExtractiveSummarizer({ maxIdentifiers: 0 }).summarize({ messages, maxTokens: 4000, counter, kind: "history" });
+    expect(headingsOf(none)).not.toContain("## Identifiers");
+    const two = await createExtractiveSummarizer({ maxIdentifiers: 2 }).summarize({ messages, maxTokens: 4000, counter, kind: "history" });
+    expect(readSummary(two).slots.identifiers).toEqual(["bazQux()", "PORT_NUMBER"]);
+  });
 });
 
 describe("createExtractiveSummarizer: token cap", () => {
