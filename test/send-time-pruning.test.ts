@@ -23,13 +23,17 @@ afterEach(async () => {
   for (const manager of managers.splice(0)) await manager.dispose();
 });
 
-/** A context manager on a copy of the real session, its window set so the context is at `share` of it. */
-async function managerAt(preset: string, share: number): Promise<{ manager: ContextManager<PiMessage>; path: string }> {
+/**
+ * A context manager on a copy of the real session, its window set so the context is at `share` of
+ * it: by our count, or as the provider counts it (its usage figures: about 1.4x chars/4 here).
+ */
+async function managerAt(preset: string, share: number, measure: "count" | "provider" = "count"): Promise<{ manager: ContextManager<PiMessage>; path: string }> {
   const path = join(dir, `${preset}-${managers.length}.jsonl`);
   copyFileSync(PI_LARGE, path);
   await upgradeSession(path);
   const probe = await createContextManager<PiMessage>({ cwd: tmpProject({ ".compactionrc.json": JSON.stringify({ tokenizer: { counter: "estimate" } }) }), session: path });
-  const contextWindow = Math.ceil(probe.compactor.tokens.total(probe.messages) / share);
+  const size = measure === "count" ? probe.compactor.tokens.total(probe.messages) : probe.tokens;
+  const contextWindow = Math.ceil(size / share);
   await probe.dispose();
   const cwd = tmpProject({ ".compactionrc.json": JSON.stringify({ preset, contextWindow, tokenizer: { counter: "estimate" } }) });
   // Auto-compaction off: the provider's usage figures put this session higher than our count
@@ -70,12 +74,23 @@ describe("layered's pruning in what the context manager sends from a pi session 
   });
 
   it("prunes nothing below pruneThreshold", async () => {
-    const { manager } = await managerAt("layered", 0.7);
+    // At 70% of the window as the provider counts it (at 70% of it by our count, the provider's
+    // count fills the window: what is sent is shrunk to the budget then, see the next test).
+    const { manager } = await managerAt("layered", 0.7, "provider");
     expect(manager.requestMessages()).toBe(manager.messages);
   });
 
+  it("shrinks what it sends to the budget when the provider's count fills the window, though ours is at 70% of it", async () => {
+    const { manager } = await managerAt("layered", 0.7);
+    expect(manager.tokens).toBeGreaterThan(manager.contextWindow * 0.95);
+    expect(manager.budget).toBeLessThan(manager.compactor.tokens.total(manager.messages));
+    const sent = manager.requestMessages();
+    expect(sent).not.toBe(manager.messages);
+    expect(manager.compactor.tokens.total(sent)).toBeLessThanOrEqual(manager.budget);
+  });
+
   it("does not prune for a preset without layered (the context manager sends what the preset shapes)", async () => {
-    const { manager } = await managerAt("safeguard", 0.7);
+    const { manager } = await managerAt("safeguard", 0.7, "provider");
     expect(prunedIndices(manager, manager.requestMessages())).toEqual([]);
   });
 });

@@ -8,6 +8,7 @@
  */
 import {
   CompactionError,
+  countedBudget,
   type CompactionResult,
   type CompactionTrigger,
   type Compactor,
@@ -16,6 +17,7 @@ import {
   ErrorCodes,
   isCompactionError,
   lastUserIndex,
+  providerRatio,
   type ShapedRequest,
 } from "@compaction/core";
 import { ContextSize } from "./context-size.js";
@@ -333,9 +335,13 @@ export class ContextManager<T> {
     return true;
   }
 
-  /** Most tokens a request may hold: the context window less the compactor's reserve for the reply. */
+  /**
+   * Most tokens a request may hold, by our count: the context window less the compactor's reserve
+   * for the reply, at the provider's ratio to our count of the context (`countedBudget`), so a
+   * request within it is within the window as the provider counts it.
+   */
   get budget(): number {
-    return this.contextWindow - this.compactor.reserveTokens;
+    return countedBudget(this.contextWindow - this.compactor.reserveTokens, providerRatio(this.#size.tokens, this.#size.counted));
   }
 
   /**
@@ -394,7 +400,7 @@ export class ContextManager<T> {
     if (!shaped.fits) {
       const parts = whatCannotShrink(this.compactor, shaped.messages);
       throw overflowError(
-        `${rejected}; after compacting and shrinking, the request is still ${shaped.tokens} tokens, over the ${budget} it must fit (the budget of ${this.budget}: window ${this.contextWindow} minus ${this.compactor.reserveTokens} reserved, and below the ${sent.tokens} rejected): the system prompt and the pinned messages (${parts.pinned} tokens), the newest user message (${parts.request}, cut to head and tail), summaries (${parts.summaries}) and what cannot be shortened further (${parts.other}: the newest turn's last step, its markers, tool-call names and the thinking of the calls it answers). Not retrying.`,
+        `${rejected}; after compacting and shrinking, the request is still ${shaped.tokens} tokens, over the ${budget} it must fit (the budget of ${this.budget} by our count: window ${this.contextWindow} minus ${this.compactor.reserveTokens} reserved, at the provider's ratio to our count, and below the ${sent.tokens} rejected): the system prompt and the pinned messages (${parts.pinned} tokens), the newest user message (${parts.request}, cut to head and tail), summaries (${parts.summaries}) and what cannot be shortened further (${parts.other}: the newest turn's last step, its markers, tool-call names and the thinking of the calls it answers). Not retrying.`,
         "Start a fresh session (compaction context export, then context import), unpin messages, or use a model with a larger context window.",
         cause,
       );

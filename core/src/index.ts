@@ -165,9 +165,11 @@ export {
   type ContextBase,
   type ContextTokens,
   type ContextTokensBase,
+  countedBudget,
   MessageTokenCounter,
   type MessageTokenCounterOptions,
   messageTokenText,
+  providerRatio,
 } from "./tokens/message-tokens.js";
 export {
   type Calibration,

@@ -15,7 +15,11 @@ import type { CompactInput, RunInit, SummarizeOptions } from "./run.js";
 export class RunState<T> {
   readonly input: CompactInput<T>;
   readonly contextWindow: number;
-  /** Most tokens the compacted context may hold (context window minus reserve). */
+  /**
+   * Most tokens the compacted context may hold, by our count: the context window minus the
+   * reserve, at the run's provider ratio (`countedBudget`), so that a context within it is within
+   * the window as the provider counts it.
+   */
   readonly budget: number;
   /** Context size before the run, using the provider's usage where the transcript has it. */
   readonly tokensBefore: number;

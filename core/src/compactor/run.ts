@@ -103,7 +103,11 @@ export class CompactionRun<T> {
   get contextWindow(): number {
     return this.#run.contextWindow;
   }
-  /** Most tokens the compacted context may hold (context window minus reserve). */
+  /**
+   * Most tokens the compacted context may hold, by our count: the context window minus the
+   * reserve, at the run's provider ratio (`countedBudget`), so that a context within it is within
+   * the window as the provider counts it.
+   */
   get budget(): number {
     return this.#run.budget;
   }

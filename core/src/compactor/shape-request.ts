@@ -16,7 +16,7 @@ import type { MessageAdapter, MessageFacts } from "../messages/adapter.js";
 import { CompactionError, describeError, ErrorCodes } from "../errors.js";
 import { describeValue } from "../messages/message-fields.js";
 import { type ShrinkResult, shrinkToBudget } from "../shrink/shrink-to-budget.js";
-import type { MessageTokenCounter } from "../tokens/message-tokens.js";
+import { countedBudget, type MessageTokenCounter, providerRatio } from "../tokens/message-tokens.js";
 
 /** What a host tells the compactor about the request it is about to send. */
 export interface ShapeRequestInput {
@@ -25,8 +25,9 @@ export interface ShapeRequestInput {
   /** The system prompt sent beside the messages (not one of them): it takes room from them. */
   readonly systemPrompt?: string;
   /**
-   * Most tokens the messages may hold. Default: the window less the compactor's `reserveTokens`
-   * and the system prompt.
+   * Most tokens the messages may hold, by our count. Default: the window less the compactor's
+   * `reserveTokens`, as our count at the provider's ratio to it for these messages (their usage
+   * figures, see `countedBudget`), less the system prompt.
    */
   readonly budget?: number;
   /** Run the plugins' `shapeRequest` taps (default true); the core's shrinking always runs. */
@@ -78,7 +79,7 @@ export function shapeRequest<T>(engine: ShapingEngine<T>, messages: readonly T[]
     });
   }
   const systemPromptTokens = input.systemPrompt ? engine.tokens.counter.count(input.systemPrompt) : 0;
-  const budget = Math.max(1, input.budget ?? contextWindow - engine.reserveTokens - systemPromptTokens);
+  const budget = Math.max(1, input.budget ?? countedBudget(contextWindow - engine.reserveTokens, requestRatio(engine.tokens, messages)) - systemPromptTokens);
   const shaping: RequestShaping<T> = {
     contextWindow,
     budget,
@@ -92,6 +93,14 @@ export function shapeRequest<T>(engine: ShapingEngine<T>, messages: readonly T[]
   const shaped = input.plugins === false ? messages : engine.runTaps(messages, shaping);
   const shrunk = shrinkToBudget(shaped, engine.tokens, { budget, recallTool: engine.recallTool, dropOlder: true });
   return { ...shrunk, budget, shapedBy: trace.shapedBy, warnings: trace.warnings };
+}
+
+/**
+ * The provider's count of `messages` over ours (at least 1): the window less the reserve, in the
+ * provider's measure, holds this many times fewer of our tokens (see `countedBudget`).
+ */
+function requestRatio<T>(tokens: ShapingEngine<T>["tokens"], messages: readonly T[]): number {
+  return providerRatio(tokens.contextTokens(messages).tokens, tokens.total(messages));
 }
 
 /** A registered tap, as tapable hands it to a `register` interceptor. */

@@ -88,6 +88,18 @@ export function providerRatio(providerTokens: number, countedTokens: number): nu
   return countedTokens > 0 ? Math.max(1, providerTokens / countedTokens) : 1;
 }
 
+/** Highest provider ratio a budget is scaled by: beyond it a figure is broken, not a tokenizer (calibration's bound). */
+const MAX_BUDGET_RATIO = 3;
+
+/**
+ * A budget in the provider's measure (the window less the reserve) as our count: what fits it at
+ * `ratio` provider tokens per counted token (`providerRatio`, capped at 3), at least 1. A context
+ * we count within it is within the window as the provider counts it.
+ */
+export function countedBudget(providerBudget: number, ratio: number): number {
+  return Math.max(1, Math.floor(providerBudget / Math.min(MAX_BUDGET_RATIO, Math.max(1, ratio))));
+}
+
 /**
  * Checks a host-given anchor against the context it is for: a finite number of tokens at least 0,
  * and an integer index from -1 to the last message's. Throws a RangeError naming the value.

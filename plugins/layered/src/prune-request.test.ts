@@ -31,7 +31,10 @@ describe.each(REAL)("layered's send-time pruning on %s", (_file, adapter, load) 
   const already = prunedIn(c, messages); // a transcript may hold markers of its own
 
   it("prunes only tool outputs older than the protected tail, and at least pruneMinSavings when it prunes", () => {
-    const shaped = c.shapeRequest(messages, { contextWindow: window });
+    // The budget at our count: the default one is the window at the provider's ratio, which the
+    // Claude Code transcripts' usage figures put above 1.1x chars/4, so the core would also
+    // shrink messages here; this test is about what pruning alone changes.
+    const shaped = c.shapeRequest(messages, { contextWindow: window, budget: window });
     const pruned = prunedIn(c, shaped.messages).filter((i) => !already.includes(i));
     const candidates = pruneToolOutputs(messages, {
       adapter,

@@ -50,9 +50,12 @@ export function rolling(options?: RollingOptionsInput): CompactionPlugin {
   };
 }
 
-/** The rolling target: a share of the window, never above the budget (window minus reserve). */
+/**
+ * The rolling target, in the provider's measure: a share of the window, never above the budget
+ * (window minus reserve; `run.budget` is it as our count).
+ */
 function targetTokens<T>(run: CompactionRun<T>, settings: RollingOptions): number {
-  return Math.min(Math.floor(run.contextWindow * settings.targetUtilization), run.budget);
+  return Math.min(Math.floor(run.contextWindow * settings.targetUtilization), run.providerTokens(run.budget));
 }
 
 /** Recall is checked at compaction time: plugin order varies, and a recall plugin may come later. */

@@ -1,0 +1,76 @@
+/**
+ * The budget in the provider's measure, on the real transcripts: their usage figures are Claude's,
+ * which counts about 1.25x what o200k (our counter) counts. Continued with one enormous tool
+ * output, every recorded session is compacted by every built-in preset, and the context it leaves
+ * fits the window less the reserve as the run measures it (the After it reports, which a host
+ * shows and anchors on), not only by our count; so does the request send-time shaping builds.
+ * Before the budget was scaled, every preset left about 226,000 provider tokens in a
+ * 200,000-token window here: a request the provider refuses, compacted again to the same size.
+ */
+import { createCompactor, providerRatio } from "@compaction/core";
+import { builders, type Format } from "@compaction/core/testing";
+import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+import { describe, expect, it } from "vitest";
+import { PRESETS } from "./support/never-stuck.js";
+import { tmpProject } from "./support/tmp-project.js";
+
+const WINDOW = 32_000;
+const RESERVE = 2_000;
+
+const FIXTURES: ReadonlyArray<readonly [string, Format, () => unknown[]]> = [
+  ...PI_FIXTURES.map((file) => [file, "pi", () => loadPiMessages(file, { context: true })] as const),
+  ...CLAUDE_FIXTURES.map((file) => [file, "anthropic", () => loadClaudeMessages(file)] as const),
+];
+
+/** About `tokens` o200k tokens, in numbered lines. */
+function output(tokens: number): string {
+  const lines = Math.ceil(tokens / 12);
+  return Array.from({ length: lines }, (_, i) => `testlog line ${String(i).padStart(7, "0")} passed in 12 ms`).join("\n");
+}
+
+function continued(format: Format, load: () => unknown[]): unknown[] {
+  const b = builders(format);
+  return [
+    ...load(),
+    b.user("Run the whole test suite and tell me which tests fail."),
+    b.assistant("Running it.", [{ id: "huge", name: "bash" }]),
+    ...b.toolResults([{ id: "huge", text: output(60_000) }]),
+  ];
+}
+
+describe.each(PRESETS)("the budget in the provider's measure (preset %s)", (preset) => {
+  it.each(FIXTURES)("%s: the compacted context fits the window less the reserve as the run measures it", async (_file, format, load) => {
+    const cwd = tmpProject({ ".compactionrc.json": JSON.stringify({ preset, adapter: format, contextWindow: WINDOW, reserveTokens: RESERVE }) });
+    const compactor = await createCompactor<unknown>({ cwd });
+    try {
+      const messages = continued(format, load);
+      const ratio = providerRatio(compactor.tokens.contextTokens(messages).tokens, compactor.tokens.total(messages));
+      const result = await compactor.compact({ messages, trigger: "auto" });
+      expect(result.status, result.reason ?? "").toBe("compacted");
+      expect(result.event?.tokensAfterCompaction).toBeLessThanOrEqual(WINDOW - RESERVE);
+      expect(Math.round(result.tokensAfter * ratio)).toBeLessThanOrEqual(WINDOW - RESERVE);
+      // What send-time shaping (a host that keeps the full transcript) sends fits it too.
+      const shaped = compactor.shapeRequest(messages);
+      expect(Math.round(compactor.tokens.total(shaped.messages) * ratio)).toBeLessThanOrEqual(WINDOW - RESERVE);
+    } finally {
+      compactor.dispose();
+    }
+  });
+});
+
+it("leaves the budget as it was when the context carries no usage figure", async () => {
+  const cwd = tmpProject({ ".compactionrc.json": JSON.stringify({ preset: "safeguard", adapter: "openai", contextWindow: WINDOW, reserveTokens: RESERVE }) });
+  const compactor = await createCompactor<unknown>({ cwd });
+  try {
+    const b = builders("openai");
+    const messages = [b.user("Run the tests."), b.assistant("Running.", [{ id: "t", name: "bash" }]), ...b.toolResults([{ id: "t", text: output(60_000) }])];
+    const result = await compactor.compact({ messages, trigger: "auto" });
+    expect(result.status, result.reason ?? "").toBe("compacted");
+    // No usage figure: the measure is our count, and the context is brought just under the budget.
+    expect(result.tokensBefore).toBe(compactor.tokens.total(messages));
+    expect(result.tokensAfter).toBeLessThanOrEqual(WINDOW - RESERVE);
+    expect(result.tokensAfter).toBeGreaterThan((WINDOW - RESERVE) * 0.8);
+  } finally {
+    compactor.dispose();
+  }
+});
