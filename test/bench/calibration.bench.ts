@@ -12,6 +12,12 @@
  * Beside them, the peers' measures on the same pairs: raw o200k is what an o200k limiter (Mastra's)
  * counts; pi estimates chars/4 (its own `estimateTokens` on the pi sessions; chars/4 of the same
  * message text on the Claude Code transcripts, which pi does not read).
+ *
+ * Then the After of a compaction: on every pi session that holds one (pi's own), the context right
+ * after it (summary, kept messages and what followed, up to the first response with a usage
+ * figure) measured the way a compaction measures what it keeps (`providerTokensAfter`: our count
+ * at the ratio of the measure before the compaction to our count of its input), against that
+ * usage figure; beside it the raw o200k count and pi's chars/4 of the same messages.
  */
 import {
   type Calibration,
@@ -25,7 +31,9 @@ import {
   MessageTokenCounter,
   messageTokenText,
 } from "@compaction/core";
-import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+import { CLAUDE_FIXTURES, FIXTURES_DIR, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+import { join } from "node:path";
+import { buildContext, readSession, SessionTree } from "@compaction/transcript";
 
 // pi's own estimate, from its compiled compaction module (the package's `exports` do not publish it).
 const pi = (await import(new URL("./core/compaction/compaction.js", import.meta.resolve("@mariozechner/pi-coding-agent")).href)) as {
@@ -166,3 +174,34 @@ console.log(
   `\nall fixtures pooled: raw o200k ${pct(pooled.raw / pooled.actual - 1)}, calibrated ${pct(pooled.calibrated / pooled.actual - 1)} (target within ±${TARGET * 100}%), pi's chars/4 ${pct(pooled.peer / pooled.actual - 1)}`,
 );
 console.log(failures.length === 0 ? "calibrated pooled error within target on every fixture" : `over target: ${failures.join(", ")}`);
+
+// ---------------------------------------------------------------------------------------------
+// After a compaction: the measure of the context it left against the provider's next figure
+
+{
+  const afterCounter = createTiktokenCounter();
+  const adapter = createPiAdapter();
+  const afterRows: string[][] = [["fixture", "compaction (entry)", "provider's first figure after it", "our After measure (providerTokensAfter)", "raw o200k", "pi chars/4"]];
+  for (const file of PI_FIXTURES) {
+    const tree = new SessionTree(readSession(join(FIXTURES_DIR, file)).entries);
+    const branch = tree.branch();
+    branch.forEach((entry, at) => {
+      if (entry.type !== "compaction" || at === 0) return;
+      const tokens = new MessageTokenCounter(new FactsCache(adapter), afterCounter);
+      const before = buildContext(tree, { leafId: branch[at - 1]!.id }).messages;
+      // The first response after the compaction whose usage figure is trusted.
+      const next = branch.findIndex((later, index) => index > at && later.type === "message" && tokens.facts.of((later as { message: unknown }).message).usageContextTokens !== undefined);
+      if (next < 0) return;
+      const after = buildContext(tree, { leafId: branch[next]!.id }).messages;
+      const actual = tokens.facts.of(after[after.length - 1]).usageContextTokens as number;
+      const ours = tokens.providerTokensAfter(before, after);
+      const raw = tokens.total(after);
+      const peer = after.reduce((sum: number, message) => sum + pi.estimateTokens(message), 0);
+      const cell = (value: number) => `${value.toLocaleString("en-US")} (${pct(value / actual - 1)})`;
+      afterRows.push([file, `#${at}`, actual.toLocaleString("en-US"), cell(ours), cell(raw), cell(peer)]);
+    });
+  }
+  afterCounter.dispose();
+  console.log("\nThe context right after a compaction (pi's own, with the messages up to the next response), against that response's usage figure");
+  console.log(afterRows.length === 1 ? "no pi fixture holds a compaction followed by a usage figure" : table(afterRows));
+}
