@@ -155,9 +155,9 @@ function shownItems(state: SummaryState, limits: SectionLimits, matchesFocus: (t
 }
 
 /**
- * @internal The items of a newest-kept section that pass `shows`, in order, leaving out only those its
- * block could not keep anyway: `rankedBlock` keeps the newest `max` focus matches, then the
- * newest others up to `max`, so older passing items beyond `max` of each kind are dropped
+ * @internal The items of a newest-kept section that pass `shows`, in order, leaving out only
+ * those its block could not keep anyway: `rankedBlock` keeps the newest `max` focus matches, then
+ * the newest others up to `max`, so older passing items beyond `max` of each kind are dropped
  * without being tested. The block made of the result keeps the same items in the same order as
  * one made of every passing item. For identifiers, `shows` searches every other shown item's
  * text: hundreds of searches a summary when all are tested, about `max` this way.
