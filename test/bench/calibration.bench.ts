@@ -30,6 +30,7 @@ import {
   type MessageAdapter,
   MessageTokenCounter,
   messageTokenText,
+  type PiMessage,
 } from "@compaction/core";
 import { CLAUDE_FIXTURES, FIXTURES_DIR, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
 import { join } from "node:path";
@@ -190,10 +191,10 @@ console.log(failures.length === 0 ? "calibrated pooled error within target on ev
       const tokens = new MessageTokenCounter(new FactsCache(adapter), afterCounter);
       const before = buildContext(tree, { leafId: branch[at - 1]!.id }).messages;
       // The first response after the compaction whose usage figure is trusted.
-      const next = branch.findIndex((later, index) => index > at && later.type === "message" && tokens.facts.of((later as { message: unknown }).message).usageContextTokens !== undefined);
+      const next = branch.findIndex((later, index) => index > at && later.type === "message" && tokens.facts.of((later as { message: PiMessage }).message).usageContextTokens !== undefined);
       if (next < 0) return;
       const after = buildContext(tree, { leafId: branch[next]!.id }).messages;
-      const actual = tokens.facts.of(after[after.length - 1]).usageContextTokens as number;
+      const actual = tokens.facts.of(after[after.length - 1] as PiMessage).usageContextTokens as number;
       const ours = tokens.providerTokensAfter(before, after);
       const raw = tokens.total(after);
       const peer = after.reduce((sum: number, message) => sum + pi.estimateTokens(message), 0);
