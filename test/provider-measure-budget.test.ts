@@ -7,7 +7,7 @@
  * Before the budget was scaled, every preset left about 226,000 provider tokens in a
  * 200,000-token window here: a request the provider refuses, compacted again to the same size.
  */
-import { createCompactor, providerRatio } from "@compaction/core";
+import { createCompactor, type PiMessage, providerRatio } from "@compaction/core";
 import { builders, type Format } from "@compaction/core/testing";
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
 import { describe, expect, it } from "vitest";
@@ -70,6 +70,29 @@ it("leaves the budget as it was when the context carries no usage figure", async
     expect(result.tokensBefore).toBe(compactor.tokens.total(messages));
     expect(result.tokensAfter).toBeLessThanOrEqual(WINDOW - RESERVE);
     expect(result.tokensAfter).toBeGreaterThan((WINDOW - RESERVE) * 0.8);
+  } finally {
+    compactor.dispose();
+  }
+});
+
+it("sizes against the calibrated ratio when the newest usage figure is of a request pruned when sent", async () => {
+  // A pi session file keeps every output whole; what was sent had old ones pruned, so the newest
+  // figure is far below the provider's count of what is stored.
+  const cwd = tmpProject({ ".compactionrc.json": JSON.stringify({ preset: "safeguard", adapter: "pi", contextWindow: WINDOW, reserveTokens: RESERVE }) });
+  const compactor = await createCompactor<unknown>({ cwd });
+  try {
+    const messages = loadPiMessages(PI_FIXTURES[0] as string, { context: true }) as PiMessage[];
+    const last = messages.length - 1 - [...messages].reverse().findIndex((m) => m.role === "assistant" && "usage" in m);
+    const newest = messages[last] as PiMessage & { usage: { totalTokens: number; input: number } };
+    const sent = Math.round(compactor.tokens.total(messages) * 0.6);
+    messages[last] = { ...newest, usage: { ...newest.usage, input: sent, cacheRead: 0, cacheWrite: 0, output: 0, totalTokens: sent } } as PiMessage;
+    const calibrated = compactor.tokens.calibration(messages).ratio;
+    expect(calibrated).toBeGreaterThan(1.1);
+    expect(providerRatio(compactor.tokens.contextTokens(messages).tokens, compactor.tokens.total(messages))).toBe(1);
+    expect(compactor.tokens.budgetRatio(messages)).toBe(calibrated);
+    const shaped = compactor.shapeRequest(messages);
+    expect(shaped.budget).toBe(Math.floor((WINDOW - RESERVE) / calibrated));
+    expect(compactor.tokens.total(shaped.messages) * calibrated).toBeLessThanOrEqual(WINDOW - RESERVE);
   } finally {
     compactor.dispose();
   }

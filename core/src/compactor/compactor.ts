@@ -12,7 +12,7 @@ import { fitCutToBudget, keepNewestRequest, latestCutIndex } from "./fit-budget.
 import { summarizeCut } from "./summarize-cut.js";
 import { guardShapingTap, type RequestShaping, type ShapedRequest, type ShapeRequestInput, shapeRequest } from "./shape-request.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
-import { checkAnchor, countedBudget, MessageTokenCounter, providerRatio } from "../tokens/message-tokens.js";
+import { checkAnchor, countedBudget, MessageTokenCounter } from "../tokens/message-tokens.js";
 import { createTiktokenCounter } from "../tokens/tiktoken-counter.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import type { CompactionPlugin } from "./plugin.js";
@@ -291,7 +291,6 @@ export class Compactor<T> {
         hint: "Pass the anchor the context's newest compaction recorded (its tokensAfterCompaction, and the index of the last message it covers), or none.",
       });
     }
-    const tokensBefore = this.tokens.contextTokens(input.messages, input.anchor).tokens;
     return new RunState({
       input,
       facts: this.facts,
@@ -300,10 +299,11 @@ export class Compactor<T> {
       summaryMaxTokens: this.summaryMaxTokens,
       contextWindow,
       // The window less the reserve is in the provider's measure; every size the run compares with
-      // the budget is our count. At the run's ratio (Claude counts about 1.25x o200k), a context
-      // compacted to the budget fits the window as the provider counts it.
-      budget: countedBudget(contextWindow - reserve, providerRatio(tokensBefore, this.tokens.total(input.messages))),
-      tokensBefore,
+      // the budget is our count. At the run's ratio (Claude counts about 1.25x o200k; at least the
+      // calibrated one, see MessageTokenCounter.budgetRatio), a context compacted to the budget
+      // fits the window as the provider counts it.
+      budget: countedBudget(contextWindow - reserve, this.tokens.budgetRatio(input.messages, input.anchor)),
+      tokensBefore: this.tokens.contextTokens(input.messages, input.anchor).tokens,
       summaryOverheadTokens: this.#summaryOverhead(),
     });
   }

@@ -16,7 +16,7 @@ import type { MessageAdapter, MessageFacts } from "../messages/adapter.js";
 import { CompactionError, describeError, ErrorCodes } from "../errors.js";
 import { describeValue } from "../messages/message-fields.js";
 import { type ShrinkResult, shrinkToBudget } from "../shrink/shrink-to-budget.js";
-import { countedBudget, type MessageTokenCounter, providerRatio } from "../tokens/message-tokens.js";
+import { countedBudget, type MessageTokenCounter } from "../tokens/message-tokens.js";
 
 /** What a host tells the compactor about the request it is about to send. */
 export interface ShapeRequestInput {
@@ -26,8 +26,8 @@ export interface ShapeRequestInput {
   readonly systemPrompt?: string;
   /**
    * Most tokens the messages may hold, by our count. Default: the window less the compactor's
-   * `reserveTokens`, as our count at the provider's ratio to it for these messages (their usage
-   * figures, see `countedBudget`), less the system prompt.
+   * `reserveTokens`, as our count at the provider's ratio for these messages (their usage
+   * figures: `MessageTokenCounter.budgetRatio`, `countedBudget`), less the system prompt.
    */
   readonly budget?: number;
   /** Run the plugins' `shapeRequest` taps (default true); the core's shrinking always runs. */
@@ -41,6 +41,13 @@ export interface RequestShaping<T> {
   readonly budget: number;
   /** Our count of the system prompt sent beside the messages (0 when none). */
   readonly systemPromptTokens: number;
+  /**
+   * The provider's tokens per token we count, calibrated on the messages' usage figures
+   * (`MessageTokenCounter.calibration`; 1 with none): our count times it is the size as the
+   * provider counts it. Learned from the spans between figures, so a request pruned when sent does
+   * not move it, and the same messages give the same value.
+   */
+  readonly providerRatio: number;
   readonly adapter: MessageAdapter<T>;
   factsOf(message: T): MessageFacts;
   tokensOf(message: T): number;
@@ -79,11 +86,12 @@ export function shapeRequest<T>(engine: ShapingEngine<T>, messages: readonly T[]
     });
   }
   const systemPromptTokens = input.systemPrompt ? engine.tokens.counter.count(input.systemPrompt) : 0;
-  const budget = Math.max(1, input.budget ?? countedBudget(contextWindow - engine.reserveTokens, requestRatio(engine.tokens, messages)) - systemPromptTokens);
+  const budget = Math.max(1, input.budget ?? countedBudget(contextWindow - engine.reserveTokens, engine.tokens.budgetRatio(messages)) - systemPromptTokens);
   const shaping: RequestShaping<T> = {
     contextWindow,
     budget,
     systemPromptTokens,
+    providerRatio: engine.tokens.calibration(messages).ratio,
     adapter: engine.adapter,
     factsOf: (message) => engine.tokens.facts.of(message),
     tokensOf: (message) => engine.tokens.count(message),
@@ -93,14 +101,6 @@ export function shapeRequest<T>(engine: ShapingEngine<T>, messages: readonly T[]
   const shaped = input.plugins === false ? messages : engine.runTaps(messages, shaping);
   const shrunk = shrinkToBudget(shaped, engine.tokens, { budget, recallTool: engine.recallTool, dropOlder: true });
   return { ...shrunk, budget, shapedBy: trace.shapedBy, warnings: trace.warnings };
-}
-
-/**
- * The provider's count of `messages` over ours (at least 1): the window less the reserve, in the
- * provider's measure, holds this many times fewer of our tokens (see `countedBudget`).
- */
-function requestRatio<T>(tokens: ShapingEngine<T>["tokens"], messages: readonly T[]): number {
-  return providerRatio(tokens.contextTokens(messages).tokens, tokens.total(messages));
 }
 
 /** A registered tap, as tapable hands it to a `register` interceptor. */

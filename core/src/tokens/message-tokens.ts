@@ -93,8 +93,8 @@ const MAX_BUDGET_RATIO = 3;
 
 /**
  * A budget in the provider's measure (the window less the reserve) as our count: what fits it at
- * `ratio` provider tokens per counted token (`providerRatio`, capped at 3), at least 1. A context
- * we count within it is within the window as the provider counts it.
+ * `ratio` provider tokens per counted token (`MessageTokenCounter.budgetRatio`, capped at 3), at
+ * least 1. A context we count within it is within the window as the provider counts it.
  */
 export function countedBudget(providerBudget: number, ratio: number): number {
   return Math.max(1, Math.floor(providerBudget / Math.min(MAX_BUDGET_RATIO, Math.max(1, ratio))));
@@ -271,6 +271,18 @@ export class MessageTokenCounter<T> {
     }
     if (anchored !== undefined) return { usageTokens: anchored.tokens, lastUsageIndex: anchored.lastIndex < 0 ? null : anchored.lastIndex, base: "anchor" };
     return { usageTokens: 0, lastUsageIndex: null, base: "count" };
+  }
+
+  /**
+   * Provider tokens per counted token to size `messages` against the window with
+   * (`countedBudget`): the larger of their size as `contextTokens` gives it over our count of
+   * them (the system prompt and tools the usage figure holds are in it) and the calibrated ratio
+   * (learned from the spans between usage figures). The calibrated one holds when the newest
+   * figure describes a request that was pruned or shrunk when sent (a pi session file keeps the
+   * full outputs), which puts the first one below the provider's ratio to what is stored.
+   */
+  budgetRatio(messages: readonly T[], anchor?: ContextAnchor): number {
+    return Math.max(providerRatio(this.contextTokens(messages, anchor).tokens, this.total(messages)), this.calibration(messages).ratio);
   }
 
   /**

@@ -4,9 +4,11 @@
  * layer at compaction time (prune above `pruneThreshold` of the window when the tool outputs hold
  * more than `pruneMinToolTokens`; the newest `pruneProtectTokens` keep their outputs), with two
  * differences, both because it runs before every model call:
- * - The size is our count of the messages as given plus the system prompt, not the provider's
- *   usage figure: that figure describes the request as sent, pruned, and would switch pruning off
- *   and on again on alternate calls.
+ * - The size is our count of the messages as given plus the system prompt at the calibrated
+ *   ratio (`shaping.providerRatio`), not the provider's usage figure: that figure describes the
+ *   request as sent, pruned, and would switch pruning off and on again on alternate calls. The
+ *   calibrated ratio is learned from the spans between figures, so pruning does not move it, and
+ *   the threshold is crossed where the core's budget (in the provider's measure) is near.
  * - It is a pure function of the messages, so the same context always gives the same request,
  *   and the pruned outputs change rarely, so the provider's prompt cache keeps working: of the
  *   outputs that could be pruned (oldest first), it prunes the longest run that ends where the
@@ -30,7 +32,7 @@ export interface PrunedRequest<T> {
   /** Indices of the pruned outputs, oldest first. */
   readonly prunedIndices: readonly number[];
   readonly tokensSaved: number;
-  /** Our count of the messages given plus the system prompt, as a share of the window. */
+  /** Our count of the messages given plus the system prompt, at the calibrated ratio, as a share of the window. */
   readonly ratio: number;
 }
 
@@ -43,7 +45,7 @@ export function pruneRequest<T>(messages: readonly T[], shaping: RequestShaping<
     total += tokens;
     if (shaping.factsOf(message).kind === "toolResult") toolTokens += tokens;
   }
-  const ratio = total / shaping.contextWindow;
+  const ratio = (total * shaping.providerRatio) / shaping.contextWindow;
   const none: PrunedRequest<T> = { messages, prunedIndices: [], tokensSaved: 0, ratio };
   if (!shouldPrune(ratio, toolTokens, options)) return none;
   const candidate = pruneToolOutputs(messages, {
