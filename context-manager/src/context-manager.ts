@@ -17,7 +17,6 @@ import {
   ErrorCodes,
   isCompactionError,
   lastUserIndex,
-  providerRatio,
   type ShapedRequest,
 } from "@compaction/core";
 import { ContextSize } from "./context-size.js";
@@ -337,12 +336,12 @@ export class ContextManager<T> {
 
   /**
    * Most tokens a request may hold, by our count: the context window less the compactor's reserve
-   * for the reply, at the provider's ratio to our count of the context (at least the calibrated
-   * one, as `MessageTokenCounter.budgetRatio`; `countedBudget`), so a request within it is within
-   * the window as the provider counts it.
+   * for the reply, at the provider's calibrated ratio to our count (as
+   * `MessageTokenCounter.budgetRatio`; `countedBudget`), so a request within it is within the
+   * window as the provider counts it.
    */
   get budget(): number {
-    return countedBudget(this.contextWindow - this.compactor.reserveTokens, Math.max(providerRatio(this.#size.tokens, this.#size.counted), this.#size.calibration.ratio));
+    return countedBudget(this.contextWindow - this.compactor.reserveTokens, Math.max(1, this.#size.calibration.ratio));
   }
 
   /**

@@ -37,11 +37,6 @@ export class ContextSize<T> {
       : this.#usage + providerMeasure(calibration, this.#trailing, this.#trailingMessages);
   }
 
-  /** Our count of every message pushed since the last reset. */
-  get counted(): number {
-    return this.#total;
-  }
-
   /** The provider-to-counter ratio in force (see `MessageTokenCounter.calibration`). */
   get calibration(): Calibration {
     return this.#sampler.calibration;

@@ -299,10 +299,10 @@ export class Compactor<T> {
       summaryMaxTokens: this.summaryMaxTokens,
       contextWindow,
       // The window less the reserve is in the provider's measure; every size the run compares with
-      // the budget is our count. At the run's ratio (Claude counts about 1.25x o200k; at least the
-      // calibrated one, see MessageTokenCounter.budgetRatio), a context compacted to the budget
-      // fits the window as the provider counts it.
-      budget: countedBudget(contextWindow - reserve, this.tokens.budgetRatio(input.messages, input.anchor)),
+      // the budget is our count. At the calibrated ratio (Claude counts about 1.25x o200k; see
+      // MessageTokenCounter.budgetRatio), a context compacted to the budget fits the window as the
+      // provider counts it, with the reserve left for the reply and what no message shows.
+      budget: countedBudget(contextWindow - reserve, this.tokens.budgetRatio(input.messages)),
       tokensBefore: this.tokens.contextTokens(input.messages, input.anchor).tokens,
       summaryOverheadTokens: this.#summaryOverhead(),
     });

@@ -26,8 +26,8 @@ export interface ShapeRequestInput {
   readonly systemPrompt?: string;
   /**
    * Most tokens the messages may hold, by our count. Default: the window less the compactor's
-   * `reserveTokens`, as our count at the provider's ratio for these messages (their usage
-   * figures: `MessageTokenCounter.budgetRatio`, `countedBudget`), less the system prompt.
+   * `reserveTokens`, as our count at the provider's calibrated ratio for these messages
+   * (`MessageTokenCounter.budgetRatio`, `countedBudget`), less the system prompt (our count).
    */
   readonly budget?: number;
   /** Run the plugins' `shapeRequest` taps (default true); the core's shrinking always runs. */
@@ -42,10 +42,11 @@ export interface RequestShaping<T> {
   /** Our count of the system prompt sent beside the messages (0 when none). */
   readonly systemPromptTokens: number;
   /**
-   * The provider's tokens per token we count, calibrated on the messages' usage figures
-   * (`MessageTokenCounter.calibration`; 1 with none): our count times it is the size as the
-   * provider counts it. Learned from the spans between figures, so a request pruned when sent does
-   * not move it, and the same messages give the same value.
+   * The provider's tokens per token we count, calibrated on the messages' usage figures, at least
+   * 1 (`MessageTokenCounter.budgetRatio`; 1 with none): our count times it is the size of the
+   * messages as the provider counts them, and the default budget is sized with it. Learned from
+   * the spans between figures, so a request pruned when sent does not move it, and the same
+   * messages give the same value.
    */
   readonly providerRatio: number;
   readonly adapter: MessageAdapter<T>;
@@ -86,12 +87,13 @@ export function shapeRequest<T>(engine: ShapingEngine<T>, messages: readonly T[]
     });
   }
   const systemPromptTokens = input.systemPrompt ? engine.tokens.counter.count(input.systemPrompt) : 0;
-  const budget = Math.max(1, input.budget ?? countedBudget(contextWindow - engine.reserveTokens, engine.tokens.budgetRatio(messages)) - systemPromptTokens);
+  const providerRatio = engine.tokens.budgetRatio(messages);
+  const budget = Math.max(1, input.budget ?? countedBudget(contextWindow - engine.reserveTokens, providerRatio) - systemPromptTokens);
   const shaping: RequestShaping<T> = {
     contextWindow,
     budget,
     systemPromptTokens,
-    providerRatio: engine.tokens.calibration(messages).ratio,
+    providerRatio,
     adapter: engine.adapter,
     factsOf: (message) => engine.tokens.facts.of(message),
     tokensOf: (message) => engine.tokens.count(message),

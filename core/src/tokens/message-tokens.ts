@@ -275,14 +275,15 @@ export class MessageTokenCounter<T> {
 
   /**
    * Provider tokens per counted token to size `messages` against the window with
-   * (`countedBudget`): the larger of their size as `contextTokens` gives it over our count of
-   * them (the system prompt and tools the usage figure holds are in it) and the calibrated ratio
-   * (learned from the spans between usage figures). The calibrated one holds when the newest
-   * figure describes a request that was pruned or shrunk when sent (a pi session file keeps the
-   * full outputs), which puts the first one below the provider's ratio to what is stored.
+   * (`countedBudget`): the calibrated ratio (at least 1), learned from the spans between usage
+   * figures. Those spans hold only messages, so the fixed part of every request (system prompt,
+   * tools) cancels out of it: hosts subtract that part themselves (`reserveTokens`, a system
+   * prompt given to `shapeRequest`), and it is not counted twice. A request pruned or shrunk when
+   * sent does not move it (a pi session file keeps the full outputs, and the newest figure
+   * describes what was sent).
    */
-  budgetRatio(messages: readonly T[], anchor?: ContextAnchor): number {
-    return Math.max(providerRatio(this.contextTokens(messages, anchor).tokens, this.total(messages)), this.calibration(messages).ratio);
+  budgetRatio(messages: readonly T[]): number {
+    return Math.max(1, this.calibration(messages).ratio);
   }
 
   /**

@@ -16,6 +16,7 @@ import {
   CompactionError,
   type CompactionResult,
   type Compactor,
+  countedBudget,
   createCompactor,
   describeError,
   describeValue,
@@ -159,7 +160,12 @@ export class ModelMessageCompaction {
       this.#usage.set(key, input + (step.usage?.outputTokens ?? 0));
       if (this.#usage.size > USAGE_REMEMBERED) this.#usage.delete(this.#usage.keys().next().value as string);
     }
-    if (this.#lastPrompt !== undefined) this.#unseenTokens = Math.max(0, input - compactor.tokens.total(this.#lastPrompt));
+    // What the prompt held beyond its messages as the provider counts them (system prompt, tools):
+    // the core already sizes messages at the calibrated ratio, so that part is not counted twice.
+    if (this.#lastPrompt !== undefined) {
+      const counted = compactor.tokens.total(this.#lastPrompt) * compactor.tokens.budgetRatio(this.#lastPrompt);
+      this.#unseenTokens = Math.max(0, Math.round(input - counted));
+    }
   }
 
   /**
@@ -208,7 +214,9 @@ export class ModelMessageCompaction {
   ): Promise<readonly ModelMessage[]> {
     const { tokens, threshold, contextWindow, reserve, stepNumber } = run;
     this.#emit({ type: "compaction-start", tokens, threshold: Math.round(threshold), contextWindow, messages: messages.length, stepNumber });
-    const budget = contextWindow - Math.min(contextWindow - 1, reserve + this.#unseenTokens);
+    // Our count of messages that fits the window less the reserve and what no message shows, as
+    // the provider counts them (the calibrated ratio, as the core sizes its budget).
+    const budget = countedBudget(contextWindow - Math.min(contextWindow - 1, reserve + this.#unseenTokens), compactor.tokens.budgetRatio(messages));
     const pinned = this.#pinRequest(compactor, messages, budget);
     let result: CompactionResult<ModelMessage>;
     try {

@@ -45,7 +45,9 @@ export function pruneRequest<T>(messages: readonly T[], shaping: RequestShaping<
     total += tokens;
     if (shaping.factsOf(message).kind === "toolResult") toolTokens += tokens;
   }
-  const ratio = (total * shaping.providerRatio) / shaping.contextWindow;
+  // A shaping object built by hand may lack the ratio: our count then stands.
+  const providerRatio = Number.isFinite(shaping.providerRatio) && shaping.providerRatio > 0 ? shaping.providerRatio : 1;
+  const ratio = (total * providerRatio) / shaping.contextWindow;
   const none: PrunedRequest<T> = { messages, prunedIndices: [], tokensSaved: 0, ratio };
   if (!shouldPrune(ratio, toolTokens, options)) return none;
   const candidate = pruneToolOutputs(messages, {

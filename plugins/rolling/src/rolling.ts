@@ -126,7 +126,7 @@ function fallbackCut<T>(run: CompactionRun<T>, settings: RollingOptions, target:
   run.warn(
     `${why}: rolling fell back to a safeguard summary instead of evicting, since evicted messages could not be searched. Add a recall plugin, or set recall: true if the host offers '${settings.recallTool}' itself.`,
   );
-  const keepRecentTokens = Math.max(0, Math.min(settings.keepRecentTokens, target));
+  const keepRecentTokens = Math.max(0, Math.min(settings.keepRecentTokens, run.countedTokens(target)));
   const cut = findCutPoint(run.view, { keepRecentTokens, minKeepMessages: settings.minKeepMessages });
   if (cut.firstKeptIndex === 0) return undefined;
   const checked = checkCut(run.view, cut, { plugin: PLUGIN_NAME, budget: Number.POSITIVE_INFINITY });
