@@ -8,15 +8,27 @@
  * 200,000-token window on the shipped session continued so: a request the provider refuses,
  * compacted again to the same size.
  */
-import { createCompactor, type PiMessage, providerRatio } from "@compaction/core";
+import { type Compactor, createCompactor, type PiMessage, providerRatio } from "@compaction/core";
 import { builders, type Format } from "@compaction/core/testing";
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { PRESETS } from "./support/never-stuck.js";
 import { tmpProject } from "./support/tmp-project.js";
 
 const WINDOW = 32_000;
 const RESERVE = 2_000;
+
+const compactors: Compactor<unknown>[] = [];
+afterEach(() => {
+  for (const compactor of compactors.splice(0)) compactor.dispose();
+});
+
+/** A compactor for a new project with this `.compactionrc.json`, disposed after the test. */
+async function compactorWith(config: Record<string, unknown>): Promise<Compactor<unknown>> {
+  const compactor = await createCompactor<unknown>({ cwd: tmpProject({ ".compactionrc.json": JSON.stringify(config) }) });
+  compactors.push(compactor);
+  return compactor;
+}
 
 const FIXTURES: ReadonlyArray<readonly [string, Format, () => unknown[]]> = [
   ...PI_FIXTURES.map((file) => [file, "pi", () => loadPiMessages(file, { context: true })] as const),
@@ -40,116 +52,89 @@ function continued(format: Format, load: () => unknown[]): unknown[] {
 }
 
 describe.each(PRESETS)("the budget in the provider's measure (preset %s)", (preset) => {
-  it.each(FIXTURES)("%s: the compacted context fits the window less the reserve as the run measures it", async (_file, format, load) => {
-    const cwd = tmpProject({ ".compactionrc.json": JSON.stringify({ preset, adapter: format, contextWindow: WINDOW, reserveTokens: RESERVE }) });
-    const compactor = await createCompactor<unknown>({ cwd });
-    try {
-      const messages = continued(format, load);
-      // The provider's tokens per token of ours in these transcripts' messages (Claude's figures).
-      const calibrated = compactor.tokens.calibration(messages).ratio;
-      expect(calibrated).toBeGreaterThan(1.1);
-      const result = await compactor.compact({ messages, trigger: "auto" });
-      expect(result.status, result.reason ?? "").toBe("compacted");
-      // The messages kept, as the provider counts them, leave the reserve free: for the reply and
-      // what no message shows (the system prompt and tools, which the reserve must cover: the
-      // Claude Code transcripts' first figures put it at 15,000-30,000 tokens, more than this
-      // small window's reserve).
-      expect(Math.round(result.tokensAfter * calibrated)).toBeLessThanOrEqual(WINDOW - RESERVE);
-      // What send-time shaping (a host that keeps the full transcript) sends fits it too.
-      const shaped = compactor.shapeRequest(messages);
-      expect(Math.round(compactor.tokens.total(shaped.messages) * calibrated)).toBeLessThanOrEqual(WINDOW - RESERVE);
-    } finally {
-      compactor.dispose();
-    }
+  it.each(FIXTURES)("%s: the messages kept fit the window less the reserve as the provider counts them (the calibrated ratio)", async (_file, format, load) => {
+    const compactor = await compactorWith({ preset, adapter: format, contextWindow: WINDOW, reserveTokens: RESERVE });
+    const messages = continued(format, load);
+    // The provider's tokens per token of ours in these transcripts' messages (Claude's figures).
+    const calibrated = compactor.tokens.calibration(messages).ratio;
+    expect(calibrated).toBeGreaterThan(1.1);
+    const result = await compactor.compact({ messages, trigger: "auto" });
+    expect(result.status, result.reason ?? "").toBe("compacted");
+    // The messages kept, as the provider counts them, leave the reserve free: for the reply and
+    // what no message shows (the system prompt and tools, which the reserve must cover: the
+    // Claude Code transcripts' first figures put it at 15,000-30,000 tokens, more than this
+    // small window's reserve).
+    expect(Math.round(result.tokensAfter * calibrated)).toBeLessThanOrEqual(WINDOW - RESERVE);
+    // What send-time shaping (a host that keeps the full transcript) sends fits it too.
+    const shaped = compactor.shapeRequest(messages);
+    expect(Math.round(compactor.tokens.total(shaped.messages) * calibrated)).toBeLessThanOrEqual(WINDOW - RESERVE);
   });
 });
 
 it("leaves the budget as it was when the context carries no usage figure", async () => {
-  const cwd = tmpProject({ ".compactionrc.json": JSON.stringify({ preset: "safeguard", adapter: "openai", contextWindow: WINDOW, reserveTokens: RESERVE }) });
-  const compactor = await createCompactor<unknown>({ cwd });
-  try {
-    const b = builders("openai");
-    const messages = [b.user("Run the tests."), b.assistant("Running.", [{ id: "t", name: "bash" }]), ...b.toolResults([{ id: "t", text: output(60_000) }])];
-    const result = await compactor.compact({ messages, trigger: "auto" });
-    expect(result.status, result.reason ?? "").toBe("compacted");
-    // No usage figure: the measure is our count, and the context is brought just under the budget.
-    expect(result.tokensBefore).toBe(compactor.tokens.total(messages));
-    expect(result.tokensAfter).toBeLessThanOrEqual(WINDOW - RESERVE);
-    expect(result.tokensAfter).toBeGreaterThan((WINDOW - RESERVE) * 0.8);
-  } finally {
-    compactor.dispose();
-  }
+  const compactor = await compactorWith({ preset: "safeguard", adapter: "openai", contextWindow: WINDOW, reserveTokens: RESERVE });
+  const b = builders("openai");
+  const messages = [b.user("Run the tests."), b.assistant("Running.", [{ id: "t", name: "bash" }]), ...b.toolResults([{ id: "t", text: output(60_000) }])];
+  const result = await compactor.compact({ messages, trigger: "auto" });
+  expect(result.status, result.reason ?? "").toBe("compacted");
+  // No usage figure: the measure is our count, and the context is brought just under the budget.
+  expect(result.tokensBefore).toBe(compactor.tokens.total(messages));
+  expect(result.tokensAfter).toBeLessThanOrEqual(WINDOW - RESERVE);
+  expect(result.tokensAfter).toBeGreaterThan((WINDOW - RESERVE) * 0.8);
 });
 
 it("sizes against the calibrated ratio when the newest usage figure is of a request pruned when sent", async () => {
   // A pi session file keeps every output whole; what was sent had old ones pruned, so the newest
   // figure is far below the provider's count of what is stored.
-  const cwd = tmpProject({ ".compactionrc.json": JSON.stringify({ preset: "safeguard", adapter: "pi", contextWindow: WINDOW, reserveTokens: RESERVE }) });
-  const compactor = await createCompactor<unknown>({ cwd });
-  try {
-    const messages = loadPiMessages(PI_FIXTURES[0] as string, { context: true }) as PiMessage[];
-    const last = messages.length - 1 - [...messages].reverse().findIndex((m) => m.role === "assistant" && "usage" in m);
-    const newest = messages[last] as PiMessage & { usage: { totalTokens: number; input: number } };
-    const sent = Math.round(compactor.tokens.total(messages) * 0.6);
-    messages[last] = { ...newest, usage: { ...newest.usage, input: sent, cacheRead: 0, cacheWrite: 0, output: 0, totalTokens: sent } } as PiMessage;
-    const calibrated = compactor.tokens.calibration(messages).ratio;
-    expect(calibrated).toBeGreaterThan(1.1);
-    expect(providerRatio(compactor.tokens.contextTokens(messages).tokens, compactor.tokens.total(messages))).toBe(1);
-    expect(compactor.tokens.budgetRatio(messages)).toBe(calibrated);
-    const shaped = compactor.shapeRequest(messages);
-    expect(shaped.budget).toBe(Math.floor((WINDOW - RESERVE) / calibrated));
-    expect(compactor.tokens.total(shaped.messages) * calibrated).toBeLessThanOrEqual(WINDOW - RESERVE);
-  } finally {
-    compactor.dispose();
-  }
+  const compactor = await compactorWith({ preset: "safeguard", adapter: "pi", contextWindow: WINDOW, reserveTokens: RESERVE });
+  const messages = loadPiMessages(PI_FIXTURES[0] as string, { context: true }) as PiMessage[];
+  const last = messages.length - 1 - [...messages].reverse().findIndex((m) => m.role === "assistant" && "usage" in m);
+  const newest = messages[last] as PiMessage & { usage: { totalTokens: number; input: number } };
+  const sent = Math.round(compactor.tokens.total(messages) * 0.6);
+  messages[last] = { ...newest, usage: { ...newest.usage, input: sent, cacheRead: 0, cacheWrite: 0, output: 0, totalTokens: sent } } as PiMessage;
+  const calibrated = compactor.tokens.calibration(messages).ratio;
+  expect(calibrated).toBeGreaterThan(1.1);
+  expect(providerRatio(compactor.tokens.contextTokens(messages).tokens, compactor.tokens.total(messages))).toBe(1);
+  expect(compactor.tokens.budgetRatio(messages)).toBe(calibrated);
+  const shaped = compactor.shapeRequest(messages);
+  expect(shaped.budget).toBe(Math.floor((WINDOW - RESERVE) / calibrated));
+  expect(compactor.tokens.total(shaped.messages) * calibrated).toBeLessThanOrEqual(WINDOW - RESERVE);
 });
 
 it("counts a system prompt given to shapeRequest once: the calibrated ratio holds none of it", async () => {
-  const cwd = tmpProject({ ".compactionrc.json": JSON.stringify({ preset: "safeguard", adapter: "pi", contextWindow: 200_000, reserveTokens: 16_384 }) });
-  const compactor = await createCompactor<unknown>({ cwd });
-  try {
-    const messages = loadPiMessages(PI_FIXTURES[0] as string, { context: true });
-    const systemPrompt = "You are a careful coding agent. ".repeat(1000);
-    const systemPromptTokens = compactor.tokens.counter.count(systemPrompt);
-    const calibrated = compactor.tokens.calibration(messages).ratio;
-    const shaped = compactor.shapeRequest(messages, { systemPrompt });
-    expect(shaped.budget).toBe(Math.floor((200_000 - 16_384) / calibrated) - systemPromptTokens);
-    // The shipped session fits beside that prompt as the provider counts it: nothing is shrunk.
-    expect(compactor.tokens.total(messages) * calibrated + systemPromptTokens * calibrated).toBeLessThan(200_000 - 16_384);
-    expect(shaped.messages).toBe(messages);
-  } finally {
-    compactor.dispose();
-  }
+  const compactor = await compactorWith({ preset: "safeguard", adapter: "pi", contextWindow: 200_000, reserveTokens: 16_384 });
+  const messages = loadPiMessages(PI_FIXTURES[0] as string, { context: true });
+  const systemPrompt = "You are a careful coding agent. ".repeat(1000);
+  const systemPromptTokens = compactor.tokens.counter.count(systemPrompt);
+  const calibrated = compactor.tokens.calibration(messages).ratio;
+  const shaped = compactor.shapeRequest(messages, { systemPrompt });
+  expect(shaped.budget).toBe(Math.floor((200_000 - 16_384) / calibrated) - systemPromptTokens);
+  // The shipped session fits beside that prompt as the provider counts it: nothing is shrunk.
+  expect(compactor.tokens.total(messages) * calibrated + systemPromptTokens * calibrated).toBeLessThan(200_000 - 16_384);
+  expect(shaped.messages).toBe(messages);
 });
 
 it("rolling without recall keeps its recent messages within the budget in our count (the target converted, not compared as is)", async () => {
-  const cwd = tmpProject({
-    // A window whose budget in our count (22,000 / 1.25) is below rolling's keepRecentTokens (20,000).
-    ".compactionrc.json": JSON.stringify({ preset: "rolling", adapter: "pi", contextWindow: 24_000, reserveTokens: RESERVE, options: { rolling: { recall: false } } }),
-  });
-  const compactor = await createCompactor<unknown>({ cwd });
-  try {
-    // Usage figures of a provider counting 1.25x ours plus 25,000 tokens no message shows.
-    const messages: PiMessage[] = [];
-    let counted = 0;
-    let at = Date.UTC(2026, 0, 1);
-    for (let i = 0; i < 26; i++) {
-      const user = { role: "user", content: [{ type: "text", text: `question ${i}: ${"why does the parser drop the last token? ".repeat(40)}` }], timestamp: (at += 1000) } as PiMessage;
-      messages.push(user);
-      counted += compactor.tokens.count(user);
-      const reply = { role: "assistant", content: [{ type: "text", text: `answer ${i}: ${"the loop ends one index early, fixed in parse.ts. ".repeat(40)}` }], stopReason: "stop", timestamp: (at += 1000) };
-      counted += compactor.tokens.count(reply as PiMessage);
-      const total = Math.round(25_000 + 1.25 * counted);
-      messages.push({ ...reply, usage: { input: total, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: total } } as PiMessage);
-    }
-    messages.push({ role: "user", content: [{ type: "text", text: "continue" }], timestamp: (at += 1000) } as PiMessage);
-    const result = await compactor.compact({ messages, trigger: "auto" });
-    expect(result.status, result.reason ?? "").toBe("compacted");
-    expect(result.warnings.join("\n")).not.toMatch(/cannot bring the context within the budget/);
-    // The fallback kept recent messages verbatim after its summary, within the budget.
-    expect(result.messages.length).toBeGreaterThan(2);
-    expect(result.tokensAfter * compactor.tokens.calibration(messages).ratio).toBeLessThanOrEqual(24_000 - RESERVE);
-  } finally {
-    compactor.dispose();
+  // A window whose budget in our count (22,000 / 1.25) is below rolling's keepRecentTokens (20,000).
+  const compactor = await compactorWith({ preset: "rolling", adapter: "pi", contextWindow: 24_000, reserveTokens: RESERVE, options: { rolling: { recall: false } } });
+  // Usage figures of a provider counting 1.25x ours plus 25,000 tokens no message shows.
+  const messages: PiMessage[] = [];
+  let counted = 0;
+  let at = Date.UTC(2026, 0, 1);
+  for (let i = 0; i < 26; i++) {
+    const user = { role: "user", content: [{ type: "text", text: `question ${i}: ${"why does the parser drop the last token? ".repeat(40)}` }], timestamp: (at += 1000) } as PiMessage;
+    messages.push(user);
+    counted += compactor.tokens.count(user);
+    const reply = { role: "assistant", content: [{ type: "text", text: `answer ${i}: ${"the loop ends one index early, fixed in parse.ts. ".repeat(40)}` }], stopReason: "stop", timestamp: (at += 1000) };
+    counted += compactor.tokens.count(reply as PiMessage);
+    const total = Math.round(25_000 + 1.25 * counted);
+    messages.push({ ...reply, usage: { input: total, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: total } } as PiMessage);
   }
+  messages.push({ role: "user", content: [{ type: "text", text: "continue" }], timestamp: (at += 1000) } as PiMessage);
+  const result = await compactor.compact({ messages, trigger: "auto" });
+  expect(result.status, result.reason ?? "").toBe("compacted");
+  expect(result.warnings.join("\n")).not.toMatch(/cannot bring the context within the budget/);
+  // The fallback kept recent messages verbatim after its summary, within the budget.
+  expect(result.messages.length).toBeGreaterThan(2);
+  expect(result.tokensAfter * compactor.tokens.calibration(messages).ratio).toBeLessThanOrEqual(24_000 - RESERVE);
 });

@@ -105,8 +105,8 @@ export class CompactionRun<T> {
   }
   /**
    * Most tokens the compacted context may hold, by our count: the context window minus the
-   * reserve, at the run's provider ratio (`countedBudget`), so that a context within it is within
-   * the window as the provider counts it.
+   * reserve, at the calibrated ratio (`countedBudget` at `MessageTokenCounter.budgetRatio`), so
+   * that messages within it are within the window as the provider counts them.
    */
   get budget(): number {
     return this.#run.budget;
