@@ -11,6 +11,7 @@
 import { type Compactor, createCompactor, type PiMessage, providerRatio } from "@compaction/core";
 import { builders, type Format } from "@compaction/core/testing";
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { PRESETS } from "./support/never-stuck.js";
 import { tmpProject } from "./support/tmp-project.js";
@@ -137,4 +138,43 @@ it("rolling without recall keeps its recent messages within the budget in our co
   // The fallback kept recent messages verbatim after its summary, within the budget.
   expect(result.messages.length).toBeGreaterThan(2);
   expect(result.tokensAfter * compactor.tokens.calibration(messages).ratio).toBeLessThanOrEqual(24_000 - RESERVE);
+});
+
+it("keeps generated sessions within the window as a provider counting r times ours sees them, every preset", async () => {
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom(...PRESETS),
+      fc.double({ min: 1, max: 2.5, noNaN: true }),
+      fc.integer({ min: 12_000, max: 40_000 }),
+      fc.integer({ min: 4, max: 30 }),
+      fc.integer({ min: 0, max: 30_000 }),
+      async (preset, r, window, turns, lastOutput) => {
+        const reserve = 2_000;
+        const compactor = await compactorWith({ preset, adapter: "pi", contextWindow: window, reserveTokens: reserve, tokenizer: { counter: "estimate" } });
+        // Usage figures of a provider counting r times ours, plus a fixed part the reserve covers.
+        const messages: PiMessage[] = [];
+        let counted = 0;
+        let at = Date.UTC(2026, 0, 1);
+        for (let i = 0; i < turns; i++) {
+          const user = { role: "user", content: [{ type: "text", text: `step ${i}: ${"check the parser and its tests. ".repeat(20 + (i % 7) * 10)}` }], timestamp: (at += 1000) } as PiMessage;
+          messages.push(user);
+          counted += compactor.tokens.count(user);
+          const reply = { role: "assistant", content: [{ type: "text", text: `done ${i}: ${"fixed an off-by-one in parse.ts. ".repeat(20 + (i % 5) * 12)}` }], stopReason: "stop", timestamp: (at += 1000) };
+          counted += compactor.tokens.count(reply as PiMessage);
+          const total = Math.round(reserve / 2 + r * counted);
+          messages.push({ ...reply, usage: { input: total, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: total } } as PiMessage);
+        }
+        messages.push({ role: "user", content: [{ type: "text", text: `${"log line of the last step ".repeat(lastOutput / 5)}continue` }], timestamp: (at += 1000) } as PiMessage);
+        const ratio = compactor.tokens.budgetRatio(messages);
+        const result = await compactor.compact({ messages, trigger: "manual" });
+        expect(["compacted", "noop"], result.reason ?? "").toContain(result.status);
+        // What the session holds after the run (all of it when nothing was compacted) fits.
+        const kept = result.status === "compacted" ? result.tokensAfter : compactor.tokens.total(messages);
+        expect(kept * ratio).toBeLessThanOrEqual(window - reserve);
+      },
+    ),
+    // First, a case that ended 9 tokens over before the core counted the eviction note (rule 5 of
+    // core/src/compactor/fit-budget.ts): kept messages within the budget, the note beyond it.
+    { numRuns: 100, examples: [["rolling", 2.205282858487405, 34_054, 8, 11_155]] },
+  );
 });

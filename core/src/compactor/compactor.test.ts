@@ -407,6 +407,57 @@ describe("Compactor.compact", () => {
     expect(result.warnings.join("\n")).toContain("'greedy'");
   });
 
+  it("shrinks the kept part when the note a plugin writes leaves the context over the budget, to the token", async () => {
+    const input = [user("old"), assistant("ok"), user(words(400)), assistant(words(400))];
+    const note = `[Context rolled: ${words(40)}]`;
+    const noter: CompactionPlugin = {
+      name: "noter",
+      apply: (c) => {
+        c.hooks.selectCut.tap("noter", () => ({ firstKeptIndex: 2 }));
+        c.hooks.summarize.tap("noter", () => ({ text: note, kind: "note" }));
+      },
+    };
+    const c = compactor([noter]);
+    // The kept part fits with 5 tokens to spare; the note takes more than that.
+    const contextWindow = c.tokens.total(input.slice(2)) + 5;
+    const result = await c.compact({ messages: input, contextWindow });
+    expect(result.status).toBe("compacted");
+    expect(result.tokensAfter).toBe(c.tokens.total(result.messages));
+    expect(result.tokensAfter).toBeLessThanOrEqual(contextWindow);
+    expect((result.messages[0] as unknown as { content: string }).content).toBe(note); // the note is never shortened
+    expect((result.shrunk ?? []).map((s) => s.index)).toEqual([3]); // in the input's indices
+    expect(result.shrunk?.[0]?.tokensBefore).toBe(c.tokens.count(input[3] as PiMessage));
+    expect(result.cut?.keptTokens).toBe(result.tokensAfter - c.tokens.count(result.messages[0] as PiMessage));
+    expect(result.warnings.join("\n")).toMatch(/With its note, the compacted context was \d+ tokens over the budget/);
+    expect(result.warnings.join("\n")).not.toContain("still over the budget");
+  });
+
+  it("keeps a context whose summary outgrows its room within the budget, already shrunk parts counted from their original size", async () => {
+    const input = [user("old"), assistant("ok"), user(words(400)), assistant("looking", [{ id: "t1" }]), toolResult("t1", words(3000)), assistant(words(400))];
+    // A plugin that writes its summary without asking how much room is left.
+    const verbose: CompactionPlugin = {
+      name: "verbose",
+      apply: (c) => {
+        c.hooks.selectCut.tap("verbose", () => ({ firstKeptIndex: 2 }));
+        c.hooks.summarize.tap("verbose", (draft) => ({ ...draft, text: words(300) }));
+      },
+    };
+    const copy = structuredClone(input);
+    const c = compactor([verbose]);
+    const contextWindow = 1_500;
+    const result = await c.compact({ messages: input, contextWindow });
+    expect(result.status).toBe("compacted");
+    expect(c.tokens.total(result.messages)).toBeLessThanOrEqual(contextWindow);
+    expect(result.summary).toBe(words(300));
+    // The tool output was shrunk by the cut's fit and again for the summary: reported once, from its original size.
+    const output = (result.shrunk ?? []).filter((s) => s.index === 4);
+    expect(output).toHaveLength(1);
+    expect(output[0]?.tokensBefore).toBe(c.tokens.count(input[4] as PiMessage));
+    expect(result.warnings.join("\n")).toContain("cutting alone could not bring the context under the budget");
+    expect(result.warnings.join("\n")).toMatch(/With its summary, the compacted context was \d+ tokens over the budget/);
+    expect(input).toEqual(copy); // the input is untouched
+  });
+
   it("pulls a cut past the newest user message back to it", async () => {
     const result = await compactor([cutAt(7, "eager")]).compact({ messages: conversation() });
     expect(result.cut?.firstKeptIndex).toBe(4);

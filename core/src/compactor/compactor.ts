@@ -8,7 +8,7 @@ import type { Cut } from "../cut/cut.js";
 import { shrinkToBudget } from "../shrink/shrink-to-budget.js";
 import { createExtractiveSummarizer } from "../summarizer/extractive.js";
 import { summaryHasContent } from "../summarizer/has-content.js";
-import { fitCutToBudget, keepNewestRequest, latestCutIndex } from "./fit-budget.js";
+import { fitCompacted, fitCutToBudget, keepNewestRequest, latestCutIndex } from "./fit-budget.js";
 import { summarizeCut } from "./summarize-cut.js";
 import { guardShapingTap, type RequestShaping, type ShapedRequest, type ShapeRequestInput, shapeRequest } from "./shape-request.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
@@ -376,7 +376,28 @@ export class Compactor<T> {
     // Our count of the compacted messages, the measure the cut check and the budget use (usage
     // stored on kept messages describes the old context). A host that shows it beside tokensBefore
     // converts it with tokens.calibration (the CLI does).
-    const counted = this.tokens.total(messages);
+    let counted = this.tokens.total(messages);
+    let shrunkMessages = run.shrink?.shrunk ?? [];
+    if (counted > run.budget && cut !== null && !run.suffixOnly) {
+      // The summary or note took more than the room the kept messages left (rule 5, fit-budget.ts).
+      const fitted = fitCompacted({
+        messages,
+        summaryAt: draft.kind === "none" ? -1 : cut.preservedIndices.length,
+        summaryKind: draft.kind === "note" ? "note" : "summary",
+        cut,
+        shrunk: shrunkMessages,
+        tokens: this.tokens,
+        budget: run.budget,
+        recallTool: this.#recallTool(),
+      });
+      if (fitted.repair !== null) {
+        run.warnings.push(`[core] ${fitted.repair}`);
+        messages.splice(0, messages.length, ...fitted.messages);
+        shrunkMessages = fitted.shrunk;
+        counted = fitted.tokens;
+        run.cut = { ...cut, keptTokens: counted - (draft.kind === "none" ? 0 : this.tokens.count(messages[cut.preservedIndices.length] as T)) };
+      }
+    }
     if (counted > run.budget && run.suffixOnly && run.shrink !== null) {
       run.warnings.push(
         `[core] The compacted context is ${counted} tokens, over the budget of ${run.budget}: the host records only a summary and the unchanged messages it keeps, so it must shrink them when it sends the request (shrinkToBudget, the result's \`shrunk\`), to ${cut?.keptTokens ?? run.shrink.tokens} tokens kept.`,
@@ -406,12 +427,12 @@ export class Compactor<T> {
       status: "compacted",
       messages,
       summary,
-      cut,
+      cut: run.cut,
       event,
       tokensBefore: run.tokensBefore,
       tokensAfter,
       warnings: run.warnings,
-      shrunk: run.shrink?.shrunk ?? [],
+      shrunk: shrunkMessages,
       reason: null,
       error: null,
     };

@@ -9,13 +9,17 @@
  *    the request itself to head and tail).
  * 4. When even that cannot fit (the system prompt, pinned messages and the request alone are
  *    over the budget), the run fails with COMPACTION_CONTEXT_OVERFLOW and the numbers.
+ * 5. Once the summary (or eviction note) is written, the compacted context is counted whole: when
+ *    the summary takes more than the room the kept messages left (a note is not sized in advance,
+ *    and a wrapper and its text count a token or two apart from their sum), the kept messages are
+ *    shrunk by what it is over (`fitCompacted`), so the result is within the budget to the token.
  */
 import { CompactionError, ErrorCodes } from "../errors.js";
 import { checkCut } from "../cut/check-cut.js";
 import type { CheckedCut, Cut } from "../cut/cut.js";
 import type { MessageView } from "../cut/message-view.js";
 import { isCutPoint, lastUserIndex } from "../cut/turns.js";
-import { shrinkToBudget, type ShrinkResult } from "../shrink/shrink-to-budget.js";
+import { shrinkToBudget, type ShrinkResult, type ShrunkMessage } from "../shrink/shrink-to-budget.js";
 import type { MessageTokenCounter } from "../tokens/message-tokens.js";
 
 /** The room a cut that had to be moved or shrunk leaves for the summary, at most. */
@@ -148,4 +152,58 @@ function overflow<T>(view: MessageView, keptIndices: readonly number[], shrink: 
     `The context cannot be brought under the budget of ${budget} tokens: the system prompt (${system} tokens), the pinned messages (${pinned}) and the newest user message (${requestTokens}, cut to head and tail) with what cannot be shortened further (${other}: the newest turn's other messages down to their markers, tool-call names and the thinking of the calls being answered) are ${shrink.tokens} tokens.`,
     { hint: "Unpin messages, shorten the system prompt, or use a model with a larger context window." },
   );
+}
+
+export interface CompactedInput<T> {
+  /** The compacted context: the preserved messages, the summary or note (at `summaryAt`), the kept ones. */
+  readonly messages: readonly T[];
+  /** Index of the summary or note in `messages`, or -1 without one. */
+  readonly summaryAt: number;
+  /** What that message is, for the repair's sentence. */
+  readonly summaryKind: "summary" | "note";
+  readonly cut: CheckedCut;
+  /** The kept messages' shrinking so far (indices in the working set), from rule 3. */
+  readonly shrunk: readonly ShrunkMessage[];
+  readonly tokens: MessageTokenCounter<T>;
+  readonly budget: number;
+  readonly recallTool: string | undefined;
+}
+
+export interface FittedCompacted<T> {
+  readonly messages: readonly T[];
+  /** Every message shrunk, by index in the working set, with its size before any shrinking. */
+  readonly shrunk: readonly ShrunkMessage[];
+  readonly tokens: number;
+  /** What the core changed, one sentence, or null when the context fit as it was. */
+  readonly repair: string | null;
+}
+
+/**
+ * Rule 5 for a compacted context over the budget: its kept messages shrunk (shrinkToBudget; the
+ * summary, the system prompt and pinned messages are never shortened) until the whole fits.
+ */
+export function fitCompacted<T>(input: CompactedInput<T>): FittedCompacted<T> {
+  const { messages, summaryAt, cut, budget } = input;
+  const shrink = shrinkToBudget(messages, input.tokens, {
+    budget,
+    recallTool: input.recallTool,
+    protect: new Set(summaryAt >= 0 ? [summaryAt] : []),
+  });
+  if (shrink.shrunk.length === 0) return { messages, shrunk: input.shrunk, tokens: shrink.tokens, repair: null };
+  const preserved = cut.preservedIndices;
+  const afterSummary = summaryAt >= 0 ? 1 : 0;
+  const working = (at: number) => (at < preserved.length ? (preserved[at] as number) : cut.firstKeptIndex + at - preserved.length - afterSummary);
+  const byIndex = new Map(input.shrunk.map((s) => [s.index, s]));
+  for (const s of shrink.shrunk) {
+    const index = working(s.index);
+    byIndex.set(index, { ...s, index, tokensBefore: byIndex.get(index)?.tokensBefore ?? s.tokensBefore });
+  }
+  const over = input.tokens.total(messages) - budget;
+  const shrunkText = shrink.shrunk.map((s) => `message ${working(s.index)} (${s.what}, ${s.tokensBefore} -> ${s.tokensAfter} tokens)`).join(", ");
+  return {
+    messages: shrink.messages,
+    shrunk: [...byIndex.values()].sort((a, b) => a.index - b.index),
+    tokens: shrink.tokens,
+    repair: `${summaryAt >= 0 ? `With its ${input.summaryKind}, the` : "The"} compacted context was ${over} tokens over the budget of ${budget}; shrunk to head and tail: ${shrunkText}. The full text stays in the transcript.`,
+  };
 }

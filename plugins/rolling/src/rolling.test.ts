@@ -350,9 +350,14 @@ describe("rolling: options", () => {
   it("applies the documented defaults: 10 messages kept at least, 80% of the window", async () => {
     // 16 messages, 380 tokens in a 300-token window: the target is 240, and the newest 10 stay
     const messages = turns("pi", 4);
-    const result = await compactorFor("pi", [rolling(), fakeRecall()], { contextWindow: 300 }).compact({ messages });
-    expect(result.messages.slice(1)).toEqual(messages.slice(5));
+    const compactor = compactorFor("pi", [rolling(), fakeRecall()], { contextWindow: 300 });
+    const result = await compactor.compact({ messages });
+    const stamps = (list: readonly unknown[]) => list.map((m) => (m as { timestamp: number }).timestamp);
+    expect(stamps(result.messages.slice(1))).toEqual(stamps(messages.slice(5)));
     expect(result.warnings[0]).toMatch(/over the target of 240/);
+    // With the eviction note the ten are over the window: the core shrinks one of them to fit it.
+    expect(compactor.tokens.total(result.messages)).toBeLessThanOrEqual(300);
+    expect(result.shrunk ?? []).not.toEqual([]);
   });
 });
 
