@@ -205,3 +205,36 @@ describe("compactionMiddleware and the project's code configuration (trusted)", 
     expect(() => compactionMiddleware({ trusted: "yes" as never })).toThrow(expect.objectContaining({ code: "COMPACTION_INPUT_INVALID", path: "/trusted" }));
   });
 });
+
+describe("compactionMiddleware in the provider's measure", () => {
+  it("fits a call to the window as a provider counting 1.5x our count sees it", async () => {
+    const cwd = project({ reserveTokens: 500, agents: { auditor: { preset: "safeguard" } } });
+    // A history whose AI messages carry the usage figures of a provider counting 1.5x what we do.
+    const messages: BaseMessage[] = [new HumanMessage({ content: REQUEST, id: "m-request" })];
+    let counted = counter.count(messageTokenText(adapter.readFacts(messages[0]!)));
+    for (let step = 0; step < 8; step++) {
+      const input = Math.round(1.5 * counted);
+      const ai = new AIMessage({
+        id: `m-ai-${step}`,
+        content: `Reading step ${step}.`,
+        tool_calls: [{ id: `call_${step}`, name: "read_file", args: { path: `src/module-${step}.ts` }, type: "tool_call" }],
+        usage_metadata: { input_tokens: input, output_tokens: 0, total_tokens: input },
+      });
+      const result = new ToolMessage({ id: `m-tool-${step}`, tool_call_id: `call_${step}`, content: `// module ${step}\n` + `export const value${step} = compute(${step}); // a long line of code\n`.repeat(60) });
+      messages.push(ai, result);
+      counted += counter.count(messageTokenText(adapter.readFacts(ai))) + counter.count(messageTokenText(adapter.readFacts(result)));
+    }
+    // A window our count of the call fits, and the provider's does not.
+    const window = Math.round(counted * 1.25);
+    const middleware = compactionMiddleware({ cwd, contextWindow: window, agent: "auditor" });
+    const wrap = middleware.wrapModelCall as unknown as (request: { messages: BaseMessage[] }, handler: (request: { messages: BaseMessage[] }) => Promise<unknown>) => Promise<unknown>;
+    let sent: BaseMessage[] | undefined;
+    await wrap({ messages }, async (request) => {
+      sent = request.messages;
+      return new AIMessage("done");
+    });
+    expect(sent).toBeDefined();
+    expect(sent).not.toEqual(messages);
+    expect(sentTokens(sent!) - sentTokens([])).toBeLessThanOrEqual(window / 1.5 + 1);
+  }, 60_000);
+});

@@ -14,6 +14,9 @@
  *   call's messages and shapes what is still too large (`compactor.shapeRequest`: the preset's
  *   send-time shaping, then the core's shrinking to head and tail), for this call only. A call that cannot be brought under the window is not
  *   sent: it throws COMPACTION_CONTEXT_OVERFLOW.
+ * The window is the provider's measure (Claude counts about 1.25x o200k), so our counts are
+ * compared with it at the calibrated ratio (`tokens.budgetRatio`, learned from the usage figures
+ * of the AI messages), as the core's own budget is.
  */
 import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
@@ -22,6 +25,7 @@ import {
   type CompactionResult,
   type Compactor,
   configWarnings,
+  countedBudget,
   createCompactor,
   describeError,
   ErrorCodes,
@@ -103,7 +107,11 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     return window;
   };
 
-  /** Compacts `messages` so that, with `extra` tokens beside them, the call fits `window`. */
+  /**
+   * Compacts `messages` so that, with `extra` tokens beside them (our count), the call fits
+   * `window`. The window is the provider's measure, so every figure here is: our counts at the
+   * calibrated ratio (`tokens.budgetRatio`, learned from the messages' usage figures).
+   */
   const fit = async (
     engine: Compactor<BaseMessage>,
     messages: readonly BaseMessage[],
@@ -112,7 +120,9 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     scope: "state" | "request",
     signal: AbortSignal | undefined,
   ): Promise<Fit> => {
-    const before = engine.tokens.contextTokens(messages).tokens + extra;
+    const ratio = engine.tokens.budgetRatio(messages);
+    const extraTokens = Math.ceil(extra * ratio);
+    const before = engine.tokens.contextTokens(messages).tokens + extraTokens;
     emit({
       type: "compaction-start",
       tokens: before,
@@ -123,13 +133,13 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     });
     const result = await engine.compact({
       messages,
-      contextWindow: Math.max(1, window - extra),
+      contextWindow: Math.max(1, window - extraTokens),
       reserveTokens: options.reserveTokens ?? engine.reserveTokens,
       trigger: "auto",
       ...(options.agent === undefined ? {} : { agent: options.agent }),
       ...(signal === undefined ? {} : { signal }),
     });
-    const tokens = result.status === "compacted" ? engine.tokens.total(result.messages) + extra : before;
+    const tokens = result.status === "compacted" ? Math.ceil((engine.tokens.total(result.messages) + extra) * ratio) : before;
     emit({ type: "compaction-end", result, tokens, scope });
     if (result.status === "failed" || result.status === "cancelled") {
       emit({ type: "warning", message: `Compaction ${result.status}: ${result.reason ?? ""}`.trim(), code: result.error?.code ?? null });
@@ -143,7 +153,7 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
       const engine = await getCompactor();
       const window = windowOf(engine);
       const messages = state.messages as BaseMessage[];
-      const tokens = engine.tokens.contextTokens(messages).tokens + overhead;
+      const tokens = engine.tokens.contextTokens(messages).tokens + Math.ceil(overhead * engine.tokens.budgetRatio(messages));
       if (!engine.autoCompact.enabled || tokens <= engine.autoCompact.threshold * window) return undefined;
       const signal = (runtime as { signal?: AbortSignal } | undefined)?.signal;
       const done = await fit(engine, messages, window, overhead, "state", signal);
@@ -162,7 +172,9 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
       const engine = await getCompactor();
       const window = windowOf(engine);
       overhead = engine.tokens.counter.count(overheadText(request));
-      const sent = engine.tokens.total(request.messages) + overhead;
+      // The window is the provider's measure: our count at the calibrated ratio is compared with it.
+      const ratio = engine.tokens.budgetRatio(request.messages);
+      const sent = Math.ceil((engine.tokens.total(request.messages) + overhead) * ratio);
       if (sent <= window) return handler(request);
       let done: Fit;
       try {
@@ -176,12 +188,12 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
       // What compacting could not bring under the window is shaped to fit, for this call only
       // (compactor.shapeRequest: the preset's send-time shaping, then the core's shrinking to head
       // and tail, largest tool outputs first, the request last, older turns left out only at the end).
-      const shaped = engine.shapeRequest(done.messages, { contextWindow: window, budget: Math.max(1, window - overhead) });
+      const shaped = engine.shapeRequest(done.messages, { contextWindow: window, budget: Math.max(1, countedBudget(window, ratio) - overhead) });
       for (const warning of shaped.warnings) emit({ type: "warning", message: warning, code: null });
       if (!shaped.fits) {
         throw new CompactionError(
           ErrorCodes.CONTEXT_OVERFLOW,
-          `@compaction/langchain: the model call is ${shaped.tokens + overhead} tokens after compacting and shrinking (system prompt and tools: ${overhead}), over the ${window}-token window; it was not sent.`,
+          `@compaction/langchain: the model call is ${Math.ceil((shaped.tokens + overhead) * ratio)} tokens after compacting and shrinking (system prompt and tools: ${Math.ceil(overhead * ratio)}), over the ${window}-token window; it was not sent.`,
           { hint: "Shorten the system prompt or tool definitions, pin fewer messages, or use a model with a larger window." },
         );
       }
