@@ -1,4 +1,5 @@
 import { loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+import { createCompactor, type PiMessage } from "@compaction/core";
 import { makeProject, removeProjects } from "@compaction/core/testing";
 import fc from "fast-check";
 import { join } from "node:path";
@@ -130,6 +131,48 @@ describe("the context engine on a real pi session", () => {
     expect(namespaces.get("session-compactions")?.has("s-1")).toBe(true);
     const assembled = await engine.assemble({ ...SESSION, messages: [...start, { role: "user", content: "ok", timestamp: 1 } as AgentMessage, ...realMessages.slice(20)], tokenBudget: budget });
     expect(assembled.messages[0]?.role).toBe("compactionSummary");
+  });
+
+  it("compares OpenClaw's budgets (the provider's measure) with our count at the calibrated ratio", async () => {
+    const project = makeProject({ ".compactionrc": "preset: safeguard\ntokenizer: { counter: estimate }\nautoCompact: { threshold: 0.5 }\n" });
+    const compactor = await createCompactor<PiMessage>({ cwd: project });
+    // Usage figures of a provider counting 1.5x what we count.
+    const messages: AgentMessage[] = [];
+    let counted = 0;
+    for (let i = 0; i < 12; i++) {
+      const user = { role: "user", content: [{ type: "text", text: `step ${i}: ${"check the parser and its tests. ".repeat(60)}` }], timestamp: 2 * i + 1 } as unknown as PiMessage;
+      const reply = { role: "assistant", content: [{ type: "text", text: `done ${i}: ${"fixed an off-by-one in parse.ts. ".repeat(60)}` }], stopReason: "stop", timestamp: 2 * i + 2 } as unknown as PiMessage;
+      counted += compactor.tokens.count(user) + compactor.tokens.count(reply);
+      const total = Math.round(1.5 * counted);
+      messages.push(user as unknown as AgentMessage, { ...reply, usage: { input: total, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: total } } as unknown as AgentMessage);
+    }
+    const ratio = compactor.tokens.budgetRatio(messages as unknown as PiMessage[]);
+    expect(ratio).toBeCloseTo(1.5, 1);
+    compactor.dispose();
+
+    const { registered, namespaces } = fakeHost({ cwd: project });
+    const engine = await registered.engine!({ workspaceDir: project });
+    // A budget our count of the messages fits, but the provider's does not: the request is shaped to it.
+    const budget = Math.round(counted * 1.2);
+    const assembled = await engine.assemble({ ...SESSION, messages, tokenBudget: budget });
+    expect(assembled.messages).not.toEqual(messages);
+    expect(assembled.estimatedTokens).toBeLessThanOrEqual(budget);
+    expect(assembled.estimatedTokens).toBeGreaterThan(budget * 0.8); // the estimate is the provider's measure, not our count
+    // Past half the budget as the provider counts (0.6 by ours, 0.9 by the provider's), a committed turn compacts.
+    await engine.commitTurn!({ ...SESSION, advancementKey: "turn", messages });
+    expect(namespaces.get("session-compactions")?.has("s-1"), registered.warnings.join("\n")).toBe(true);
+  });
+
+  it("compacts for a small model whose OpenClaw budget is below the config's reserve (16,384 by default)", async () => {
+    const project = makeProject({ ".compactionrc": "preset: safeguard\ntokenizer: { counter: estimate }\n" });
+    const { registered } = fakeHost({ cwd: project });
+    const engine = await registered.engine!({ workspaceDir: project });
+    await engine.assemble({ ...SESSION, messages: realMessages.slice(0, 60), tokenBudget: 12_000 });
+    // Failed with "reserveTokens must be ... below the context window (12000); found 16384".
+    const result = await engine.compact({ ...SESSION, tokenBudget: 12_000, force: true });
+    expect(result).toMatchObject({ ok: true, compacted: true });
+    const assembled = await engine.assemble({ ...SESSION, messages: realMessages.slice(0, 60), tokenBudget: 12_000 });
+    expect(assembled.estimatedTokens).toBeLessThanOrEqual(12_000);
   });
 
   it("commitTurn is idempotent per advancement key", async () => {

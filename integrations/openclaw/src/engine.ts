@@ -5,7 +5,10 @@
  * - `assemble` returns what the model sees: the session's compaction (its summary, then the
  *   messages from the first one kept) applied to the messages OpenClaw sends, with old tool
  *   outputs pruned when the context is large (the pi extension's send-time pruning, layered's
- *   thresholds), and the estimate OpenClaw compares with its token budget.
+ *   thresholds), and the estimate OpenClaw compares with its token budget. OpenClaw's budgets are
+ *   in the provider's measure (a model's context window), so each is compared with our count at
+ *   the calibrated ratio (`tokens.budgetRatio`: Claude counts about 1.25x o200k), as the core's
+ *   own budget is, and the estimate is given at that ratio too.
  * - `compact` (OpenClaw's `/compact`, its overflow recovery, and our own threshold check after
  *   each turn) runs the agent's preset from `.compactionrc` over that context. The result is kept
  *   in OpenClaw's plugin-state store (see engine-store.ts); the transcript is never touched.
@@ -16,7 +19,7 @@
  *   `assemble`, `commitTurn`, `afterTurn` and `compact` also record the messages for recall's
  *   index (agents with recall only, see recall-tool.ts).
  */
-import { type Compactor, type PiMessage, type ResolvedConfig } from "@compaction/core";
+import { type Compactor, countedBudget, type PiMessage, type ResolvedConfig } from "@compaction/core";
 import { ensureRequestPruning } from "@compaction/plugin-layered";
 import { planPiCompaction } from "@compaction/transcript";
 import { anchorOf, findAnchor, sameAnchor } from "./anchor.js";
@@ -126,22 +129,25 @@ export class CompactionEngine implements ContextEngine {
     }
     await this.#journal(compactor, params.sessionId, params.messages);
     let messages = view;
+    const ratio = budgetRatio(compactor, view);
     if (params.tokenBudget !== undefined && params.tokenBudget > 0) {
       // compactor.shapeRequest: old tool outputs pruned by layered's rules (pruneContext), then what
       // is still over the budget shrunk to head and tail; the same messages give the same request.
       // OpenClaw's tokenBudget is already the room for these messages (its context budget less the
-      // current turn's pending messages), so it is the budget as it is: no reserve comes off it again.
+      // current turn's pending messages), so no reserve comes off it again; it is the provider's
+      // measure, so it is our count at the calibrated ratio.
       try {
         const pruneContext = this.#deps.options.pruneContext;
         if (pruneContext) ensureRequestPruning(compactor);
-        const shaped = compactor.shapeRequest(view as unknown as PiMessage[], { contextWindow: params.tokenBudget, budget: params.tokenBudget, plugins: pruneContext });
+        const budget = countedBudget(params.tokenBudget, ratio);
+        const shaped = compactor.shapeRequest(view as unknown as PiMessage[], { contextWindow: params.tokenBudget, budget, plugins: pruneContext });
         for (const warning of shaped.warnings) this.#warnOnce(`compaction: ${warning}`);
         messages = shaped.messages as unknown as AgentMessage[];
       } catch (error) {
         this.#warnOnce(`compaction: could not shape the request: ${describe(error)}. The messages were sent unchanged.`);
       }
     }
-    return { messages: [...messages], estimatedTokens: countTokens(compactor, messages) };
+    return { messages: [...messages], estimatedTokens: Math.ceil(countTokens(compactor, messages) * ratio) };
   }
 
   async afterTurn(params: AfterTurnParams): Promise<void> {
@@ -168,7 +174,9 @@ export class CompactionEngine implements ContextEngine {
     if (sessionKey === undefined || tokenBudget === undefined || !compactor.autoCompact.enabled) return;
     const compaction = await this.#deps.store.compaction(sessionId);
     const view = this.#applied(messages, compaction, sessionId);
-    if (countTokens(compactor, view) <= compactor.autoCompact.threshold * tokenBudget) return;
+    // The budget is the provider's measure: our count at the calibrated ratio is compared with it.
+    const ratio = budgetRatio(compactor, view);
+    if (countTokens(compactor, view) * ratio <= compactor.autoCompact.threshold * tokenBudget) return;
     try {
       const result = await this.compact({ sessionId, sessionKey, tokenBudget });
       if (!result.ok) this.#warnOnce(`compaction: the compaction after a turn failed: ${result.reason ?? "no reason given"}`);
@@ -193,6 +201,10 @@ export class CompactionEngine implements ContextEngine {
     const previous = await this.#deps.store.compaction(params.sessionId);
     const view = this.#applied(messages, previous, params.sessionId);
     const contextWindow = params.tokenBudget ?? compactor.contextWindow ?? (compactor.config as ResolvedConfig | undefined)?.contextWindow;
+    // OpenClaw's budget for a small model can be below the config's reserve (16,384 by default),
+    // which no compaction could meet: of OpenClaw's budget at most a quarter is reserved, as the AI
+    // SDK integration does with a model's window.
+    const reserveTokens = params.tokenBudget === undefined ? undefined : Math.min(compactor.reserveTokens, Math.floor(params.tokenBudget / 4));
     const focus = params.customInstructions?.trim();
     const agent = this.#agentOf(params.sessionKey, params.agentId);
     const result = await compactor.compact({
@@ -200,6 +212,7 @@ export class CompactionEngine implements ContextEngine {
       suffixOnly: true,
       trigger: triggerOf(params),
       ...(contextWindow === undefined ? {} : { contextWindow }),
+      ...(reserveTokens === undefined ? {} : { reserveTokens }),
       ...(focus ? { focus } : {}),
       ...(agent === undefined ? {} : { agent }),
       ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }),
@@ -315,6 +328,15 @@ function countTokens(compactor: Compactor<PiMessage>, messages: readonly AgentMe
     }
   }
   return total;
+}
+
+/** The calibrated ratio of the provider's count to ours (at least 1), or 1 for messages our adapter cannot read. */
+function budgetRatio(compactor: Compactor<PiMessage>, messages: readonly AgentMessage[]): number {
+  try {
+    return compactor.tokens.budgetRatio(messages as unknown as PiMessage[]);
+  } catch {
+    return 1;
+  }
 }
 
 /** Four characters a token: for messages our adapter cannot read (an estimate is all OpenClaw asks). */
