@@ -3,8 +3,9 @@
  * against a fake model on 127.0.0.1 and one OpenClaw Gateway on 127.0.0.1 (started once: an
  * OpenClaw process takes 20-40 s to start on a loaded machine, a turn through a running Gateway
  * a few seconds):
- * - OpenClaw's plugin loader installs it from this directory (`openclaw plugins install -l`) and
- *   the install puts it in `plugins.slots.contextEngine`;
+ * - OpenClaw's plugin loader installs it from a local path (`openclaw plugins install -l`: a copy
+ *   of this package laid out as an install lays it out, see test-support/plugin-copy.ts), the
+ *   install puts it in `plugins.slots.contextEngine`, and the Gateway loads it;
  * - agent main (safeguard): the fake model's "context length exceeded" makes OpenClaw call the
  *   engine's `compact` (its overflow recovery) and retry with the summary instead of the first turn;
  * - agent roller (rolling): `openclaw sessions compact` (the Gateway's manual compaction) evicts
@@ -25,6 +26,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openClawAgentDatabase, parseOpenClawSession, readOpenClawSession, buildContext } from "@compaction/transcript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { copyPluginForInstall } from "./test-support/plugin-copy.js";
 
 const PLUGIN_DIR = fileURLToPath(new URL("..", import.meta.url));
 const require = createRequire(import.meta.url);
@@ -231,6 +233,14 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
   });
   let home: string;
   let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
+  /** Why an OpenClaw command failed: its output, and the end of the Gateway's log. */
+  const explain = (run: Run) => `${run.stderr}\n--- stdout (end):\n${run.stdout.slice(-2000)}\n--- Gateway log (end):\n${gateway?.log().slice(-6000) ?? "(no Gateway)"}`;
+  /** Starts the Gateway and checks that it loaded this plugin (a load error would leave OpenClaw's own engine running). */
+  const startCheckedGateway = async () => {
+    gateway = await startGateway(home);
+    expect(gateway.log(), gateway.log()).not.toMatch(/compaction failed during load|failed during load: .*plugin=compaction/);
+    expect(gateway.log(), gateway.log()).toMatch(/plugins: [^)]*\bcompaction\b/);
+  };
 
   beforeAll(async () => {
     home = mkdtempSync(join(tmpdir(), "compaction-openclaw-"));
@@ -261,25 +271,28 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
   }, TURN_TIMEOUT);
 
   it("installs from a local path and takes the context-engine slot", async () => {
-    const install = await openclaw(home, ["plugins", "install", "-l", "--force", "--accept-capabilities", PLUGIN_DIR]);
-    expect(install.code, install.stderr + install.stdout).toBe(0);
+    // A copy, as an install lays it out: OpenClaw captures a linked plugin's package tree on load,
+    // and the workspace changes under it while other packages' tests run (see plugin-copy.ts).
+    const source = copyPluginForInstall(PLUGIN_DIR, join(PLUGIN_DIR, "..", "..", "node_modules"), join(home, "plugin"));
+    const install = await openclaw(home, ["plugins", "install", "-l", "--force", "--accept-capabilities", source]);
+    expect(install.code, explain(install)).toBe(0);
     const config = JSON.parse(readFileSync(join(home, ".openclaw", "openclaw.json"), "utf8"));
     expect(config.plugins.slots.contextEngine).toBe("compaction");
     expect(config.plugins.entries.compaction.enabled).toBe(true);
     // The Gateway loads it; the turns below go through the Gateway.
-    gateway = await startGateway(home);
+    await startCheckedGateway();
   }, TURN_TIMEOUT);
 
   it("on a context overflow OpenClaw calls our compact, which runs agent main's preset, and the retry carries the summary", async () => {
     for (const [index, marker] of [FIRST, "SECONDTURN"].entries()) {
       const run = await openclaw(home, ["agent", "--agent", "main", "--message", turn(marker, 400), "--json"]);
-      expect(run.code, run.stderr).toBe(0);
+      expect(run.code, explain(run)).toBe(0);
       expect(model.requests.length).toBeGreaterThan(index);
     }
     const before = model.requests.length;
     model.overflowNext();
     const third = await openclaw(home, ["agent", "--agent", "main", "--message", turn("THIRDTURN", 50), "--json"]);
-    expect(third.code, third.stderr).toBe(0);
+    expect(third.code, explain(third)).toBe(0);
 
     const overflowed = model.requests[before];
     expect(overflowed?.status).toBe(400);
@@ -310,11 +323,11 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
   it("`openclaw sessions compact` runs agent roller's rolling preset, and compaction_recall then returns the evicted turn", async () => {
     for (const marker of [FIRST, "SECONDTURN"]) {
       const run = await openclaw(home, ["agent", "--agent", "roller", "--message", turn(marker, 2800), "--json"]);
-      expect(run.code, run.stderr).toBe(0);
+      expect(run.code, explain(run)).toBe(0);
     }
     // The Gateway's manual compaction reaches our engine: rolling evicts the first turn.
     const compact = await openclaw(home, ["sessions", "compact", "agent:roller:main", "--json"]);
-    expect(compact.code, compact.stderr + compact.stdout).toBe(0);
+    expect(compact.code, explain(compact)).toBe(0);
     expect(JSON.parse(compact.stdout.slice(compact.stdout.indexOf("{")))).toMatchObject({ ok: true, compacted: true });
     const records = readRecordFiles(join(home, ".openclaw", "agents", "roller", "agent", "compaction-plugin", "sessions"));
     expect(records).toHaveLength(1);
@@ -322,7 +335,7 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
 
     const before = model.requests.length;
     const ask = await openclaw(home, ["agent", "--agent", "roller", "--message", `${ASK}: what did the first turn list?`, "--json"]);
-    expect(ask.code, ask.stderr).toBe(0);
+    expect(ask.code, explain(ask)).toBe(0);
     const [asked, answered] = model.requests.slice(before);
     // The agent sees the tool (directly, not behind OpenClaw's tool search), and the note that names it instead of the first turn.
     expect(asked?.tools).toContain("compaction_recall");
@@ -349,7 +362,7 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
   it("a turn that takes agent auto past its preset's threshold compacts without overflow or a command (at commitTurn)", async () => {
     for (const marker of ["AUTOONE", "AUTOTWO", "AUTOTHREE"]) {
       const run = await openclaw(home, ["agent", "--agent", "auto", "--message", turn(marker, marker === "AUTOTHREE" ? 20 : 2800), "--json"]);
-      expect(run.code, run.stderr).toBe(0);
+      expect(run.code, explain(run)).toBe(0);
     }
     const records = readRecordFiles(join(home, ".openclaw", "agents", "auto", "agent", "compaction-plugin", "sessions"));
     expect(records).toHaveLength(1);
@@ -367,15 +380,15 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
     config.plugins.slots.contextEngine = "legacy";
     config.agents.defaults.compaction = { provider: "compaction" };
     writeFileSync(file, JSON.stringify(config, null, 2));
-    gateway = await startGateway(home);
+    await startCheckedGateway();
 
     for (const marker of ["KEEPERONE", "KEEPERTWO", "KEEPERTHREE"]) {
       const run = await openclaw(home, ["agent", "--agent", "keeper", "--message", turn(marker, 2800), "--json"]);
-      expect(run.code, run.stderr).toBe(0);
+      expect(run.code, explain(run)).toBe(0);
     }
     const before = model.requests.length;
     const compact = await openclaw(home, ["sessions", "compact", "agent:keeper:main", "--json"]);
-    expect(compact.code, compact.stderr + compact.stdout).toBe(0);
+    expect(compact.code, explain(compact)).toBe(0);
     expect(JSON.parse(compact.stdout.slice(compact.stdout.indexOf("{")))).toMatchObject({ ok: true, compacted: true });
     // OpenClaw did not ask the model for a summary: our provider wrote it.
     expect(model.requests.length).toBe(before);
@@ -389,7 +402,7 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
     expect(readRecordFiles(join(home, ".openclaw", "agents", "keeper", "agent", "compaction-plugin", "sessions"))).toHaveLength(0);
 
     const next = await openclaw(home, ["agent", "--agent", "keeper", "--message", "KEEPERFOUR: and now?", "--json"]);
-    expect(next.code, next.stderr).toBe(0);
+    expect(next.code, explain(next)).toBe(0);
     const sent = sentText(model.requests.at(-1));
     expect(sent).toContain("KEEPERFOUR");
     expect(sent).toContain(JSON.stringify(summary.slice(0, 60)).slice(1, -1));
