@@ -1,6 +1,7 @@
 import { AsyncSeriesBailHook, AsyncSeriesHook, AsyncSeriesWaterfallHook, SyncWaterfallHook } from "tapable";
 import { describe, expect, it } from "vitest";
 import { ErrorCodes } from "../errors.js";
+import { SHRINK_MARKER_PATTERN } from "../shrink/head-and-tail.js";
 import { createPiAdapter, type PiMessage } from "../messages/pi-adapter.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
 import { assistant, summaryMessage, toolResult, user, words } from "../testing/pi-messages.js";
@@ -455,7 +456,34 @@ describe("Compactor.compact", () => {
     expect(output[0]?.tokensBefore).toBe(c.tokens.count(input[4] as PiMessage));
     expect(result.warnings.join("\n")).toContain("cutting alone could not bring the context under the budget");
     expect(result.warnings.join("\n")).toMatch(/With its summary, the compacted context was \d+ tokens over the budget/);
+    // Each shrunk message has one marker, and it says all that was cut from the original, not only
+    // the second cut (the assistant message was shrunk by the cut's fit and again for the summary).
+    const textOf = (m: PiMessage) => ((m as { content: { type: string; text?: string }[] }).content.find((part) => part.type === "text")?.text ?? "");
+    expect((result.shrunk ?? []).map((s) => s.index)).toEqual([4, 5]);
+    for (const { index } of result.shrunk ?? []) {
+      const text = textOf(result.messages[1 + index - 2] as PiMessage);
+      const markers = text.match(new RegExp(SHRINK_MARKER_PATTERN.source, "g")) ?? [];
+      expect(markers).toHaveLength(1);
+      const removed = Number(/\[compaction: ([\d,]+) characters/.exec(markers[0]!)?.[1]?.replaceAll(",", ""));
+      expect(removed, `message ${index}`).toBeGreaterThan(0.95 * (textOf(input[index] as PiMessage).length - (text.length - markers[0]!.length)));
+    }
     expect(input).toEqual(copy); // the input is untouched
+  });
+
+  it("leaves the kept messages whole when the summary alone is over the budget, and says the context is over", async () => {
+    const input = [user("old"), assistant("ok"), user(words(100)), assistant(words(50))];
+    const verbose: CompactionPlugin = {
+      name: "verbose",
+      apply: (c) => {
+        c.hooks.selectCut.tap("verbose", () => ({ firstKeptIndex: 2 }));
+        c.hooks.summarize.tap("verbose", (draft) => ({ ...draft, text: words(1000) }));
+      },
+    };
+    const result = await compactor([verbose]).compact({ messages: input, contextWindow: 400 });
+    expect(result.status).toBe("compacted");
+    expect(result.messages.slice(1)).toEqual(input.slice(2)); // the request is not cut for nothing
+    expect(result.shrunk ?? []).toEqual([]);
+    expect(result.warnings.join("\n")).toContain("still over the budget");
   });
 
   it("pulls a cut past the newest user message back to it", async () => {

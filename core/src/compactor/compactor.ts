@@ -379,23 +379,28 @@ export class Compactor<T> {
     let counted = this.tokens.total(messages);
     let shrunkMessages = run.shrink?.shrunk ?? [];
     if (counted > run.budget && cut !== null && !run.suffixOnly) {
-      // The summary or note took more than the room the kept messages left (rule 5, fit-budget.ts).
+      // The summary or note took more than the room the kept messages left (rule 5, fit-budget.ts):
+      // the kept messages are shrunk again from their originals, so each marker says all that was cut.
+      const summaryAt = draft.kind === "none" ? -1 : cut.preservedIndices.length;
+      const originals = cut.preservedIndices.map((i) => run.messages[i] as T);
+      if (summaryAt >= 0) originals.push(messages[summaryAt] as T);
+      originals.push(...run.messages.slice(cut.firstKeptIndex));
       const fitted = fitCompacted({
-        messages,
-        summaryAt: draft.kind === "none" ? -1 : cut.preservedIndices.length,
+        messages: originals,
+        summaryAt,
         summaryKind: draft.kind === "note" ? "note" : "summary",
         cut,
-        shrunk: shrunkMessages,
         tokens: this.tokens,
         budget: run.budget,
+        over: counted - run.budget,
         recallTool: this.#recallTool(),
       });
-      if (fitted.repair !== null) {
+      if (fitted !== null) {
         run.warnings.push(`[core] ${fitted.repair}`);
         messages.splice(0, messages.length, ...fitted.messages);
         shrunkMessages = fitted.shrunk;
         counted = fitted.tokens;
-        run.cut = { ...cut, keptTokens: counted - (draft.kind === "none" ? 0 : this.tokens.count(messages[cut.preservedIndices.length] as T)) };
+        run.cut = { ...cut, keptTokens: counted - (summaryAt < 0 ? 0 : this.tokens.count(messages[summaryAt] as T)) };
       }
     }
     if (counted > run.budget && run.suffixOnly && run.shrink !== null) {

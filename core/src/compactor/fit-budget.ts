@@ -12,7 +12,9 @@
  * 5. Once the summary (or eviction note) is written, the compacted context is counted whole: when
  *    the summary takes more than the room the kept messages left (a note is not sized in advance,
  *    and a wrapper and its text count a token or two apart from their sum), the kept messages are
- *    shrunk by what it is over (`fitCompacted`), so the result is within the budget to the token.
+ *    shrunk again from their originals by what it is over (`fitCompacted`), so the result is within
+ *    the budget to the token; a summary that alone leaves no room for what cannot be shortened
+ *    leaves them whole, and the run warns that the context is over.
  */
 import { CompactionError, ErrorCodes } from "../errors.js";
 import { checkCut } from "../cut/check-cut.js";
@@ -155,55 +157,56 @@ function overflow<T>(view: MessageView, keptIndices: readonly number[], shrink: 
 }
 
 export interface CompactedInput<T> {
-  /** The compacted context: the preserved messages, the summary or note (at `summaryAt`), the kept ones. */
+  /**
+   * The compacted context built from the working set's messages as they were before any shrinking:
+   * the preserved ones, the summary or note (at `summaryAt`), the kept ones.
+   */
   readonly messages: readonly T[];
   /** Index of the summary or note in `messages`, or -1 without one. */
   readonly summaryAt: number;
   /** What that message is, for the repair's sentence. */
   readonly summaryKind: "summary" | "note";
   readonly cut: CheckedCut;
-  /** The kept messages' shrinking so far (indices in the working set), from rule 3. */
-  readonly shrunk: readonly ShrunkMessage[];
   readonly tokens: MessageTokenCounter<T>;
   readonly budget: number;
+  /** How far over the budget the compacted context is as it stands, for the repair's sentence. */
+  readonly over: number;
   readonly recallTool: string | undefined;
 }
 
 export interface FittedCompacted<T> {
   readonly messages: readonly T[];
-  /** Every message shrunk, by index in the working set, with its size before any shrinking. */
+  /** Every message shrunk, by index in the working set. */
   readonly shrunk: readonly ShrunkMessage[];
   readonly tokens: number;
-  /** What the core changed, one sentence, or null when the context fit as it was. */
-  readonly repair: string | null;
+  /** What the core changed, one sentence. */
+  readonly repair: string;
 }
 
 /**
- * Rule 5 for a compacted context over the budget: its kept messages shrunk (shrinkToBudget; the
- * summary, the system prompt and pinned messages are never shortened) until the whole fits.
+ * Rule 5 for a compacted context over the budget: its kept messages shrunk from their originals
+ * (shrinkToBudget, once, so each marker says all that was cut; the summary, the system prompt and
+ * pinned messages are never shortened) until the whole fits. Null when even that cannot fit (a
+ * summary that alone fills the budget): the caller keeps what it has rather than cut the request
+ * for nothing, and says it is over.
  */
-export function fitCompacted<T>(input: CompactedInput<T>): FittedCompacted<T> {
+export function fitCompacted<T>(input: CompactedInput<T>): FittedCompacted<T> | null {
   const { messages, summaryAt, cut, budget } = input;
   const shrink = shrinkToBudget(messages, input.tokens, {
     budget,
     recallTool: input.recallTool,
     protect: new Set(summaryAt >= 0 ? [summaryAt] : []),
   });
-  if (shrink.shrunk.length === 0) return { messages, shrunk: input.shrunk, tokens: shrink.tokens, repair: null };
+  if (!shrink.fits) return null;
   const preserved = cut.preservedIndices;
   const afterSummary = summaryAt >= 0 ? 1 : 0;
   const working = (at: number) => (at < preserved.length ? (preserved[at] as number) : cut.firstKeptIndex + at - preserved.length - afterSummary);
-  const byIndex = new Map(input.shrunk.map((s) => [s.index, s]));
-  for (const s of shrink.shrunk) {
-    const index = working(s.index);
-    byIndex.set(index, { ...s, index, tokensBefore: byIndex.get(index)?.tokensBefore ?? s.tokensBefore });
-  }
-  const over = input.tokens.total(messages) - budget;
-  const shrunkText = shrink.shrunk.map((s) => `message ${working(s.index)} (${s.what}, ${s.tokensBefore} -> ${s.tokensAfter} tokens)`).join(", ");
+  const shrunk = shrink.shrunk.map((s) => ({ ...s, index: working(s.index) }));
+  const shrunkText = shrunk.map((s) => `message ${s.index} (${s.what}, ${s.tokensBefore} -> ${s.tokensAfter} tokens)`).join(", ");
   return {
     messages: shrink.messages,
-    shrunk: [...byIndex.values()].sort((a, b) => a.index - b.index),
+    shrunk,
     tokens: shrink.tokens,
-    repair: `${summaryAt >= 0 ? `With its ${input.summaryKind}, the` : "The"} compacted context was ${over} tokens over the budget of ${budget}; shrunk to head and tail: ${shrunkText}. The full text stays in the transcript.`,
+    repair: `${summaryAt >= 0 ? `With its ${input.summaryKind}, the` : "The"} compacted context was ${input.over} tokens over the budget of ${budget}; shrunk to head and tail: ${shrunkText}. The full text stays in the transcript.`,
   };
 }

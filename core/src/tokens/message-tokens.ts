@@ -88,12 +88,15 @@ export function providerRatio(providerTokens: number, countedTokens: number): nu
   return countedTokens > 0 ? Math.max(1, providerTokens / countedTokens) : 1;
 }
 
-/** Highest provider ratio a budget is scaled by: beyond it a figure is broken, not a tokenizer (calibration's bound). */
-const MAX_BUDGET_RATIO = 3;
+/**
+ * Highest provider ratio a budget is scaled by: the config's `tokenizer.ratio` maximum (a learned
+ * ratio stops at 3: beyond it a figure is broken, not a tokenizer).
+ */
+export const MAX_BUDGET_RATIO = 4;
 
 /**
  * A budget in the provider's measure (the window less the reserve) as our count: what fits it at
- * `ratio` provider tokens per counted token (`MessageTokenCounter.budgetRatio`, capped at 3), at
+ * `ratio` provider tokens per counted token (`MessageTokenCounter.budgetRatio`, 1 to 4), at
  * least 1. A context we count within it is within the window as the provider counts it.
  */
 export function countedBudget(providerBudget: number, ratio: number): number {
@@ -275,7 +278,7 @@ export class MessageTokenCounter<T> {
 
   /**
    * Provider tokens per counted token to size `messages` against the window with
-   * (`countedBudget`): the calibrated ratio (at least 1), learned from the spans between usage
+   * (`countedBudget`): the calibrated ratio (1 to 4), learned from the spans between usage
    * figures. Those spans hold only messages, so the fixed part of every request (system prompt,
    * tools) cancels out of it: hosts subtract that part themselves (`reserveTokens`, a system
    * prompt given to `shapeRequest`), and it is not counted twice. A request pruned or shrunk when
@@ -283,7 +286,7 @@ export class MessageTokenCounter<T> {
    * describes what was sent).
    */
   budgetRatio(messages: readonly T[]): number {
-    return Math.max(1, this.calibration(messages).ratio);
+    return Math.min(MAX_BUDGET_RATIO, Math.max(1, this.calibration(messages).ratio));
   }
 
   /**
