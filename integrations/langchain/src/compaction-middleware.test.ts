@@ -236,5 +236,44 @@ describe("compactionMiddleware in the provider's measure", () => {
     expect(sent).toBeDefined();
     expect(sent).not.toEqual(messages);
     expect(sentTokens(sent!) - sentTokens([])).toBeLessThanOrEqual(window / 1.5 + 1);
+
+    // The next call carries a history too short to learn from (as after a compaction): the ratio
+    // learned before still applies.
+    const short = [new HumanMessage({ content: REQUEST, id: "m-request" }), new AIMessage({ id: "m-ai", content: "Reading." }), new HumanMessage({ content: `go on ${"with the audit of every module. ".repeat(120)}`, id: "m-next" })];
+    const shortWindow = Math.round((sentTokens(short) - sentTokens([])) * 1.25);
+    const learner = compactionMiddleware({ cwd, contextWindow: shortWindow, agent: "auditor" }).wrapModelCall as unknown as typeof wrap;
+    await learner({ messages }, async () => new AIMessage("done"));
+    await learner({ messages: short }, async (request) => {
+      sent = request.messages;
+      return new AIMessage("done");
+    });
+    expect(sent).not.toEqual(short);
+    expect(sentTokens(sent!) - sentTokens([])).toBeLessThanOrEqual(shortWindow / 1.5 + 1);
+    const again = compactionMiddleware({ cwd, contextWindow: shortWindow, agent: "auditor" }).wrapModelCall as unknown as typeof wrap;
+    await again({ messages: short }, async (request) => {
+      sent = request.messages;
+      return new AIMessage("done");
+    });
+    expect(sent).toEqual(short); // a middleware that never learned a ratio counts 1:1, and the call fits
+  }, 60_000);
+
+  it("compacts a call whose system prompt and tools leave less room than the config's reserve", async () => {
+    // The config's reserve is the default 16,384; a 32,000-token window less a 20,000-token prompt leaves 12,000.
+    const cwd = project({ agents: { auditor: { preset: "safeguard" } } });
+    const messages: BaseMessage[] = [new HumanMessage({ content: REQUEST, id: "m-request" })];
+    for (let step = 0; step < 8; step++) {
+      messages.push(new AIMessage({ id: `m-ai-${step}`, content: `Reading step ${step}.`, tool_calls: [{ id: `call_${step}`, name: "read_file", args: { path: `src/module-${step}.ts` }, type: "tool_call" }] }));
+      messages.push(new ToolMessage({ id: `m-tool-${step}`, tool_call_id: `call_${step}`, content: `// module ${step}\n` + `export const value${step} = compute(${step}); // a long line of code\n`.repeat(160) }));
+    }
+    const systemPrompt = `You are a careful code auditor. ${"Follow the house rules for every file you read. ".repeat(2_000)}`;
+    const window = 32_000;
+    const middleware = compactionMiddleware({ cwd, contextWindow: window, agent: "auditor" });
+    const wrap = middleware.wrapModelCall as unknown as (request: { messages: BaseMessage[]; systemPrompt: string }, handler: (request: { messages: BaseMessage[] }) => Promise<unknown>) => Promise<unknown>;
+    let sent: BaseMessage[] | undefined;
+    await wrap({ messages, systemPrompt }, async (request) => {
+      sent = request.messages;
+      return new AIMessage("done");
+    });
+    expect(sentTokens(sent!) - sentTokens([]) + counter.count(systemPrompt)).toBeLessThanOrEqual(window);
   }, 60_000);
 });

@@ -43,7 +43,10 @@ export const COMPACTION_MIDDLEWARE_NAME = "CompactionMiddleware";
 interface Fit {
   readonly result: CompactionResult<BaseMessage> | null;
   readonly messages: readonly BaseMessage[];
+  /** The call's size after compacting, in the provider's measure (system prompt and tools included). */
   readonly tokens: number;
+  /** The reply's reserve the compaction kept free. */
+  readonly reserve: number;
 }
 
 /** What one model call carries besides the messages: the system prompt and the tool definitions. */
@@ -72,6 +75,11 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
   let compactor: Promise<Compactor<BaseMessage>> | undefined;
   /** Tokens of the system prompt and tool definitions, as the last call carried them. */
   let overhead = 0;
+  /**
+   * The provider's tokens per counted token, as last learned from the AI messages' usage figures:
+   * a history just compacted holds too few of them to learn from until a few more calls.
+   */
+  let learnedRatio: number | undefined;
 
   const emit = (event: LangChainCompactionEvent) => options.on?.(event);
 
@@ -107,10 +115,29 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     return window;
   };
 
+  /** The calibrated ratio of `messages` (`tokens.budgetRatio`), or the one last learned when they hold none. */
+  const ratioOf = (engine: Compactor<BaseMessage>, messages: readonly BaseMessage[]): number => {
+    if (engine.tokens.calibration(messages).source === "none") return learnedRatio ?? 1;
+    learnedRatio = engine.tokens.budgetRatio(messages);
+    return learnedRatio;
+  };
+
+  /** A call's size in the provider's measure: its messages and `extra` (system prompt, tools), our count at `ratio`. */
+  const callTokens = (engine: Compactor<BaseMessage>, messages: readonly BaseMessage[], extra: number, ratio: number): number =>
+    Math.ceil((engine.tokens.total(messages) + extra) * ratio);
+
+  /**
+   * The reply's reserve out of `room` (the window less the system prompt and tools): the option,
+   * else the config's, at most a quarter of the room (as the AI SDK integration does), and always
+   * below the room, so a large prompt never makes the compaction itself refuse to run.
+   */
+  const reserveFor = (engine: Compactor<BaseMessage>, room: number): number =>
+    Math.max(0, Math.min(options.reserveTokens ?? Math.min(engine.reserveTokens, Math.floor(room / 4)), room - 1));
+
   /**
    * Compacts `messages` so that, with `extra` tokens beside them (our count), the call fits
    * `window`. The window is the provider's measure, so every figure here is: our counts at the
-   * calibrated ratio (`tokens.budgetRatio`, learned from the messages' usage figures).
+   * calibrated ratio (`ratioOf`).
    */
   const fit = async (
     engine: Compactor<BaseMessage>,
@@ -120,9 +147,9 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     scope: "state" | "request",
     signal: AbortSignal | undefined,
   ): Promise<Fit> => {
-    const ratio = engine.tokens.budgetRatio(messages);
-    const extraTokens = Math.ceil(extra * ratio);
-    const before = engine.tokens.contextTokens(messages).tokens + extraTokens;
+    const ratio = ratioOf(engine, messages);
+    const room = Math.max(1, window - Math.ceil(extra * ratio));
+    const before = callTokens(engine, messages, extra, ratio);
     emit({
       type: "compaction-start",
       tokens: before,
@@ -133,18 +160,18 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     });
     const result = await engine.compact({
       messages,
-      contextWindow: Math.max(1, window - extraTokens),
-      reserveTokens: options.reserveTokens ?? engine.reserveTokens,
+      contextWindow: room,
+      reserveTokens: reserveFor(engine, room),
       trigger: "auto",
       ...(options.agent === undefined ? {} : { agent: options.agent }),
       ...(signal === undefined ? {} : { signal }),
     });
-    const tokens = result.status === "compacted" ? Math.ceil((engine.tokens.total(result.messages) + extra) * ratio) : before;
+    const tokens = result.status === "compacted" ? callTokens(engine, result.messages, extra, ratio) : before;
     emit({ type: "compaction-end", result, tokens, scope });
     if (result.status === "failed" || result.status === "cancelled") {
       emit({ type: "warning", message: `Compaction ${result.status}: ${result.reason ?? ""}`.trim(), code: result.error?.code ?? null });
     }
-    return { result, messages: result.messages, tokens };
+    return { result, messages: result.messages, tokens, reserve: reserveFor(engine, room) };
   };
 
   return createMiddleware({
@@ -153,12 +180,12 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
       const engine = await getCompactor();
       const window = windowOf(engine);
       const messages = state.messages as BaseMessage[];
-      const tokens = engine.tokens.contextTokens(messages).tokens + Math.ceil(overhead * engine.tokens.budgetRatio(messages));
+      const tokens = callTokens(engine, messages, overhead, ratioOf(engine, messages));
       if (!engine.autoCompact.enabled || tokens <= engine.autoCompact.threshold * window) return undefined;
       const signal = (runtime as { signal?: AbortSignal } | undefined)?.signal;
       const done = await fit(engine, messages, window, overhead, "state", signal);
       if (done.result?.status !== "compacted") return undefined;
-      const budget = window - (options.reserveTokens ?? engine.reserveTokens);
+      const budget = window - done.reserve;
       if (done.tokens > budget) {
         emit({
           type: "warning",
@@ -173,8 +200,8 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
       const window = windowOf(engine);
       overhead = engine.tokens.counter.count(overheadText(request));
       // The window is the provider's measure: our count at the calibrated ratio is compared with it.
-      const ratio = engine.tokens.budgetRatio(request.messages);
-      const sent = Math.ceil((engine.tokens.total(request.messages) + overhead) * ratio);
+      const ratio = ratioOf(engine, request.messages);
+      const sent = callTokens(engine, request.messages, overhead, ratio);
       if (sent <= window) return handler(request);
       let done: Fit;
       try {
