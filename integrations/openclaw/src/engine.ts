@@ -129,7 +129,8 @@ export class CompactionEngine implements ContextEngine {
     }
     await this.#journal(compactor, params.sessionId, params.messages);
     let messages = view;
-    const ratio = budgetRatio(compactor, view);
+    // From OpenClaw's whole transcript: the compacted view holds too few usage figures to learn from.
+    const ratio = budgetRatio(compactor, params.messages);
     if (params.tokenBudget !== undefined && params.tokenBudget > 0) {
       // compactor.shapeRequest: old tool outputs pruned by layered's rules (pruneContext), then what
       // is still over the budget shrunk to head and tail; the same messages give the same request.
@@ -175,7 +176,7 @@ export class CompactionEngine implements ContextEngine {
     const compaction = await this.#deps.store.compaction(sessionId);
     const view = this.#applied(messages, compaction, sessionId);
     // The budget is the provider's measure: our count at the calibrated ratio is compared with it.
-    const ratio = budgetRatio(compactor, view);
+    const ratio = budgetRatio(compactor, messages);
     if (countTokens(compactor, view) * ratio <= compactor.autoCompact.threshold * tokenBudget) return;
     try {
       const result = await this.compact({ sessionId, sessionKey, tokenBudget });

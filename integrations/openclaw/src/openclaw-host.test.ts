@@ -235,11 +235,29 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
   let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
   /** Why an OpenClaw command failed: its output, and the end of the Gateway's log. */
   const explain = (run: Run) => `${run.stderr}\n--- stdout (end):\n${run.stdout.slice(-2000)}\n--- Gateway log (end):\n${gateway?.log().slice(-6000) ?? "(no Gateway)"}`;
+  /**
+   * `openclaw agent` for one turn. OpenClaw 2026.9 can fail a turn before it starts with "Agent
+   * database cleanup failed": opening an agent's database closes the previous agent's idle one,
+   * and on a loaded machine that close can race OpenClaw's own background maintenance of that
+   * database (its log then says "Agent database idle cleanup failed" beside a slow SQLite
+   * reclamation worker). When the turn never reached the model, it is run once more; otherwise
+   * the failure stands.
+   */
+  const agentTurn = async (args: string[]): Promise<Run> => {
+    const before = model.requests.length;
+    const run = await openclaw(home, args);
+    if (run.code === 0 || !/Agent database cleanup failed/.test(run.stdout + run.stderr) || model.requests.length !== before) return run;
+    console.warn(`openclaw-host.test: OpenClaw failed a turn before it reached the model (Agent database cleanup failed); running it again: ${args.slice(0, 3).join(" ")}`);
+    return openclaw(home, args);
+  };
   /** Starts the Gateway and checks that it loaded this plugin (a load error would leave OpenClaw's own engine running). */
   const startCheckedGateway = async () => {
     gateway = await startGateway(home);
-    expect(gateway.log(), gateway.log()).not.toMatch(/compaction failed during load|failed during load: .*plugin=compaction/);
-    expect(gateway.log(), gateway.log()).toMatch(/plugins: [^)]*\bcompaction\b/);
+    const log = gateway.log();
+    expect(log, log).not.toMatch(/\[plugins\] compaction failed (?:during load|to load)|failed during load: .*\(plugin=compaction,/);
+    // "[gateway] http server listening (15 plugins: anthropic, browser, canvas, compaction, ...; 20.3s)"
+    const loaded = /http server listening \(\d+ plugins: ([^;)\n]*)/.exec(log)?.[1]?.split(", ") ?? [];
+    expect(loaded, log).toContain("compaction");
   };
 
   beforeAll(async () => {
@@ -285,13 +303,13 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
 
   it("on a context overflow OpenClaw calls our compact, which runs agent main's preset, and the retry carries the summary", async () => {
     for (const [index, marker] of [FIRST, "SECONDTURN"].entries()) {
-      const run = await openclaw(home, ["agent", "--agent", "main", "--message", turn(marker, 400), "--json"]);
+      const run = await agentTurn(["agent", "--agent", "main", "--message", turn(marker, 400), "--json"]);
       expect(run.code, explain(run)).toBe(0);
       expect(model.requests.length).toBeGreaterThan(index);
     }
     const before = model.requests.length;
     model.overflowNext();
-    const third = await openclaw(home, ["agent", "--agent", "main", "--message", turn("THIRDTURN", 50), "--json"]);
+    const third = await agentTurn(["agent", "--agent", "main", "--message", turn("THIRDTURN", 50), "--json"]);
     expect(third.code, explain(third)).toBe(0);
 
     const overflowed = model.requests[before];
@@ -322,7 +340,7 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
 
   it("`openclaw sessions compact` runs agent roller's rolling preset, and compaction_recall then returns the evicted turn", async () => {
     for (const marker of [FIRST, "SECONDTURN"]) {
-      const run = await openclaw(home, ["agent", "--agent", "roller", "--message", turn(marker, 2800), "--json"]);
+      const run = await agentTurn(["agent", "--agent", "roller", "--message", turn(marker, 2800), "--json"]);
       expect(run.code, explain(run)).toBe(0);
     }
     // The Gateway's manual compaction reaches our engine: rolling evicts the first turn.
@@ -334,7 +352,7 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
     expect(records[0]).toMatchObject({ agent: "roller", preset: "rolling" });
 
     const before = model.requests.length;
-    const ask = await openclaw(home, ["agent", "--agent", "roller", "--message", `${ASK}: what did the first turn list?`, "--json"]);
+    const ask = await agentTurn(["agent", "--agent", "roller", "--message", `${ASK}: what did the first turn list?`, "--json"]);
     expect(ask.code, explain(ask)).toBe(0);
     const [asked, answered] = model.requests.slice(before);
     // The agent sees the tool (directly, not behind OpenClaw's tool search), and the note that names it instead of the first turn.
@@ -361,7 +379,7 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
 
   it("a turn that takes agent auto past its preset's threshold compacts without overflow or a command (at commitTurn)", async () => {
     for (const marker of ["AUTOONE", "AUTOTWO", "AUTOTHREE"]) {
-      const run = await openclaw(home, ["agent", "--agent", "auto", "--message", turn(marker, marker === "AUTOTHREE" ? 20 : 2800), "--json"]);
+      const run = await agentTurn(["agent", "--agent", "auto", "--message", turn(marker, marker === "AUTOTHREE" ? 20 : 2800), "--json"]);
       expect(run.code, explain(run)).toBe(0);
     }
     const records = readRecordFiles(join(home, ".openclaw", "agents", "auto", "agent", "compaction-plugin", "sessions"));
@@ -383,7 +401,7 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
     await startCheckedGateway();
 
     for (const marker of ["KEEPERONE", "KEEPERTWO", "KEEPERTHREE"]) {
-      const run = await openclaw(home, ["agent", "--agent", "keeper", "--message", turn(marker, 2800), "--json"]);
+      const run = await agentTurn(["agent", "--agent", "keeper", "--message", turn(marker, 2800), "--json"]);
       expect(run.code, explain(run)).toBe(0);
     }
     const before = model.requests.length;
@@ -401,7 +419,7 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
     // Our engine kept nothing of its own: no record for keeper.
     expect(readRecordFiles(join(home, ".openclaw", "agents", "keeper", "agent", "compaction-plugin", "sessions"))).toHaveLength(0);
 
-    const next = await openclaw(home, ["agent", "--agent", "keeper", "--message", "KEEPERFOUR: and now?", "--json"]);
+    const next = await agentTurn(["agent", "--agent", "keeper", "--message", "KEEPERFOUR: and now?", "--json"]);
     expect(next.code, explain(next)).toBe(0);
     const sent = sentText(model.requests.at(-1));
     expect(sent).toContain("KEEPERFOUR");

@@ -12,7 +12,7 @@
  * target outside the plugin.
  */
 import { cpSync, existsSync, mkdirSync, readFileSync, realpathSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 /** What one of our packages needs at run time: its manifest, its build and its schemas. */
 const RUNTIME_ENTRIES = ["package.json", "openclaw.plugin.json", "dist", "schema"] as const;
@@ -33,25 +33,42 @@ function dependencies(packageDir: string): string[] {
 }
 
 /**
+ * Where Node finds `name` for a package in `fromDir`: the nearest `node_modules` holding it, up to
+ * the repo's; undefined when none does (an optional dependency npm skipped).
+ */
+function resolveInstalled(name: string, fromDir: string, repoModules: string): string | undefined {
+  const repo = dirname(repoModules);
+  for (let dir = fromDir; ; dir = dirname(dir)) {
+    const candidate = join(dir, "node_modules", name);
+    if (existsSync(join(candidate, "package.json"))) return candidate;
+    if (dir === repo || dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
  * Copies the plugin in `pluginDir` to `destination` (see above); `repoModules` is the repo's
- * `node_modules`, where npm hoists every dependency and links the workspace packages. Returns
+ * `node_modules`, where npm hoists dependencies and links the workspace packages. Returns
  * `destination`.
  */
 export function copyPluginForInstall(pluginDir: string, repoModules: string, destination: string): string {
   copyRuntimeFiles(pluginDir, destination);
   const copied = new Set<string>();
-  const pending = dependencies(pluginDir);
+  const pending = dependencies(pluginDir).map((name) => ({ name, from: pluginDir }));
   while (pending.length > 0) {
-    const name = pending.pop() as string;
-    if (copied.has(name) || HOST_PACKAGES.has(name)) continue;
-    copied.add(name);
-    const installed = join(repoModules, name);
-    if (!existsSync(installed)) continue; // an optional dependency npm skipped, or one nested in its dependent (copied with it)
+    const { name, from } = pending.pop() as { name: string; from: string };
+    if (HOST_PACKAGES.has(name)) continue;
+    const installed = resolveInstalled(name, from, repoModules);
+    if (installed === undefined) continue;
     const source = realpathSync(installed);
-    const target = join(destination, "node_modules", name);
-    if (name.startsWith("@compaction/")) copyRuntimeFiles(source, target);
-    else cpSync(source, target, { recursive: true, dereference: true });
-    pending.push(...dependencies(source));
+    if (copied.has(source)) continue;
+    copied.add(source);
+    // One nested in its dependent's node_modules came with the dependent's copy.
+    if (installed === join(repoModules, name)) {
+      const target = join(destination, "node_modules", name);
+      if (name.startsWith("@compaction/")) copyRuntimeFiles(source, target);
+      else cpSync(source, target, { recursive: true, dereference: true });
+    }
+    pending.push(...dependencies(source).map((dependency) => ({ name: dependency, from: source })));
   }
   return destination;
 }
