@@ -7,6 +7,7 @@
  * added after it, in order, whatever came of the compaction.
  */
 import {
+  budgetRatioOf,
   CompactionError,
   countedBudget,
   type CompactionResult,
@@ -341,7 +342,7 @@ export class ContextManager<T> {
    * window as the provider counts it.
    */
   get budget(): number {
-    return countedBudget(this.contextWindow - this.compactor.reserveTokens, Math.max(1, this.#size.calibration.ratio));
+    return countedBudget(this.contextWindow - this.compactor.reserveTokens, budgetRatioOf(this.#size.calibration));
   }
 
   /**

@@ -160,6 +160,7 @@ export {
 } from "./tokens/tiktoken-counter.js";
 export { createEstimateCounter, estimateStringTokens } from "./tokens/estimate-counter.js";
 export {
+  budgetRatioOf,
   checkAnchor,
   type ContextAnchor,
   type ContextBase,

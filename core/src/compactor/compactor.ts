@@ -12,7 +12,7 @@ import { fitCompacted, fitCutToBudget, keepNewestRequest, latestCutIndex } from 
 import { summarizeCut } from "./summarize-cut.js";
 import { guardShapingTap, type RequestShaping, type ShapedRequest, type ShapeRequestInput, shapeRequest } from "./shape-request.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
-import { checkAnchor, countedBudget, MessageTokenCounter } from "../tokens/message-tokens.js";
+import { budgetRatioOf, checkAnchor, countedBudget, MessageTokenCounter } from "../tokens/message-tokens.js";
 import { createTiktokenCounter } from "../tokens/tiktoken-counter.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import type { CompactionPlugin } from "./plugin.js";
@@ -291,6 +291,7 @@ export class Compactor<T> {
         hint: "Pass the anchor the context's newest compaction recorded (its tokensAfterCompaction, and the index of the last message it covers), or none.",
       });
     }
+    const before = this.tokens.contextTokens(input.messages, input.anchor);
     return new RunState({
       input,
       facts: this.facts,
@@ -302,8 +303,8 @@ export class Compactor<T> {
       // the budget is our count. At the calibrated ratio (Claude counts about 1.25x o200k; see
       // MessageTokenCounter.budgetRatio), a context compacted to the budget fits the window as the
       // provider counts it, with the reserve left for the reply and what no message shows.
-      budget: countedBudget(contextWindow - reserve, this.tokens.budgetRatio(input.messages)),
-      tokensBefore: this.tokens.contextTokens(input.messages, input.anchor).tokens,
+      budget: countedBudget(contextWindow - reserve, budgetRatioOf(before.calibration)),
+      tokensBefore: before.tokens,
       summaryOverheadTokens: this.#summaryOverhead(),
     });
   }

@@ -104,6 +104,14 @@ export function countedBudget(providerBudget: number, ratio: number): number {
 }
 
 /**
+ * The ratio a calibration gives to size messages against the window with: its ratio, 1 to 4
+ * (`MessageTokenCounter.budgetRatio` for the calibration of the messages it is given).
+ */
+export function budgetRatioOf(calibration: Calibration): number {
+  return Math.min(MAX_BUDGET_RATIO, Math.max(1, calibration.ratio));
+}
+
+/**
  * Checks a host-given anchor against the context it is for: a finite number of tokens at least 0,
  * and an integer index from -1 to the last message's. Throws a RangeError naming the value.
  */
@@ -286,7 +294,7 @@ export class MessageTokenCounter<T> {
    * describes what was sent).
    */
   budgetRatio(messages: readonly T[]): number {
-    return Math.min(MAX_BUDGET_RATIO, Math.max(1, this.calibration(messages).ratio));
+    return budgetRatioOf(this.calibration(messages));
   }
 
   /**

@@ -21,6 +21,7 @@
 import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import {
+  budgetRatioOf,
   CompactionError,
   type CompactionResult,
   type Compactor,
@@ -117,8 +118,9 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
 
   /** The calibrated ratio of `messages` (`tokens.budgetRatio`), or the one last learned when they hold none. */
   const ratioOf = (engine: Compactor<BaseMessage>, messages: readonly BaseMessage[]): number => {
-    if (engine.tokens.calibration(messages).source === "none") return learnedRatio ?? 1;
-    learnedRatio = engine.tokens.budgetRatio(messages);
+    const calibration = engine.tokens.calibration(messages);
+    if (calibration.source === "none") return learnedRatio ?? 1;
+    learnedRatio = budgetRatioOf(calibration);
     return learnedRatio;
   };
 
