@@ -66,6 +66,9 @@ describe.each(PRESETS)("the budget in the provider's measure (preset %s)", (pres
     // Claude Code transcripts' first figures put it at 15,000-30,000 tokens, more than this
     // small window's reserve).
     expect(Math.round(result.tokensAfter * calibrated)).toBeLessThanOrEqual(WINDOW - RESERVE);
+    // So does the After the run reports (the event's, which the CLI prints beside the provider's
+    // Before): one measure, so a user comparing it with the window sees the context fit.
+    expect(result.event?.tokensAfterCompaction).toBeLessThanOrEqual(WINDOW - RESERVE);
     // What send-time shaping (a host that keeps the full transcript) sends fits it too.
     const shaped = compactor.shapeRequest(messages);
     expect(Math.round(compactor.tokens.total(shaped.messages) * calibrated)).toBeLessThanOrEqual(WINDOW - RESERVE);
@@ -171,10 +174,42 @@ it("keeps generated sessions within the window as a provider counting r times ou
         // What the session holds after the run (all of it when nothing was compacted) fits.
         const kept = result.status === "compacted" ? result.tokensAfter : compactor.tokens.total(messages);
         expect(kept * ratio).toBeLessThanOrEqual(window - reserve);
+        if (result.status === "compacted") expect(result.event?.tokensAfterCompaction).toBeLessThanOrEqual(window - reserve);
       },
     ),
     // First, a case that ended 9 tokens over before the core counted the eviction note (rule 5 of
     // core/src/compactor/fit-budget.ts): kept messages within the budget, the note beyond it.
     { numRuns: 100, examples: [["rolling", 2.205282858487405, 34_054, 8, 11_155]] },
+  );
+});
+
+it("reports an After within the window less the reserve on the real pi sessions cut anywhere, every preset, with and without suffixOnly", async () => {
+  const sessions = PI_FIXTURES.map((file) => loadPiMessages(file, { context: true }));
+  const byPreset = new Map<string, Compactor<unknown>>();
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom(...PRESETS),
+      fc.nat({ max: sessions.length - 1 }),
+      fc.double({ min: 0, max: 1, noNaN: true }),
+      fc.integer({ min: 14_000, max: 80_000 }),
+      fc.double({ min: 0, max: 0.33, noNaN: true }),
+      fc.boolean(),
+      async (preset, which, share, window, reserveShare, suffixOnly) => {
+        const session = sessions[which] as unknown[];
+        const messages = session.slice(0, 40 + Math.floor(share * (session.length - 40)));
+        const reserve = Math.floor(window * reserveShare);
+        let compactor = byPreset.get(preset);
+        if (compactor === undefined) {
+          compactor = await compactorWith({ preset, adapter: "pi", options: { rolling: { recall: true } } });
+          byPreset.set(preset, compactor);
+        }
+        const result = await compactor.compact({ messages, contextWindow: window, reserveTokens: reserve, trigger: "auto", suffixOnly });
+        if (result.status !== "compacted") return;
+        // A host that records only summary + suffix is told to shrink at send time when what it keeps is over.
+        if (result.warnings.some((warning) => warning.includes("must shrink them when it sends"))) return;
+        expect(result.event?.tokensAfterCompaction, result.warnings.join("\n")).toBeLessThanOrEqual(window - reserve);
+      },
+    ),
+    { numRuns: 100 },
   );
 });

@@ -29,6 +29,7 @@ export {
 } from "./compactor/stages.js";
 export {
   SPLIT_TURN_HEADING,
+  SPLIT_TURN_SEPARATOR,
   summarizeCut,
   type SummarizeCutOptions,
   summarizeInChunks,

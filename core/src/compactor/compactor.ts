@@ -12,7 +12,7 @@ import { fitCompacted, fitCutToBudget, keepNewestRequest, latestCutIndex } from 
 import { summarizeCut } from "./summarize-cut.js";
 import { guardShapingTap, type RequestShaping, type ShapedRequest, type ShapeRequestInput, shapeRequest } from "./shape-request.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
-import { budgetRatioOf, checkAnchor, countedBudget, MessageTokenCounter } from "../tokens/message-tokens.js";
+import { budgetRatioOf, checkAnchor, countedBudget, MessageTokenCounter, providerRatio } from "../tokens/message-tokens.js";
 import { createTiktokenCounter } from "../tokens/tiktoken-counter.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import type { CompactionPlugin } from "./plugin.js";
@@ -292,6 +292,14 @@ export class Compactor<T> {
       });
     }
     const before = this.tokens.contextTokens(input.messages, input.anchor);
+    // The window less the reserve is in the provider's measure; every size the run compares with
+    // the budget is our count. The budget is our count at the higher of two ratios: the calibrated
+    // one (Claude counts about 1.25x o200k; see MessageTokenCounter.budgetRatio), which holds when
+    // the newest usage figure is of a request pruned when sent, and the run's own (tokensBefore
+    // over our count of the input, `CompactionRun.providerRatio`), by which the run reports its
+    // After and its plugins size against the window. A context compacted to the budget then fits
+    // the window less the reserve in both, and the After the run reports is within it.
+    const ratio = Math.max(budgetRatioOf(before.calibration), providerRatio(before.tokens, this.tokens.total(input.messages)));
     return new RunState({
       input,
       facts: this.facts,
@@ -299,11 +307,7 @@ export class Compactor<T> {
       summarizer: this.summarizer,
       summaryMaxTokens: this.summaryMaxTokens,
       contextWindow,
-      // The window less the reserve is in the provider's measure; every size the run compares with
-      // the budget is our count. At the calibrated ratio (Claude counts about 1.25x o200k; see
-      // MessageTokenCounter.budgetRatio), a context compacted to the budget fits the window as the
-      // provider counts it, with the reserve left for the reply and what no message shows.
-      budget: countedBudget(contextWindow - reserve, budgetRatioOf(before.calibration)),
+      budget: countedBudget(contextWindow - reserve, ratio),
       tokensBefore: before.tokens,
       summaryOverheadTokens: this.#summaryOverhead(),
     });

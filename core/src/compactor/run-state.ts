@@ -17,8 +17,9 @@ export class RunState<T> {
   readonly contextWindow: number;
   /**
    * Most tokens the compacted context may hold, by our count: the context window minus the
-   * reserve, at the calibrated ratio (`countedBudget` at `MessageTokenCounter.budgetRatio`), so
-   * that messages within it are within the window as the provider counts them.
+   * reserve, at the calibrated ratio (`countedBudget` at `MessageTokenCounter.budgetRatio`) or at
+   * `providerRatio` when that is higher, so that messages within it are within the window as the
+   * provider counts them, and so is the After the run reports.
    */
   readonly budget: number;
   /** Context size before the run, using the provider's usage where the transcript has it. */
@@ -179,6 +180,10 @@ export class RunState<T> {
 
   tokensOf(message: T): number {
     return this.#tokens.count(message);
+  }
+
+  countText(text: string): number {
+    return this.#tokens.counter.count(text);
   }
 
   /** Adds a warning to the result, prefixed with the plugin's name. */

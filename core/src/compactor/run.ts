@@ -105,8 +105,9 @@ export class CompactionRun<T> {
   }
   /**
    * Most tokens the compacted context may hold, by our count: the context window minus the
-   * reserve, at the calibrated ratio (`countedBudget` at `MessageTokenCounter.budgetRatio`), so
-   * that messages within it are within the window as the provider counts them.
+   * reserve, at the calibrated ratio (`countedBudget` at `MessageTokenCounter.budgetRatio`) or at
+   * `providerRatio` when that is higher, so that messages within it are within the window as the
+   * provider counts them, and so is the After the run reports.
    */
   get budget(): number {
     return this.#run.budget;
@@ -175,6 +176,10 @@ export class CompactionRun<T> {
   }
   tokensOf(message: T): number {
     return this.#run.tokensOf(message);
+  }
+  /** Tokens of `text` in the run's counter (our count): e.g. a separator a plugin adds to a summary. */
+  countText(text: string): number {
+    return this.#run.countText(text);
   }
   /** Compacted messages before the split turn (or before the cut), without the previous summary. */
   historyMessages(): T[] {

@@ -5,7 +5,7 @@ import { assistant, summaryMessage, user, words } from "../testing/pi-messages.j
 import { createEstimateCounter } from "../tokens/estimate-counter.js";
 import { Compactor } from "./compactor.js";
 import type { CompactionPlugin } from "./plugin.js";
-import { SPLIT_TURN_HEADING, summarizeCut, type SummarizeCutOptions } from "./summarize-cut.js";
+import { SPLIT_TURN_HEADING, SPLIT_TURN_SEPARATOR, summarizeCut, type SummarizeCutOptions } from "./summarize-cut.js";
 
 function recorder() {
   const calls: SummarizeRequest[] = [];
@@ -94,12 +94,30 @@ describe("summarizeCut", () => {
 
   it("shares a tight room between a split turn's two summaries in proportion", async () => {
     const input = [user(words(40)), assistant(words(40)), user(words(40)), assistant(words(40)), assistant(words(100)), user("")];
-    // kept: the last assistant message, 150 tokens by chars/4, and an empty request; window 450 leaves 300 of the 800 + 400 asked
+    // kept: the last assistant message, 150 tokens by chars/4, and an empty request; window 450 leaves 300 of the 800 + 400 asked,
+    // less the separator between the two summaries
+    const separator = createEstimateCounter().count(SPLIT_TURN_SEPARATOR);
+    expect(separator).toBeGreaterThan(5);
     const { calls } = await run(input, 4, {}, { contextWindow: 450 });
+    const turnPrefix = Math.floor((400 * (300 - separator)) / 1200);
     expect(calls.map((c) => [c.kind, c.maxTokens])).toEqual([
-      ["history", 200],
-      ["turnPrefix", 100],
+      ["history", 300 - separator - turnPrefix],
+      ["turnPrefix", turnPrefix],
     ]);
+  });
+
+  it("fits a split turn's two summaries and the separator between them in the room the kept messages leave", async () => {
+    // A summarizer that writes as much as it is allowed: maxTokens tokens by chars/4.
+    const filling: Summarizer = { name: "filling", summarize: async (req) => "abc ".repeat(req.maxTokens) };
+    const counter = createEstimateCounter();
+    for (const contextWindow of [200, 260, 450, 1000]) {
+      const input = [user(words(40)), assistant(words(40)), user(words(40)), assistant(words(40)), assistant(words(100)), user("")];
+      const { result } = await run(input, 4, {}, { summarizer: filling, contextWindow });
+      expect(result.status, result.reason ?? "").toBe("compacted");
+      // The kept messages take 150 tokens of the window (no reserve).
+      expect(counter.count(result.summary ?? ""), `window ${contextWindow}`).toBeLessThanOrEqual(Math.min(contextWindow - 150, 1200 + 20));
+      expect(result.warnings.join("\n")).not.toMatch(/still over the budget/);
+    }
   });
 
   it("keeps the tokens a caller will add out of the summary's room", async () => {

@@ -21,6 +21,9 @@ export interface SummarizeCutOptions {
 /** Separator pi-coding-agent uses between the history summary and a split turn's summary. */
 export const SPLIT_TURN_HEADING = "**Turn Context (split turn):**";
 
+/** What joins a split turn's two summaries: the history summary, this, then the turn prefix's. */
+export const SPLIT_TURN_SEPARATOR = `\n\n---\n\n${SPLIT_TURN_HEADING}\n\n`;
+
 /**
  * The summary of a checked cut, as pi-coding-agent writes it: the history before the cut
  * (updating the previous summary, never summarising it again), and for a split turn a separate
@@ -37,7 +40,7 @@ export async function summarizeCut<T>(run: CompactionRun<T>, options: SummarizeC
     maxTokens: requested,
     turnPrefixMaxTokens: requestedPrefix,
     isSplitTurn: prefix.length > 0,
-    separatorTokens: 0,
+    separatorTokens: prefix.length > 0 ? run.countText(SPLIT_TURN_SEPARATOR) : 0,
     available: room,
   });
   // Not even one token per part: each part gets one, and the summarizer fits what it can.
@@ -56,7 +59,7 @@ export async function summarizeCut<T>(run: CompactionRun<T>, options: SummarizeC
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
   });
   requireText(run, prefixText, "turn prefix");
-  return historyText.trim() === "" ? prefixText : `${historyText}\n\n---\n\n${SPLIT_TURN_HEADING}\n\n${prefixText}`;
+  return historyText.trim() === "" ? prefixText : `${historyText}${SPLIT_TURN_SEPARATOR}${prefixText}`;
 }
 
 /**

@@ -8,7 +8,7 @@ import {
   type CompactionPlugin,
   type CompactionRun,
   type Compactor,
-  SPLIT_TURN_HEADING,
+  SPLIT_TURN_SEPARATOR,
   STAGE_STRATEGY,
   createOptionsValidator,
 } from "@compaction/core";
@@ -59,6 +59,6 @@ function summarySizes(run: CompactionRun<unknown>, settings: SafeguardOptions, c
   return {
     maxTokens,
     turnPrefixMaxTokens: settings.turnPrefixMaxTokens ?? Math.max(1, Math.floor(maxTokens / 2)),
-    separatorTokens: compactor.tokens.counter.count(`\n\n---\n\n${SPLIT_TURN_HEADING}\n\n`),
+    separatorTokens: compactor.tokens.counter.count(SPLIT_TURN_SEPARATOR),
   };
 }
