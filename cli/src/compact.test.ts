@@ -19,6 +19,24 @@ describe("compaction compact", () => {
     expect(run.stdout).toContain("Dry run: nothing written.");
   });
 
+  it("says which measure the token figures of its warnings are in, and the After it prints is within the window less the reserve", () => {
+    // A window whose budget binds: safeguard lowers keepRecentTokens and says so in our count.
+    sandbox.writeConfig(".compactionrc.json", JSON.stringify({ preset: "safeguard", contextWindow: 30_000 }));
+    const run = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1" });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/warning: \[safeguard\] keepRecentTokens \(20000\) was lowered to \d+ for this run, .* in the budget of \d+ tokens\./);
+    expect(run.stderr).toMatch(/\nnote: the token figures in this warning are our o200k count; Before and After are the provider's measure, 1\.\d\dx that count on this session \(see Measure\)\.\n/);
+    const after = Number(/After\s+([\d,]+) tokens/.exec(run.stdout)?.[1]?.replace(/,/g, ""));
+    expect(after).toBeGreaterThan(5_000);
+    expect(after).toBeLessThanOrEqual(30_000 - 16_384);
+  });
+
+  it("adds no note on the measure when no warning gives a number of tokens", () => {
+    const run = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1" });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).not.toContain("note: the token figures");
+  });
+
   it("writes nothing with --dry-run", () => {
     const before = sandbox.bytes();
     expect(sandbox.run(["compact", "--dry-run", "--yes"]).code).toBe(0);

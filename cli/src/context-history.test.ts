@@ -26,6 +26,15 @@ describe("compaction context history", () => {
     expect(run.stdout).toMatch(/Focus\s+the session manager/);
   });
 
+  it("shows a compaction's warnings, and says their token figures are our count, not the provider's measure of Tokens", () => {
+    sandbox.writeConfig(".compactionrc.json", JSON.stringify({ preset: "safeguard", contextWindow: 30_000 }));
+    expect(sandbox.run(["compact", "--yes"]).code).toBe(0);
+    const run = sandbox.run(["context", "history"], { NO_COLOR: "1" });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/  warning: \[safeguard\] keepRecentTokens \(20000\) was lowered/);
+    expect(run.stdout).toContain("  (token figures in warnings are our count; Tokens are in the provider's measure)");
+  });
+
   it("prints a JSON array of records with --json", () => {
     expect(sandbox.run(["compact", "--yes"]).code).toBe(0);
     const records = JSON.parse(sandbox.run(["context", "history", "--json"]).stdout) as Array<Record<string, unknown>>;

@@ -121,13 +121,34 @@ export function tokenMeasure(counter: string, size: ContextTokens | ContextBase,
   return { base, counted, counter, ratio, perMessage, source, samples, model: size.calibration.model ?? null };
 }
 
+/** A counter's name as the CLI says it: `tiktoken:o200k_base` is `o200k`. */
+export function counterLabel(counter: string): string {
+  return counter.replace(/^tiktoken:/, "").replace(/_base$/, "");
+}
+
+/**
+ * Says which measure the token figures in a run's warnings are in when they are not the
+ * provider's (as Before and After are): the plugins and the core size against the budget in our
+ * count. Null when no warning gives a number of tokens, or both measures are one (`providerRatio` 1).
+ */
+export function warningsMeasureNote(warnings: readonly string[], counter: string, providerRatio: number): string | null {
+  const counting = warnings.filter(mentionsTokens);
+  if (counting.length === 0 || providerRatio === 1) return null;
+  return `the token figures in ${warnings.length === 1 ? "this warning are" : "the warnings are"} our ${counterLabel(counter)} count; Before and After are the provider's measure, ${providerRatio.toFixed(2)}x that count on this session (see Measure).`;
+}
+
+/** True for a warning that gives a number of tokens (or a budget). */
+export function mentionsTokens(warning: string): boolean {
+  return /\d/.test(warning) && /\btokens?\b|\bbudget\b/.test(warning);
+}
+
 /**
  * One line saying which measure the figures are in: the provider's (its newest usage figure, or
  * the last compaction's recorded After when no usage figure is newer, plus our count of what
  * followed, calibrated) or our raw count.
  */
 export function describeMeasure(measure: TokenMeasure): string {
-  const count = measure.counter.replace(/^tiktoken:/, "").replace(/_base$/, "");
+  const count = counterLabel(measure.counter);
   const from = measure.base === "compaction" ? "the last compaction's After" : "usage figure";
   if (measure.source === null || measure.ratio === null || measure.perMessage === null) {
     return measure.base === "compaction" ? `provider's: ${from} (no messages since)` : `provider's: ${from} of the newest message (nothing after it to count)`;
