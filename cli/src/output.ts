@@ -134,7 +134,7 @@ export function counterLabel(counter: string): string {
 export function warningsMeasureNote(warnings: readonly string[], counter: string, providerRatio: number): string | null {
   const counting = warnings.filter(mentionsTokens);
   if (counting.length === 0 || providerRatio === 1) return null;
-  return `the token figures in ${warnings.length === 1 ? "this warning are" : "the warnings are"} our ${counterLabel(counter)} count; Before and After are the provider's measure, ${providerRatio.toFixed(2)}x that count on this session (see Measure).`;
+  return `the token figures in ${warnings.length === 1 ? "this warning are" : "these warnings are"} our ${counterLabel(counter)} count; Before and After are the provider's measure, ${providerRatio.toFixed(2)}x that count on this session (see Measure).`;
 }
 
 /** True for a warning that gives a number of tokens (or a budget). */

@@ -182,6 +182,7 @@ export class RunState<T> {
     return this.#tokens.count(message);
   }
 
+  /** Tokens of `text` in the run's counter (kept by text, as the summaries' lines are). */
   countText(text: string): number {
     return this.#tokens.counter.count(text);
   }
