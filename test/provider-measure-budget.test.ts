@@ -119,7 +119,7 @@ it("counts a system prompt given to shapeRequest once: the calibrated ratio hold
 });
 
 it("rolling without recall keeps its recent messages within the budget in our count (the target converted, not compared as is)", async () => {
-  // A window whose budget in our count (22,000 / 1.25) is below rolling's keepRecentTokens (20,000).
+  // A window whose budget in our count (22,000 at the run's ratio: 1.25 plus the 25,000 fixed tokens spread over the messages) is below rolling's keepRecentTokens (20,000).
   const compactor = await compactorWith({ preset: "rolling", adapter: "pi", contextWindow: 24_000, reserveTokens: RESERVE, options: { rolling: { recall: false } } });
   // Usage figures of a provider counting 1.25x ours plus 25,000 tokens no message shows.
   const messages: PiMessage[] = [];

@@ -133,13 +133,16 @@ export function counterLabel(counter: string): string {
  */
 export function warningsMeasureNote(warnings: readonly string[], counter: string, providerRatio: number): string | null {
   const counting = warnings.filter(mentionsTokens);
-  if (counting.length === 0 || providerRatio === 1) return null;
-  return `the token figures in ${warnings.length === 1 ? "this warning are" : "these warnings are"} our ${counterLabel(counter)} count; Before and After are the provider's measure, ${providerRatio.toFixed(2)}x that count on this session (see Measure).`;
+  if (counting.length === 0 || providerRatio.toFixed(2) === "1.00") return null;
+  return `the token figures in ${counting.length === 1 ? "this warning are" : "these warnings are"} our ${counterLabel(counter)} count; Before and After are the provider's measure, ${providerRatio.toFixed(2)}x that count on this session (see Measure).`;
 }
 
-/** True for a warning that gives a number of tokens (or a budget). */
+/**
+ * True for a warning that gives a number of tokens (or a budget) in our count: one that says
+ * its figures are "as the provider counts them" is in the provider's measure already.
+ */
 export function mentionsTokens(warning: string): boolean {
-  return /\d/.test(warning) && /\btokens?\b|\bbudget\b/.test(warning);
+  return /\d/.test(warning) && /\btokens?\b|\bbudget\b/.test(warning) && !warning.includes("as the provider counts");
 }
 
 /**

@@ -339,7 +339,8 @@ export class ContextManager<T> {
    * Most tokens a request may hold, by our count: the context window less the compactor's reserve
    * for the reply, at the provider's calibrated ratio to our count (as
    * `MessageTokenCounter.budgetRatio`; `countedBudget`), so a request within it is within the
-   * window as the provider counts it.
+   * window as the provider counts it. A compaction run's own budget can be lower (it uses the
+   * run's ratio, Before over our count, when that is higher).
    */
   get budget(): number {
     return countedBudget(this.contextWindow - this.compactor.reserveTokens, budgetRatioOf(this.#size.calibration));

@@ -244,3 +244,34 @@ describe("the project's code configuration (trusted)", () => {
     await expect(compactModelMessages(request, { trusted: "no" as unknown as boolean })).rejects.toMatchObject({ code: ErrorCodes.INPUT_INVALID });
   });
 });
+
+describe("what no message shows (system prompt, tools), with a usage figure among the messages", () => {
+  it("takes it off the window once: the After is within the window less the reserve, and the budget is not smaller by it again", async () => {
+    // A window small enough that the budget binds (safeguard's keepRecentTokens, 20,000, does not fit it).
+    const WINDOW = 26_000;
+    const RESERVE = 2_000;
+    const UNSEEN = 8_000;
+    const events: AiSdkCompactionEvent[] = [];
+    const tracked = new ModelMessageCompaction({ cwd: project(), contextWindow: WINDOW, reserveTokens: RESERVE, on: (event) => events.push(event) });
+    // A first prompt under the threshold, then its step's usage: the provider counted the prompt plus UNSEEN tokens no message shows.
+    const first = await convertToModelMessages(chat(5));
+    expect(await tracked.compact(first)).toHaveLength(first.length);
+    const reply: ModelMessage = { role: "assistant", content: `Module-5.ts retries with backoff. ${"Line 5 of the explanation. ".repeat(1000)}` };
+    const input = UNSEEN + tokensOf(first);
+    const second = [...first, reply, { role: "user", content: `Question 6: and module-6.ts? ${"Explain in detail. ".repeat(450)}` } as ModelMessage];
+    const out = await tracked.compact(second, { steps: [{ usage: { inputTokens: input, outputTokens: tokensOf([reply]) }, response: { messages: [reply] } }] });
+    const end = events.find((event) => event.type === "compaction-end");
+    expect(end?.type === "compaction-end" && end.result.status, JSON.stringify(events.filter((event) => event.type === "warning"))).toBe("compacted");
+    if (end?.type !== "compaction-end") return;
+    // Within the window less the reserve, as the run reports it ...
+    expect(end.result.event?.tokensAfterCompaction).toBeLessThanOrEqual(WINDOW - RESERVE);
+    // ... with a budget (safeguard names it when it lowers keepRecentTokens to fit) that, at the
+    // run's ratio, is the window less the reserve: what no message shows is not taken off it again.
+    const budget = Number(/in the budget of (\d+) tokens/.exec(end.result.warnings.join("\n"))?.[1]);
+    const ratio = end.result.tokensBefore / tokensOf(second);
+    expect(ratio).toBeGreaterThan(1.2);
+    expect(budget * ratio).toBeGreaterThan(WINDOW - RESERVE - UNSEEN / 2);
+    expect(budget * ratio).toBeLessThanOrEqual((WINDOW - RESERVE) * 1.01);
+    expect(out.length).toBeLessThan(second.length);
+  });
+});

@@ -160,8 +160,8 @@ export class ModelMessageCompaction {
       this.#usage.set(key, input + (step.usage?.outputTokens ?? 0));
       if (this.#usage.size > USAGE_REMEMBERED) this.#usage.delete(this.#usage.keys().next().value as string);
     }
-    // What the prompt held beyond its messages as the provider counts them (system prompt, tools):
-    // the core already sizes messages at the calibrated ratio, so that part is not counted twice.
+    // What the prompt held beyond its messages as the provider counts them (system prompt, tools),
+    // for a prompt whose messages carry no usage figure (one that does measures from it).
     if (this.#lastPrompt !== undefined) {
       const counted = compactor.tokens.total(this.#lastPrompt) * compactor.tokens.budgetRatio(this.#lastPrompt);
       this.#unseenTokens = Math.max(0, Math.round(input - counted));
@@ -215,16 +215,19 @@ export class ModelMessageCompaction {
     const { tokens, threshold, contextWindow, reserve, stepNumber } = run;
     this.#emit({ type: "compaction-start", tokens, threshold: Math.round(threshold), contextWindow, messages: messages.length, stepNumber });
     // Our count of messages that fits the window less the reserve and what no message shows, as
-    // the provider counts them (the calibrated ratio, as the core sizes its budget).
+    // the provider counts them (the calibrated ratio): the request's pinning and the shaping below.
     const budget = countedBudget(contextWindow - Math.min(contextWindow - 1, reserve + this.#unseenTokens), compactor.tokens.budgetRatio(messages));
     const pinned = this.#pinRequest(compactor, messages, budget);
+    // What no message shows takes room too: the kept messages and the summary get the rest. When a
+    // usage figure is among the messages, the run's own ratio (Before, which holds that part, over
+    // our count) already sizes its budget with it, so it is not taken off the window again.
+    const unseen = compactor.tokens.contextBase(messages).lastUsageIndex === null ? this.#unseenTokens : 0;
     let result: CompactionResult<ModelMessage>;
     try {
       result = await compactor.compact({
         messages: pinned.messages,
         contextWindow,
-        // What no message shows takes room too: the kept messages and the summary get the rest.
-        reserveTokens: Math.min(contextWindow - 1, reserve + this.#unseenTokens),
+        reserveTokens: Math.min(contextWindow - 1, reserve + unseen),
         trigger: "auto",
         ...(this.#options.agent !== undefined ? { agent: this.#options.agent } : {}),
       });

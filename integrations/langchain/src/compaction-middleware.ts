@@ -16,7 +16,7 @@
  *   sent: it throws COMPACTION_CONTEXT_OVERFLOW.
  * The window is the provider's measure (Claude counts about 1.25x o200k), so our counts are
  * compared with it at the calibrated ratio (`tokens.budgetRatio`, learned from the usage figures
- * of the AI messages), as the core's own budget is.
+ * of the AI messages); a compaction's own budget uses the run's ratio when that is higher.
  */
 import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";

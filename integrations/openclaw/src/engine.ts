@@ -7,8 +7,9 @@
  *   outputs pruned when the context is large (the pi extension's send-time pruning, layered's
  *   thresholds), and the estimate OpenClaw compares with its token budget. OpenClaw's budgets are
  *   in the provider's measure (a model's context window), so each is compared with our count at
- *   the calibrated ratio (`tokens.budgetRatio`: Claude counts about 1.25x o200k), as the core's
- *   own budget is, and the estimate is given at that ratio too.
+ *   the calibrated ratio (`tokens.budgetRatio`: Claude counts about 1.25x o200k), and the
+ *   estimate is given at that ratio too (a compaction's own budget uses the run's ratio when that
+ *   is higher, see `Compactor`).
  * - `compact` (OpenClaw's `/compact`, its overflow recovery, and our own threshold check after
  *   each turn) runs the agent's preset from `.compactionrc` over that context. The result is kept
  *   in OpenClaw's plugin-state store (see engine-store.ts); the transcript is never touched.

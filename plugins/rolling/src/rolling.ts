@@ -74,7 +74,9 @@ function selectCut<T>(run: CompactionRun<T>, compactor: Compactor<T>, settings: 
   const limits = `minKeepMessages (${settings.minKeepMessages}), the system prompt, pinned messages and their tool partners are never evicted`;
   if (plan.evictedIndices.length === 0) {
     if (!plan.targetMet) {
-      run.warn(`The context holds ${run.providerTokens(plan.keptTokens)} tokens, over the target of ${target}, but nothing can be evicted: ${limits}.`);
+      run.warn(
+        `The context holds ${run.providerTokens(plan.keptTokens)} tokens${run.providerRatio > 1 ? " as the provider counts them" : ""}, over the target of ${target}, but nothing can be evicted: ${limits}.`,
+      );
     } else {
       // Say which window the target came from: the same transcript rolls in a 200,000-token
       // window and not in a 1,000,000-token one, and the host picks the window.
