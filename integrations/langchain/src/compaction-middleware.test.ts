@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { createTiktokenCounter, messageTokenText, type TokenCounter } from "@compaction/core";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
+import fc from "fast-check";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { createAgent, tool } from "langchain";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -256,6 +257,73 @@ describe("compactionMiddleware in the provider's measure", () => {
     });
     expect(sent).toEqual(short); // a middleware that never learned a ratio counts 1:1, and the call fits
   }, 60_000);
+
+  it("fits generated calls to the window as a provider counting r times our count sees them, or refuses them with COMPACTION_CONTEXT_OVERFLOW", async () => {
+    const projects = new Map<string, string>();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom("safeguard", "layered", "sliding-window"),
+        fc.double({ min: 1, max: 2.5, noNaN: true }),
+        fc.integer({ min: 3, max: 12 }),
+        fc.integer({ min: 5, max: 120 }),
+        fc.double({ min: 0.3, max: 1.3, noNaN: true }),
+        fc.integer({ min: 1, max: 4 }),
+        async (preset, r, steps, lines, share, turnSteps) => {
+          let cwd = projects.get(preset);
+          if (cwd === undefined) {
+            cwd = project({ reserveTokens: 500, agents: { auditor: { preset } } });
+            projects.set(preset, cwd);
+          }
+          // Turns of tool loops whose AI messages carry the usage figures of a provider counting r times what we do.
+          const messages: BaseMessage[] = [];
+          let counted = 0;
+          let request = "";
+          for (let step = 0; step < steps; step++) {
+            if (step % turnSteps === 0) {
+              request = `${REQUEST} Part ${step / turnSteps + 1}: the modules from m${step}.ts on.`;
+              const human = new HumanMessage({ content: request, id: `g-human-${step}` });
+              messages.push(human);
+              counted += counter.count(messageTokenText(adapter.readFacts(human)));
+            }
+            const input = Math.round(r * counted);
+            const ai = new AIMessage({
+              id: `g-ai-${step}`,
+              content: `Reading step ${step}.`,
+              tool_calls: [{ id: `g_${step}`, name: "read_file", args: { path: `src/m${step}.ts` }, type: "tool_call" }],
+              usage_metadata: { input_tokens: input, output_tokens: 0, total_tokens: input },
+            });
+            const output = Array.from({ length: lines + ((step * 37) % 50) }, (_, i) => `export const v${step}_${i} = open("f${i}"); // handle ${i} of step ${step}`).join("\n");
+            const result = new ToolMessage({ id: `g-tool-${step}`, tool_call_id: `g_${step}`, content: output });
+            messages.push(ai, result);
+            counted += counter.count(messageTokenText(adapter.readFacts(ai))) + counter.count(messageTokenText(adapter.readFacts(result)));
+          }
+          const window = Math.max(2_000, Math.round(r * counted * share));
+          const wrap = compactionMiddleware({ cwd, contextWindow: window, agent: "auditor" }).wrapModelCall as unknown as (
+            request: { messages: BaseMessage[] },
+            handler: (request: { messages: BaseMessage[] }) => Promise<unknown>,
+          ) => Promise<unknown>;
+          let sent: BaseMessage[] | undefined;
+          try {
+            await wrap({ messages }, async (request) => {
+              sent = request.messages;
+              return new AIMessage("done");
+            });
+          } catch (error) {
+            // Only a call that cannot be brought under the window is refused, and nothing was sent.
+            expect((error as { code?: string }).code, String(error)).toBe("COMPACTION_CONTEXT_OVERFLOW");
+            expect(sent).toBeUndefined();
+            return;
+          }
+          expect(sent).toBeDefined();
+          // The ratio is learned from usage figures rounded to whole tokens: a few tokens' slack per thousand.
+          expect((sentTokens(sent!) - sentTokens([])) * r).toBeLessThanOrEqual(window * 1.005 + r);
+          // The request being worked on is sent (cut to head and tail at the most).
+          expect(sent!.map((message) => adapter.readFacts(message).text).join("\n")).toContain(request.slice(0, 40));
+        },
+      ),
+      { numRuns: 30 },
+    );
+  }, 240_000);
 
   it("compacts a call whose system prompt and tools leave less room than the config's reserve", async () => {
     // The config's reserve is the default 16,384; a 32,000-token window less a 20,000-token prompt leaves 12,000.

@@ -124,7 +124,22 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     return learnedRatio;
   };
 
-  /** A call's size in the provider's measure: its messages and `extra` (system prompt, tools), our count at `ratio`. */
+  /**
+   * Provider tokens per counted token of a call of `messages` and `extra` (system prompt, tools):
+   * the calibrated ratio (`ratioOf`), or, when higher, the newest usage figure over our count of
+   * what it covers (the messages up to it, and the system prompt and tools, taken to be `extra`
+   * then too). The figure is the provider's own count: it holds when too few pairs of figures teach
+   * a ratio, as in a short history or one just compacted.
+   */
+  const callRatio = (engine: Compactor<BaseMessage>, messages: readonly BaseMessage[], extra: number): number => {
+    const ratio = ratioOf(engine, messages);
+    const base = engine.tokens.contextBase(messages);
+    if (base.base !== "usage" || base.lastUsageIndex === null) return ratio;
+    const covered = engine.tokens.total(messages.slice(0, base.lastUsageIndex + 1)) + extra;
+    return Math.max(ratio, base.usageTokens / Math.max(1, covered));
+  };
+
+  /** A call's size in the provider's measure: its messages and `extra` (system prompt, tools), our count at `ratio` (`callRatio`). */
   const callTokens = (engine: Compactor<BaseMessage>, messages: readonly BaseMessage[], extra: number, ratio: number): number =>
     Math.ceil((engine.tokens.total(messages) + extra) * ratio);
 
@@ -149,8 +164,12 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     scope: "state" | "request",
     signal: AbortSignal | undefined,
   ): Promise<Fit> => {
-    const ratio = ratioOf(engine, messages);
-    const room = Math.max(1, window - Math.ceil(extra * ratio));
+    const ratio = callRatio(engine, messages, extra);
+    // The compaction's own budget scales by its run's ratio, which holds the system prompt and tools
+    // when a usage figure is among the messages (Before over our count of the messages): they are
+    // taken off the window only when it is not.
+    const usageHeld = engine.tokens.contextBase(messages).base === "usage";
+    const room = usageHeld ? window : Math.max(1, window - Math.ceil(extra * ratio));
     const before = callTokens(engine, messages, extra, ratio);
     emit({
       type: "compaction-start",
@@ -182,7 +201,7 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
       const engine = await getCompactor();
       const window = windowOf(engine);
       const messages = state.messages as BaseMessage[];
-      const tokens = callTokens(engine, messages, overhead, ratioOf(engine, messages));
+      const tokens = callTokens(engine, messages, overhead, callRatio(engine, messages, overhead));
       if (!engine.autoCompact.enabled || tokens <= engine.autoCompact.threshold * window) return undefined;
       const signal = (runtime as { signal?: AbortSignal } | undefined)?.signal;
       const done = await fit(engine, messages, window, overhead, "state", signal);
@@ -202,7 +221,7 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
       const window = windowOf(engine);
       overhead = engine.tokens.counter.count(overheadText(request));
       // The window is the provider's measure: our count at the calibrated ratio is compared with it.
-      const ratio = ratioOf(engine, request.messages);
+      const ratio = callRatio(engine, request.messages, overhead);
       const sent = callTokens(engine, request.messages, overhead, ratio);
       if (sent <= window) return handler(request);
       let done: Fit;
