@@ -16,7 +16,8 @@
  *   sent: it throws COMPACTION_CONTEXT_OVERFLOW.
  * The window is the provider's measure (Claude counts about 1.25x o200k), so our counts are
  * compared with it at the calibrated ratio (`tokens.budgetRatio`, learned from the usage figures
- * of the AI messages); a compaction's own budget uses the run's ratio when that is higher.
+ * of the AI messages), or at the newest figure's when that is higher (`callRatio`); a
+ * compaction's own budget uses the run's ratio when that is higher.
  */
 import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
@@ -220,7 +221,7 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
       const engine = await getCompactor();
       const window = windowOf(engine);
       overhead = engine.tokens.counter.count(overheadText(request));
-      // The window is the provider's measure: our count at the calibrated ratio is compared with it.
+      // The window is the provider's measure: our count at the call's ratio (callRatio) is compared with it.
       const ratio = callRatio(engine, request.messages, overhead);
       const sent = callTokens(engine, request.messages, overhead, ratio);
       if (sent <= window) return handler(request);
