@@ -25,7 +25,7 @@ describe("compaction compact", () => {
     const run = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1" });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/warning: \[safeguard\] keepRecentTokens \(20000\) was lowered to \d+ for this run, .* in the budget of \d+ tokens\./);
-    expect(run.stderr).toMatch(/\nnote: the token figures in this warning are our o200k count; Before and After are the provider's measure, 1\.\d\dx that count on this session \(see Measure\)\.\n/);
+    expect(run.stderr).toMatch(/\nnote: the token figures in this warning are our o200k count; the provider counts 1\.\d\dx that on this session\. Before and After are in the provider's measure \(see Measure\)\.\n/);
     const after = Number(/After\s+([\d,]+) tokens/.exec(run.stdout)?.[1]?.replace(/,/g, ""));
     expect(after).toBeGreaterThan(5_000);
     expect(after).toBeLessThanOrEqual(30_000 - 16_384);

@@ -1,4 +1,4 @@
-import type { Calibration, ContextBase, ContextTokens } from "@compaction/core";
+import { type Calibration, type ContextBase, type ContextTokens, counterLabel } from "@compaction/core";
 /** Colours (NO_COLOR, FORCE_COLOR, terminal detection, --no-color), numbers and the usage bar. */
 import { formatTokenCount, formatUsageLine, type UsageTone, usagePercent } from "@compaction/context-manager";
 import { type TranscriptFormat } from "@compaction/transcript";
@@ -119,30 +119,6 @@ export function tokenMeasure(counter: string, size: ContextTokens | ContextBase,
   if (!("calibration" in size)) return { base, counted, counter, ratio: null, perMessage: null, source: null, samples: 0, model: null };
   const { ratio, perMessage, source, samples } = size.calibration;
   return { base, counted, counter, ratio, perMessage, source, samples, model: size.calibration.model ?? null };
-}
-
-/** A counter's name as the CLI says it: `tiktoken:o200k_base` is `o200k`. */
-export function counterLabel(counter: string): string {
-  return counter.replace(/^tiktoken:/, "").replace(/_base$/, "");
-}
-
-/**
- * Says which measure the token figures in a run's warnings are in when they are not the
- * provider's (as Before and After are): the plugins and the core size against the budget in our
- * count. Null when no warning gives a number of tokens, or both measures are one (`providerRatio` 1).
- */
-export function warningsMeasureNote(warnings: readonly string[], counter: string, providerRatio: number): string | null {
-  const counting = warnings.filter(mentionsTokens);
-  if (counting.length === 0 || providerRatio.toFixed(2) === "1.00") return null;
-  return `the token figures in ${counting.length === 1 ? "this warning are" : "these warnings are"} our ${counterLabel(counter)} count; Before and After are the provider's measure, ${providerRatio.toFixed(2)}x that count on this session (see Measure).`;
-}
-
-/**
- * True for a warning that gives a number of tokens (or a budget) in our count: one that says
- * its figures are "as the provider counts them" is in the provider's measure already.
- */
-export function mentionsTokens(warning: string): boolean {
-  return /\d/.test(warning) && /\btokens?\b|\bbudget\b/.test(warning) && !warning.includes("as the provider counts");
 }
 
 /**

@@ -194,6 +194,7 @@ export { findTurnStartIndex, isCutPoint, lastUserIndex, turnStartIndices } from 
 export { alwaysKept, type AlwaysKept, keptRoom, preservedBefore, safeCuts } from "./cut/structure.js";
 export { type MessageSelection, selectMessages, type SelectionOverflow } from "./select-messages.js";
 export { formatCount } from "./format-count.js";
+export { counterLabel, mentionsCountedTokens, warningsMeasureNote } from "./warnings-measure.js";
 
 // Summarizers: the contract, the extractive summarizer and the summary layout.
 export type { SummarizeRequest, Summarizer } from "./summarizer/summarizer.js";

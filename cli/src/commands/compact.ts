@@ -11,14 +11,14 @@ import {
   type PiCompactionPlan,
   type TranscriptFormat,
 } from "@compaction/transcript";
-import { type CompactionResult, type Compactor, providerRatio } from "@compaction/core";
+import { type CompactionResult, type Compactor, providerRatio, warningsMeasureNote } from "@compaction/core";
 import type { CommandContext } from "../command-context.js";
 import { type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { confirm } from "../confirm.js";
 import { CliError } from "../errors.js";
 import { ExitCode } from "../exit-codes.js";
 import { configOf, configSummary, type ConfigSummary } from "../load-compactor.js";
-import { describeMeasure, formatTokens, plural, sessionLabel, tokenMeasure, type TokenMeasure, warningsMeasureNote } from "../output.js";
+import { describeMeasure, formatTokens, plural, sessionLabel, tokenMeasure, type TokenMeasure } from "../output.js";
 import { requirePiSession, type TranscriptContext } from "../session-target.js";
 import { checkRecallTool, type RecallToolCheck, withoutRecall } from "../recall-tool.js";
 import { upgradeBeforeWriting, upgradeDryRun, upgradeDryRunNote, type UpgradeReport } from "./session-upgrade.js";
@@ -138,7 +138,7 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
   const { result } = compaction;
   for (const warning of result.warnings) io.stderr.write(`${context.err.yellow("warning:")} ${warning}\n`);
   const note = warningsMeasureNote(result.warnings, compactor.tokens.counter.name, providerRatio(result.tokensBefore, compactor.tokens.total(transcript.messages)));
-  if (note !== null) io.stderr.write(`${context.err.dim("note:")} ${note}\n`);
+  if (note !== null) io.stderr.write(`${context.err.dim("note:")} ${note} Before and After are in the provider's measure (see Measure).\n`);
 
   const plan = planOf(compaction.plan);
   const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options, applied, measure), tokensAfter, recallTool: recall, ...fields });

@@ -1,9 +1,10 @@
 /** `compaction context history`: the compactions on the session's branch, newest first. */
+import { mentionsCountedTokens } from "@compaction/core";
 import { buildContext } from "@compaction/transcript";
 import { type CommandContext, countOption } from "../command-context.js";
 import { type CommandCall, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { compactionEntries, compactionRecord, type CompactionRecord } from "../compaction-history.js";
-import { formatTokens, mentionsTokens, plural } from "../output.js";
+import { formatTokens, plural } from "../output.js";
 
 interface HistoryOptions extends CommonOptions {
   readonly depth?: string;
@@ -44,7 +45,7 @@ function renderHistory(records: readonly CompactionRecord[], path: string, { out
     ];
     for (const warning of record.warnings) lines.push(`  ${c.yellow("warning:")} ${warning}`);
     // The plugins and the core size against the budget in our count, not the provider's measure of Tokens.
-    if (record.warnings.some(mentionsTokens)) lines.push(`  ${c.dim("(token figures in warnings are our count; Tokens are in the provider's measure)")}`);
+    if (record.warnings.some(mentionsCountedTokens)) lines.push(`  ${c.dim("(token figures in warnings are our count; Tokens are in the provider's measure)")}`);
     return lines.join("\n");
   });
   return `${blocks.join("\n\n")}\n`;

@@ -214,5 +214,23 @@ describe("session_before_compact passes the preset's warnings on", () => {
     const result = await run();
     expect(result?.compaction?.details).toMatchObject({ strategy: "layered", layer: "full" });
     expect(reports.of("warning")).toEqual([expect.stringMatching(/^compaction: \[layered\] full compaction: /)]);
+    // No token figure in it: no note on the measure.
+    expect(reports.of("info").filter((info) => info.includes("token figures"))).toEqual([]);
+  });
+});
+
+describe("session_before_compact says which measure its warnings' token figures are in", () => {
+  let setup: Setup;
+  beforeAll(async () => {
+    // A window whose budget binds: safeguard lowers keepRecentTokens and says so in our count.
+    setup = await setUp({ preset: "safeguard" }, 30_000);
+  });
+  afterAll(() => tearDown(setup));
+
+  it("adds a note after the warnings: our count, and the provider's ratio on this session", async () => {
+    const { reports, run } = handle(setup);
+    await run();
+    expect(reports.of("warning")).toContainEqual(expect.stringMatching(/^compaction: \[safeguard\] keepRecentTokens \(20000\) was lowered to \d+ .* budget of \d+ tokens\.$/));
+    expect(reports.of("info")).toContainEqual(expect.stringMatching(/^compaction: the token figures in this warning are our estimate:chars\/4 count; the provider counts \d\.\d\dx that on this session\.$/));
   });
 });

@@ -4,7 +4,7 @@
  * can write, the fallback decides: cancel (default) or let pi summarise with the model.
  */
 import { existsSync } from "node:fs";
-import { type Compactor, describeError, type PiMessage, type ResolvedConfig } from "@compaction/core";
+import { type Compactor, describeError, type PiMessage, providerRatio, type ResolvedConfig, warningsMeasureNote } from "@compaction/core";
 import { readSession, type SessionEntry, sessionAutoCompact } from "@compaction/transcript";
 import { recallSettings } from "@compaction/plugin-recall";
 import type { CompactionResult as PiCompactionResult, ExtensionContext } from "@earendil-works/pi-coding-agent";
@@ -95,6 +95,9 @@ export async function beforeCompact(
   }
 
   for (const warning of compaction.result.warnings) settings.report("warning", `compaction: ${warning}`, ctx);
+  // The warnings size in our count; the figures pi and the status line show are the provider's.
+  const note = warningsMeasureNote(compaction.result.warnings, compactor.tokens.counter.name, providerRatio(compaction.result.tokensBefore, compactor.tokens.total(compaction.messages)));
+  if (note !== null) settings.report("info", `compaction: ${note}`, ctx);
   const { plan, result, trigger } = compaction;
   if (!plan.ok) {
     // pi asks again after every turn while it is past its threshold: an automatic run the preset
