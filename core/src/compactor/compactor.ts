@@ -299,7 +299,7 @@ export class Compactor<T> {
     // over our count of the input, `CompactionRun.providerRatio`), by which the run reports its
     // After and its plugins size against the window. A context compacted to the budget then fits
     // the window less the reserve in both, and the After the run reports is within it.
-    const ratio = Math.max(budgetRatioOf(before.calibration), providerRatio(before.tokens, this.tokens.total(input.messages)));
+    const runRatio = providerRatio(before.tokens, this.tokens.total(input.messages));
     return new RunState({
       input,
       facts: this.facts,
@@ -307,8 +307,9 @@ export class Compactor<T> {
       summarizer: this.summarizer,
       summaryMaxTokens: this.summaryMaxTokens,
       contextWindow,
-      budget: countedBudget(contextWindow - reserve, ratio),
+      budget: countedBudget(contextWindow - reserve, Math.max(budgetRatioOf(before.calibration), runRatio)),
       tokensBefore: before.tokens,
+      providerRatio: runRatio,
       summaryOverheadTokens: this.#summaryOverhead(),
     });
   }

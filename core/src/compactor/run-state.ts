@@ -5,7 +5,7 @@ import type { CheckedCut } from "../cut/cut.js";
 import type { MessageView } from "../cut/message-view.js";
 import type { ShrinkResult } from "../shrink/shrink-to-budget.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
-import { type MessageTokenCounter, providerRatio } from "../tokens/message-tokens.js";
+import type { MessageTokenCounter } from "../tokens/message-tokens.js";
 import type { CompactInput, RunInit, SummarizeOptions } from "./run.js";
 
 /**
@@ -24,6 +24,14 @@ export class RunState<T> {
   readonly budget: number;
   /** Context size before the run, using the provider's usage where the transcript has it. */
   readonly tokensBefore: number;
+  /**
+   * The provider's count of the input over ours, at least 1 (1 when the input carries no usage).
+   * `tokensBefore` is the provider's usage figure plus counts of what followed it; it exceeds our
+   * count by what no message shows (system prompt, tools) and, mostly, by another tokenizer
+   * (Claude counts about 1.25x o200k on real sessions), so the difference scales with the text.
+   * Computed once, with the budget it scales.
+   */
+  readonly providerRatio: number;
   /** Tokens the summary message's own wrapping costs in this format (beyond the summary text). */
   readonly summaryOverheadTokens: number;
   readonly warnings: string[] = [];
@@ -63,6 +71,7 @@ export class RunState<T> {
     this.contextWindow = init.contextWindow;
     this.budget = init.budget;
     this.tokensBefore = init.tokensBefore;
+    this.providerRatio = init.providerRatio;
     this.summaryOverheadTokens = init.summaryOverheadTokens;
     this.#facts = init.facts;
     this.#tokens = init.tokens;
@@ -137,16 +146,6 @@ export class RunState<T> {
   get unseenTokens(): number {
     this.#unseenTokens ??= Math.max(0, this.tokensBefore - this.#tokens.total(this.input.messages));
     return this.#unseenTokens;
-  }
-
-  /**
-   * The provider's count of the input over ours, at least 1 (1 when the input carries no usage).
-   * `tokensBefore` is the provider's usage figure plus counts of what followed it; it exceeds our
-   * count by what no message shows (system prompt, tools) and, mostly, by another tokenizer
-   * (Claude counts about 1.25x o200k on real sessions), so the difference scales with the text.
-   */
-  get providerRatio(): number {
-    return providerRatio(this.tokensBefore, this.#tokens.total(this.input.messages));
   }
 
   /**

@@ -64,6 +64,8 @@ export interface RunInit<T> {
   readonly contextWindow: number;
   readonly budget: number;
   readonly tokensBefore: number;
+  /** `tokensBefore` over our count of the input, at least 1 (`CompactionRun.providerRatio`). */
+  readonly providerRatio: number;
   readonly summaryOverheadTokens: number;
 }
 

@@ -171,6 +171,7 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     // taken off the window only when it is not.
     const usageHeld = engine.tokens.contextBase(messages).base === "usage";
     const room = usageHeld ? window : Math.max(1, window - Math.ceil(extra * ratio));
+    const reserve = reserveFor(engine, room);
     const before = callTokens(engine, messages, extra, ratio);
     emit({
       type: "compaction-start",
@@ -183,7 +184,7 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     const result = await engine.compact({
       messages,
       contextWindow: room,
-      reserveTokens: reserveFor(engine, room),
+      reserveTokens: reserve,
       trigger: "auto",
       ...(options.agent === undefined ? {} : { agent: options.agent }),
       ...(signal === undefined ? {} : { signal }),
@@ -193,7 +194,7 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     if (result.status === "failed" || result.status === "cancelled") {
       emit({ type: "warning", message: `Compaction ${result.status}: ${result.reason ?? ""}`.trim(), code: result.error?.code ?? null });
     }
-    return { result, messages: result.messages, tokens, reserve: reserveFor(engine, room) };
+    return { result, messages: result.messages, tokens, reserve };
   };
 
   return createMiddleware({
