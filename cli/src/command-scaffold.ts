@@ -8,7 +8,8 @@
  *    checks of its own arguments, so a usage error comes before anything is read.
  * 3. Resolves the session `--session` names (or the current directory's latest).
  * 4. Runs `run`, which reads the session, asks for compactors (`scope.compactor()`: the config
- *    with `--agent` applied; all disposed when `run` returns or throws) and returns its result.
+ *    with `--agent` applied, counting through the session's count cache; all disposed when `run`
+ *    returns or throws, and the cache written) and returns its result.
  * 5. Prints the result on stdout: with `--json` as one JSON object (`json`, default the result
  *    itself), else `text`; the exit code is `exitCode(result)`, default 0.
  * 6. On an error: `compaction: <message>` and the hint on stderr; with `--json` also the JSON
@@ -18,6 +19,7 @@
 import type { Compactor } from "@compaction/core";
 import type { Command } from "commander";
 import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "./command-context.js";
+import { type CountCache, openCountCache } from "./count-cache.js";
 import { reportFailure } from "./errors.js";
 import { ExitCode, type ExitCodeValue } from "./exit-codes.js";
 import type { CliIo, CliStream } from "./io.js";
@@ -135,6 +137,15 @@ async function runCommand<A extends readonly unknown[], O extends CommonOptions,
     const context = commandContext(command, io);
     const input = spec.parse === undefined ? (undefined as I) : spec.parse({ context, args, options });
     const session = spec.session === true ? await TargetSession.resolve(sessionSelection(context, options.session), io) : undefined;
+    // Opened with the first compactor, written after the last one is disposed.
+    let counts: CountCache | undefined | null = null;
+    const countStore = (): CountCache | undefined => {
+      if (counts === null) {
+        counts = session === undefined ? undefined : openCountCache(io, session.path);
+        if (counts !== undefined) resources.push({ dispose: () => counts?.save() });
+      }
+      return counts;
+    };
     const scope: CommandScope<O, I> = {
       context,
       options,
@@ -144,7 +155,7 @@ async function runCommand<A extends readonly unknown[], O extends CommonOptions,
         return session;
       },
       async compactor(choice = {}) {
-        const compactor = await loadCompactor(context, { ...choice, ...(spec.agent === true ? { agent: options.agent } : {}) });
+        const compactor = await loadCompactor(context, { countStore: countStore(), ...choice, ...(spec.agent === true ? { agent: options.agent } : {}) });
         resources.push(compactor);
         return compactor;
       },

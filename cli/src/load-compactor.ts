@@ -5,7 +5,7 @@
  * `trusted: false`. What applied is said once on stderr: the agent's section (with `--agent`)
  * and anything left out because the project is not trusted.
  */
-import { type AdapterName, type ConfigWarning, createCompactor, type Compactor, type ResolvedConfig, suggest } from "@compaction/core";
+import { type AdapterName, type ConfigWarning, createCompactor, type Compactor, type ResolvedConfig, suggest, type TokenCountStore } from "@compaction/core";
 import type { CommandContext, GlobalOptions } from "./command-context.js";
 import type { CliIo } from "./io.js";
 
@@ -21,6 +21,8 @@ export interface CompactorChoice {
   readonly adapter?: AdapterName;
   /** Say on stderr which section applied and what was left out (default true; `config` shows it on stdout instead). */
   readonly announce?: boolean;
+  /** The session's kept counts (count-cache.ts), which the compactor's tiktoken counter reads first. */
+  readonly countStore?: TokenCountStore | undefined;
 }
 
 /** Environment variable that, set to anything but "" or "0", does what `--no-project-code` does. */
@@ -45,6 +47,7 @@ export async function loadCompactor(context: CommandContext, choice: CompactorCh
     ...(trusted ? {} : { trustHint: CLI_TRUST_HINT }),
     ...(choice.agent === undefined ? {} : { agent: choice.agent }),
     ...(choice.preset === undefined ? {} : { preset: choice.preset }),
+    ...(choice.countStore === undefined ? {} : { countStore: choice.countStore }),
   });
   const config = configOf(compactor);
   const notice = [agentNotice(config), ...config.warnings.map(warningNotice)].filter((line) => line !== "").join("");

@@ -12,7 +12,6 @@
  * written there would never reach OpenClaw.
  */
 import { mkdirSync, openSync, readSync, closeSync, renameSync, writeFileSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import {
   agentIdOfSessionKey,
@@ -23,6 +22,7 @@ import {
   openClawStateDir,
   readOpenClawSession,
 } from "@compaction/transcript";
+import { cacheDir } from "./cache-dir.js";
 import { CliError } from "./errors.js";
 import { ExitCode } from "./exit-codes.js";
 import type { CliIo } from "./io.js";
@@ -94,11 +94,6 @@ export function refuseOpenClawSnapshot(path: string, what: string): void {
 
 export function isOpenClawSnapshot(path: string): boolean {
   return snapshots.has(path);
-}
-
-function cacheDir(io: CliIo): string {
-  const xdg = io.env["XDG_CACHE_HOME"];
-  return join(xdg !== undefined && xdg !== "" ? xdg : join(io.env["HOME"] ?? homedir(), ".cache"), "compaction");
 }
 
 function agentFromDatabasePath(database: string): string {

@@ -1,5 +1,6 @@
 /** The progress line of a long load, through `main` with a terminal on stderr. */
 import { appendFileSync } from "node:fs";
+import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { main } from "./index.js";
@@ -34,7 +35,7 @@ function terminalIo(): CliIo & { err: () => string; out: () => string } {
     stdout: { write: (text: string) => (stdout += text) },
     stderr: { write: (text: string) => (stderr += text), isTTY: true },
     stdin: Readable.from([]),
-    env: { NO_COLOR: "1", COMPACTION_SESSIONS_DIR: sandbox.sessionsDir },
+    env: { NO_COLOR: "1", HOME: join(sandbox.root, "home"), COMPACTION_SESSIONS_DIR: sandbox.sessionsDir },
     cwd: sandbox.project,
     err: () => stderr,
     out: () => stdout,

@@ -3,9 +3,11 @@
  * examples/sessions; the output the README quotes must be what they print.
  */
 import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const BIN = fileURLToPath(new URL("../bin/compaction.js", import.meta.url));
@@ -26,6 +28,10 @@ function quotedRuns(): { args: string[]; output: string[] }[] {
   return runs;
 }
 
+// The count cache (count-cache.ts) goes here, not in the repository the test's HOME points at.
+const CACHE = mkdtempSync(join(tmpdir(), "compaction-demo-cache-"));
+afterAll(() => rmSync(CACHE, { recursive: true, force: true }));
+
 describe("the README's demo", () => {
   it("is the npm run demo script", () => {
     const scripts = (JSON.parse(readFileSync(`${ROOT}package.json`, "utf8")) as { scripts: Record<string, string> }).scripts;
@@ -36,7 +42,7 @@ describe("the README's demo", () => {
     const result = spawnSync(process.execPath, [BIN, ...run.args], {
       cwd: ROOT,
       encoding: "utf8",
-      env: { PATH: process.env["PATH"] ?? "", HOME: ROOT, NO_COLOR: "1", COMPACTION_SESSIONS_DIR: `${ROOT}.no-sessions` },
+      env: { PATH: process.env["PATH"] ?? "", HOME: ROOT, XDG_CACHE_HOME: CACHE, NO_COLOR: "1", COMPACTION_SESSIONS_DIR: `${ROOT}.no-sessions` },
     });
     expect(result.status).toBe(0);
     // What the terminal shows: stderr too (nothing, when all is well).

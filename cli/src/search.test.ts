@@ -111,7 +111,7 @@ describe("compaction search", () => {
       stdout: { write: (text: string) => (stdout += text) },
       stderr: { write: (text: string) => (stderr += text), isTTY: true },
       stdin: process.stdin,
-      env: { NO_COLOR: "1", COMPACTION_SESSIONS_DIR: sandbox.sessionsDir },
+      env: { NO_COLOR: "1", HOME: join(sandbox.root, "home"), COMPACTION_SESSIONS_DIR: sandbox.sessionsDir },
       cwd: sandbox.project,
     };
     const before = sandbox.bytes();

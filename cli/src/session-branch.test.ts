@@ -67,7 +67,7 @@ describe("compaction session branch", () => {
       stdout: { write: (text: string) => (stdout += text) },
       stderr: { write: (text: string) => (stderr += text) },
       stdin,
-      env: { NO_COLOR: "1", COMPACTION_SESSIONS_DIR: sandbox.sessionsDir },
+      env: { NO_COLOR: "1", HOME: join(sandbox.root, "home"), COMPACTION_SESSIONS_DIR: sandbox.sessionsDir },
       cwd: sandbox.project,
     };
     const code = await main(["session", "branch"], io);
@@ -92,7 +92,7 @@ describe("compaction session branch", () => {
       stdout: { write: () => true },
       stderr: { write: (text: string) => (stderr += text) },
       stdin: Object.assign(Readable.from(["seven\n"]), { isTTY: true }),
-      env: { NO_COLOR: "1", COMPACTION_SESSIONS_DIR: sandbox.sessionsDir },
+      env: { NO_COLOR: "1", HOME: join(sandbox.root, "home"), COMPACTION_SESSIONS_DIR: sandbox.sessionsDir },
       cwd: sandbox.project,
     };
     expect(await main(["session", "branch"], io)).toBe(2);

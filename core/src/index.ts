@@ -160,6 +160,7 @@ export {
   type TiktokenCounterOptions,
 } from "./tokens/tiktoken-counter.js";
 export { createEstimateCounter, estimateStringTokens } from "./tokens/estimate-counter.js";
+export { type TokenCountStore, withCountStore } from "./tokens/count-store.js";
 export {
   budgetRatioOf,
   checkAnchor,

@@ -167,4 +167,20 @@ describe("createCompactor", () => {
     expect(error.path).toBe("/tokenizer/encoding");
     expect(error.hint).toContain("Did you mean 'o200k_base'?");
   });
+
+  it("counts through the countStore it is given with the tiktoken counter, and not with the estimate counter", async () => {
+    const kept = new Map<string, number>();
+    const store = { get: (counter: string, text: string) => kept.get(`${counter}|${text}`), set: (counter: string, text: string, count: number) => void kept.set(`${counter}|${text}`, count) };
+    const tiktoken = await createCompactor({ cwd: project({}), countStore: store });
+    compactors.push(tiktoken);
+    expect(tiktoken.tokens.counter.count("counted once, then kept")).toBe(6);
+    expect([...kept]).toEqual([["tiktoken:o200k_base|counted once, then kept", 6]]);
+    kept.set("tiktoken:o200k_base|a kept count", 99);
+    expect(tiktoken.tokens.counter.count("a kept count")).toBe(99);
+
+    const estimate = await createCompactor({ cwd: project({ tokenizer: { counter: "estimate" } }), countStore: store });
+    compactors.push(estimate);
+    expect(estimate.tokens.counter.count("abcdefgh")).toBe(2);
+    expect(kept.size).toBe(2);
+  });
 });

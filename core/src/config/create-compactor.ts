@@ -7,6 +7,7 @@ import { createPiAdapter } from "../messages/pi-adapter.js";
 import { createExtractiveSummarizer } from "../summarizer/extractive.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
 import { createEstimateCounter } from "../tokens/estimate-counter.js";
+import { type TokenCountStore, withCountStore } from "../tokens/count-store.js";
 import { createTiktokenCounter, tiktokenEncodingNames } from "../tokens/tiktoken-counter.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import { configInvalid } from "./config-error.js";
@@ -25,6 +26,11 @@ export interface CreateCompactorOptions extends LoadConfigOptions {
    * or a MessageAdapter of the caller's own (a framework integration's message format).
    */
   readonly adapter?: AdapterName | MessageAdapter<any>;
+  /**
+   * Counts kept between processes (see `withCountStore`): the tiktoken counter reads them first
+   * and keeps in it what it counts. The estimate counter does not use it.
+   */
+  readonly countStore?: TokenCountStore;
 }
 
 /** Summarizers built into the core, by the name `summarizer.name` uses. */
@@ -50,7 +56,7 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
   const summarizer = createSummarizer(loaded);
   const { plugins, preset, warnings, applied } = await resolvePlugins(loaded);
   const adapter = adapterFor(options.adapter ?? config.adapter) as MessageAdapter<T>;
-  const tokenCounter = createTokenCounter(loaded);
+  const tokenCounter = createTokenCounter(loaded, options.countStore);
   try {
     return new Compactor<T>({
       adapter,
@@ -98,11 +104,12 @@ function createSummarizer(loaded: LoadedConfig): Summarizer {
   ]);
 }
 
-function createTokenCounter(loaded: LoadedConfig): TokenCounter {
+function createTokenCounter(loaded: LoadedConfig, store: TokenCountStore | undefined): TokenCounter {
   const { counter, encoding } = loaded.config.tokenizer;
   if (counter === "estimate") return createEstimateCounter();
   try {
-    return createTiktokenCounter({ encoding });
+    const tiktoken = createTiktokenCounter({ encoding });
+    return store === undefined ? tiktoken : withCountStore(tiktoken, store);
   } catch (error) {
     if (!isCompactionError(error) || error.code !== ErrorCodes.ENCODING_UNKNOWN) throw error;
     throw configInvalid(loaded.config.filepath ?? undefined, [

@@ -1,0 +1,114 @@
+/**
+ * The token count cache as a user meets it: a second run reads the counts the first kept, prints
+ * the same, and a cache file that cannot be used changes nothing but a note on stderr.
+ */
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { appendEntries } from "@compaction/transcript";
+import { FIXTURES_DIR } from "@compaction/fixtures";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { countCacheFile, NO_COUNT_CACHE_ENV } from "./count-cache.js";
+import { main } from "./index.js";
+import type { CliIo } from "./io.js";
+import { createSandbox, type Sandbox } from "./test-support/cli-sandbox.js";
+
+let sandbox: Sandbox;
+beforeEach(async () => {
+  sandbox = await createSandbox();
+});
+afterEach(() => sandbox.remove());
+
+const countsDir = (): string => join(sandbox.root, "home", ".cache", "compaction", "counts");
+const after = (stdout: string): number => Number(/After\s+([\d,]+) tokens/.exec(stdout)?.[1]?.replace(/,/g, ""));
+
+describe("the token count cache (the built binary)", () => {
+  it("keeps the session's counts after a dry run, and the next run prints the same from them", () => {
+    const first = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1" });
+    expect(first.code, first.stderr).toBe(0);
+    expect(readdirSync(countsDir())).toHaveLength(1);
+    const second = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1" });
+    expect(second.stdout).toBe(first.stdout);
+    expect(second.stderr).toBe(first.stderr);
+
+    // The counts it read are the file's: doubled there, the plan changes.
+    const file = join(countsDir(), readdirSync(countsDir())[0] as string);
+    const kept = JSON.parse(readFileSync(file, "utf8")) as { counters: Record<string, Record<string, number>> };
+    for (const counts of Object.values(kept.counters)) for (const key of Object.keys(counts)) counts[key] = (counts[key] as number) * 2;
+    writeFileSync(file, JSON.stringify(kept));
+    const doubled = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1" });
+    expect(doubled.code).toBe(0);
+    expect(after(doubled.stdout)).not.toBe(after(first.stdout));
+  });
+
+  it(`keeps nothing with ${NO_COUNT_CACHE_ENV}=1`, () => {
+    const run = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1", [NO_COUNT_CACHE_ENV]: "1" });
+    expect(run.code, run.stderr).toBe(0);
+    expect(() => readdirSync(countsDir())).toThrow(/ENOENT/);
+  });
+
+  it("ignores a cut-off cache file with a note naming it, prints what it would without one, and mends the file", () => {
+    const clean = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1", [NO_COUNT_CACHE_ENV]: "1" });
+    const file = countCacheFile({ env: { HOME: join(sandbox.root, "home") } } as unknown as CliIo, sandbox.sessionPath);
+    expect(sandbox.run(["compact", "--dry-run"]).code).toBe(0);
+    writeFileSync(file, readFileSync(file, "utf8").slice(0, 500));
+    const run = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1" });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(clean.stdout);
+    expect(run.stderr).toMatch(new RegExp(`^compaction: note: ignored the token count cache ${escape(file)}: not valid JSON \\(.+\\); it is rebuilt\\.\\n$`));
+    expect(() => JSON.parse(readFileSync(file, "utf8"))).not.toThrow();
+    expect(sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1" }).stderr).toBe("");
+  });
+});
+
+/** Runs `main` in the sandbox's project: the exit code, the JSON it printed, and stderr. */
+async function runJson(args: readonly string[], env: Record<string, string> = {}): Promise<{ readonly code: number; readonly report: unknown; readonly stderr: string }> {
+  let stdout = "";
+  let stderr = "";
+  const io: CliIo = {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    stdin: Readable.from([]),
+    env: { NO_COLOR: "1", HOME: join(sandbox.root, "home"), COMPACTION_SESSIONS_DIR: sandbox.sessionsDir, ...env },
+    cwd: sandbox.project,
+  };
+  const code = await main([...args, "--json"], io);
+  // A plan, or the report of why there is none (a preset that finds nothing to cut exits 1).
+  return { code, report: JSON.parse(stdout), stderr };
+}
+
+const PRESETS = ["safeguard", "layered", "sliding-window", "rolling"] as const;
+const REAL = readdirSync(FIXTURES_DIR).filter((name) => name.endsWith(".jsonl"));
+
+describe("the token count cache on every real transcript", () => {
+  it.each(REAL)("%s: every preset's plan and inspect's figures are the same without the cache, with it cold and with it warm", { timeout: 120_000 }, async (name) => {
+    const session = join(FIXTURES_DIR, name);
+    for (const preset of PRESETS) {
+      const args = ["compact", "--dry-run", "--session", session, "--preset", preset];
+      const none = await runJson(args, { [NO_COUNT_CACHE_ENV]: "1" });
+      const cold = await runJson(args);
+      const warm = await runJson(args);
+      expect(cold, `${preset}, cold`).toEqual(none);
+      expect(warm, `${preset}, warm`).toEqual(none);
+    }
+    const inspect = ["context", "inspect", "--session", session];
+    expect(await runJson(inspect)).toEqual(await runJson(inspect, { [NO_COUNT_CACHE_ENV]: "1" }));
+  });
+
+  it("counts what a session appended since the last run, and prints what a run without the cache prints", async () => {
+    await runJson(["compact", "--dry-run"]);
+    const turn = (text: string) => [
+      { type: "message", message: { role: "user", content: [{ type: "text", text }], timestamp: Date.now() } },
+      { type: "message", message: { role: "assistant", content: [{ type: "text", text: `${text}: done. ${"a new line of detail\n".repeat(300)}` }], timestamp: Date.now() } },
+    ];
+    await appendEntries(sandbox.sessionPath, [...turn("add a changelog"), ...turn("tag the release")] as never);
+    for (const preset of PRESETS) {
+      const args = ["compact", "--dry-run", "--preset", preset];
+      expect(await runJson(args), preset).toEqual(await runJson(args, { [NO_COUNT_CACHE_ENV]: "1" }));
+    }
+  });
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

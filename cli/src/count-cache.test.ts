@@ -1,0 +1,159 @@
+/** The token count cache: its file, what it keeps, and what it does with a file it cannot use. */
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { Readable } from "node:stream";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { COUNT_CACHE_MAX_AGE_MS, countCacheFile, NO_COUNT_CACHE_ENV, openCountCache } from "./count-cache.js";
+import type { CliIo } from "./io.js";
+
+let root: string;
+let stderr: string;
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), "compaction-count-cache-"));
+  stderr = "";
+});
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+function io(env: Record<string, string> = {}): CliIo {
+  return {
+    stdout: { write: () => true },
+    stderr: { write: (text: string) => (stderr += text) },
+    stdin: Readable.from([]),
+    env: { HOME: join(root, "home"), ...env },
+    cwd: root,
+  };
+}
+
+function session(name = "session.jsonl"): string {
+  const path = join(root, name);
+  writeFileSync(path, "{}\n");
+  return path;
+}
+
+const COUNTER = "tiktoken:o200k_base";
+
+describe("openCountCache", () => {
+  it("keeps counts in $XDG_CACHE_HOME/compaction/counts, else ~/.cache, one file per session", () => {
+    const path = session();
+    expect(dirname(countCacheFile(io(), path))).toBe(join(root, "home", ".cache", "compaction", "counts"));
+    expect(dirname(countCacheFile(io({ XDG_CACHE_HOME: join(root, "xdg") }), path))).toBe(join(root, "xdg", "compaction", "counts"));
+    expect(countCacheFile(io(), path)).not.toBe(countCacheFile(io(), session("other.jsonl")));
+  });
+
+  it("gives the next run the counts this one kept, by counter, and stores no text", () => {
+    const path = session();
+    const first = openCountCache(io(), path);
+    expect(first?.get(COUNTER, "a secret line")).toBeUndefined();
+    first?.set(COUNTER, "a secret line", 4);
+    first?.set("tiktoken:cl100k_base", "a secret line", 5);
+    first?.save();
+    const second = openCountCache(io(), path);
+    expect(second?.get(COUNTER, "a secret line")).toBe(4);
+    expect(second?.get("tiktoken:cl100k_base", "a secret line")).toBe(5);
+    expect(second?.get(COUNTER, "another line")).toBeUndefined();
+    const file = readFileSync(countCacheFile(io(), path), "utf8");
+    expect(file).not.toContain("secret");
+    expect(JSON.parse(file)).toMatchObject({ format: "compaction-token-counts", version: 1, session: path });
+    expect(stderr).toBe("");
+  });
+
+  it("finds the same file for the same session through a symlink", () => {
+    const path = session();
+    const link = join(root, "link.jsonl");
+    symlinkSync(path, link);
+    expect(countCacheFile(io(), link)).toBe(countCacheFile(io(), path));
+  });
+
+  it("writes nothing when the run counted nothing new", () => {
+    const path = session();
+    const cache = openCountCache(io(), path);
+    cache?.get(COUNTER, "x");
+    cache?.save();
+    expect(existsSync(countCacheFile(io(), path))).toBe(false);
+  });
+
+  it(`is off with ${NO_COUNT_CACHE_ENV}=1, on with 0 or empty`, () => {
+    expect(openCountCache(io({ [NO_COUNT_CACHE_ENV]: "1" }), session())).toBeUndefined();
+    expect(openCountCache(io({ [NO_COUNT_CACHE_ENV]: "0" }), session())).toBeDefined();
+    expect(openCountCache(io({ [NO_COUNT_CACHE_ENV]: "" }), session())).toBeDefined();
+  });
+
+  const corrupt: Array<[string, string, RegExp]> = [
+    ["a cut-off write", '{"format":"compaction-token-counts","ver', /not valid JSON/],
+    ["another format", JSON.stringify({ format: "x", version: 1, counters: {} }), /expected "format": "compaction-token-counts", found "x"/],
+    ["a later version", JSON.stringify({ format: "compaction-token-counts", version: 2, counters: {} }), /expected "version": 1, found 2/],
+    ["a negative count", JSON.stringify({ format: "compaction-token-counts", version: 1, counters: { [COUNTER]: { k: -1 } } }), /expected a count of 0 or more at "counters"."tiktoken:o200k_base"."k", found -1/],
+    ["a count that is text", JSON.stringify({ format: "compaction-token-counts", version: 1, counters: { [COUNTER]: { k: "7" } } }), /found "7"/],
+    ["an array", "[]", /expected a JSON object/],
+  ];
+  for (const [what, content, reason] of corrupt) {
+    it(`ignores a file holding ${what}, says so with its path, and replaces it`, () => {
+      const path = session();
+      const file = countCacheFile(io(), path);
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, content);
+      const cache = openCountCache(io(), path);
+      expect(stderr).toContain(`compaction: note: ignored the token count cache ${file}: `);
+      expect(stderr).toMatch(reason);
+      expect(stderr).toContain("it is rebuilt.");
+      expect(cache?.get(COUNTER, "k")).toBeUndefined();
+      cache?.set(COUNTER, "text", 2);
+      cache?.save();
+      stderr = "";
+      expect(openCountCache(io(), path)?.get(COUNTER, "text")).toBe(2);
+      expect(stderr).toBe("");
+    });
+  }
+
+  it("says once that it cannot write, with the file and how to turn it off, and does not throw", () => {
+    const path = session();
+    // XDG_CACHE_HOME is a file: no folder can be made in it.
+    const xdg = join(root, "not-a-folder");
+    writeFileSync(xdg, "");
+    const cache = openCountCache(io({ XDG_CACHE_HOME: xdg }), path);
+    cache?.set(COUNTER, "text", 2);
+    expect(() => cache?.save()).not.toThrow();
+    expect(stderr).toContain(`compaction: note: could not write the token count cache ${cache?.file}: `);
+    expect(stderr).toContain(`hint: set ${NO_COUNT_CACHE_ENV}=1 to stop using the cache.`);
+    expect(stderr.match(/note:/g)).toHaveLength(1);
+  });
+
+  it("ignores a file it cannot read, saying why", () => {
+    const path = session();
+    const file = countCacheFile(io(), path);
+    // A folder where the file should be: reading it fails whoever runs the test.
+    mkdirSync(file, { recursive: true });
+    expect(openCountCache(io(), path)?.get(COUNTER, "x")).toBeUndefined();
+    expect(stderr).toContain(`ignored the token count cache ${file}: EISDIR`);
+  });
+
+  it("past the limit, writes only the counts this run used", () => {
+    const path = session();
+    const first = openCountCache(io(), path);
+    for (const text of ["a", "b", "c"]) first?.set(COUNTER, text, 1);
+    first?.save();
+    const second = openCountCache(io(), path, { maxEntries: 3 });
+    expect(second?.get(COUNTER, "a")).toBe(1);
+    second?.set(COUNTER, "d", 1);
+    second?.save();
+    const third = openCountCache(io(), path);
+    expect(["a", "b", "c", "d"].map((text) => third?.get(COUNTER, text))).toEqual([1, undefined, undefined, 1]);
+  });
+
+  it("removes other sessions' files not written for 30 days when it writes", () => {
+    const dir = dirname(countCacheFile(io(), session()));
+    mkdirSync(dir, { recursive: true });
+    const old = join(dir, "0".repeat(32) + ".json");
+    const recent = join(dir, "1".repeat(32) + ".json");
+    const notOurs = join(dir, "notes.txt");
+    for (const file of [old, recent, notOurs]) writeFileSync(file, "{}");
+    const longAgo = (Date.now() - COUNT_CACHE_MAX_AGE_MS - 60_000) / 1000;
+    utimesSync(old, longAgo, longAgo);
+    utimesSync(notOurs, longAgo, longAgo);
+    const cache = openCountCache(io(), session());
+    cache?.set(COUNTER, "text", 1);
+    cache?.save();
+    expect(readdirSync(dir).sort()).toEqual([`${"1".repeat(32)}.json`, "notes.txt", cache?.file.slice(dir.length + 1)].sort());
+  });
+});
