@@ -1,5 +1,5 @@
 /** The token count cache: its file, what it keeps, and what it does with a file it cannot use. */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
@@ -54,6 +54,7 @@ describe("openCountCache", () => {
     expect(second?.get(COUNTER, "another line")).toBeUndefined();
     const file = readFileSync(countCacheFile(io(), path), "utf8");
     expect(file).not.toContain("secret");
+    expect(statSync(countCacheFile(io(), path)).mode & 0o777).toBe(0o600);
     expect(JSON.parse(file)).toMatchObject({ format: "compaction-token-counts", version: 1, session: path });
     expect(stderr).toBe("");
   });

@@ -15,7 +15,7 @@
  */
 import { hash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import type { TokenCountStore } from "@compaction/core";
 import writeFileAtomic from "write-file-atomic";
 import { cacheDir } from "./cache-dir.js";
@@ -106,8 +106,9 @@ export function openCountCache(io: CliIo, sessionPath: string, limits: { readonl
         counters: Object.fromEntries([...kept].map(([counter, counts]) => [counter, Object.fromEntries(counts)])),
       };
       try {
-        mkdirSync(join(file, ".."), { recursive: true });
-        writeFileAtomic.sync(file, JSON.stringify(content));
+        // Readable by the user alone: the keys say which texts a session holds to one who can guess them.
+        mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+        writeFileAtomic.sync(file, JSON.stringify(content), { mode: 0o600 });
       } catch (error) {
         io.stderr.write(
           `compaction: note: could not write the token count cache ${file}: ${reason(error)}; the next run counts this session again.\n` +
@@ -115,7 +116,7 @@ export function openCountCache(io: CliIo, sessionPath: string, limits: { readonl
         );
         return;
       }
-      removeStale(join(file, ".."), file);
+      removeStale(dirname(file), file);
     },
   };
 }

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { openClawAgentDatabase } from "@compaction/transcript";
 import { writeOpenClawDatabase } from "@compaction/transcript/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -33,6 +33,14 @@ describe("the CLI on OpenClaw's SQLite sessions", () => {
       expect(status.messages).toBe(fromFile.messages);
       expect(status.tokens).toBe(fromFile.tokens);
     }
+  });
+
+  it("writes its snapshot of the conversation readable by the user alone", () => {
+    const run = sandbox.run(["context", "status", "--session", KEY], env());
+    expect(run.code, run.stderr).toBe(0);
+    const snapshot = /snapshot ([^)]+)\)/.exec(run.stderr)?.[1] as string;
+    expect(statSync(snapshot).mode & 0o777).toBe(0o600);
+    expect(statSync(dirname(snapshot)).mode & 0o777).toBe(0o700);
   });
 
   it("inspect, history, export and search work on it, and OpenClaw's database is never written", () => {

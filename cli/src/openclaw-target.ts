@@ -69,11 +69,12 @@ export function openClawSnapshot(target: OpenClawTarget, io: CliIo): string {
   }
   const agentId = target.kind === "database" ? agentFromDatabasePath(database) : target.agentId;
   const dir = join(cacheDir(io), "openclaw", safeName(agentId));
-  mkdirSync(dir, { recursive: true });
+  // The conversation itself: readable by the user alone.
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const path = join(dir, `${safeName(session.sessionId)}.jsonl`);
   const text = `${session.lines.join("\n")}\n`;
   const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, text);
+  writeFileSync(temporary, text, { mode: 0o600 });
   renameSync(temporary, path);
   const source = `OpenClaw session ${session.sessionKey ?? session.sessionId} in ${database}`;
   snapshots.set(path, source);
