@@ -1,9 +1,15 @@
-/** Where the CLI keeps what it can rebuild: `$XDG_CACHE_HOME/compaction`, else `~/.cache/compaction`. */
+/**
+ * Where the CLI keeps what it can rebuild: `$XDG_CACHE_HOME/compaction`, else
+ * `~/.cache/compaction`. A relative XDG_CACHE_HOME is ignored, as the XDG spec says, and an empty
+ * HOME is the user's home directory, so that nothing lands in the folder the command runs in.
+ */
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import type { CliIo } from "./io.js";
 
 export function cacheDir(io: CliIo): string {
   const xdg = io.env["XDG_CACHE_HOME"];
-  return join(xdg !== undefined && xdg !== "" ? xdg : join(io.env["HOME"] ?? homedir(), ".cache"), "compaction");
+  if (xdg !== undefined && isAbsolute(xdg)) return join(xdg, "compaction");
+  const home = io.env["HOME"];
+  return join(home !== undefined && isAbsolute(home) ? home : homedir(), ".cache", "compaction");
 }

@@ -2,7 +2,7 @@
  * The token count cache as a user meets it: a second run reads the counts the first kept, prints
  * the same, and a cache file that cannot be used changes nothing but a note on stderr.
  */
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { appendEntries } from "@compaction/transcript";
@@ -19,7 +19,7 @@ beforeEach(async () => {
 });
 afterEach(() => sandbox.remove());
 
-const countsDir = (): string => join(sandbox.root, "home", ".cache", "compaction", "counts");
+const countsDir = (): string => join(sandbox.root, "home", ".cache", "compaction", "counts", "v1");
 const after = (stdout: string): number => Number(/After\s+([\d,]+) tokens/.exec(stdout)?.[1]?.replace(/,/g, ""));
 
 describe("the token count cache (the built binary)", () => {
@@ -86,6 +86,7 @@ describe("the token count cache on every real transcript", () => {
     for (const preset of PRESETS) {
       const args = ["compact", "--dry-run", "--session", session, "--preset", preset];
       const none = await runJson(args, { [NO_COUNT_CACHE_ENV]: "1" });
+      rmSync(countsDir(), { recursive: true, force: true });
       const cold = await runJson(args);
       const warm = await runJson(args);
       expect(cold, `${preset}, cold`).toEqual(none);
@@ -97,6 +98,11 @@ describe("the token count cache on every real transcript", () => {
 
   it("counts what a session appended since the last run, and prints what a run without the cache prints", async () => {
     await runJson(["compact", "--dry-run"]);
+    const entries = (): number => {
+      const file = JSON.parse(readFileSync(join(countsDir(), readdirSync(countsDir())[0] as string), "utf8")) as { counters: Record<string, object> };
+      return Object.values(file.counters).reduce((sum, counts) => sum + Object.keys(counts).length, 0);
+    };
+    const before = entries();
     const turn = (text: string) => [
       { type: "message", message: { role: "user", content: [{ type: "text", text }], timestamp: Date.now() } },
       { type: "message", message: { role: "assistant", content: [{ type: "text", text: `${text}: done. ${"a new line of detail\n".repeat(300)}` }], timestamp: Date.now() } },
@@ -106,6 +112,8 @@ describe("the token count cache on every real transcript", () => {
       const args = ["compact", "--dry-run", "--preset", preset];
       expect(await runJson(args), preset).toEqual(await runJson(args, { [NO_COUNT_CACHE_ENV]: "1" }));
     }
+    // The new turns' texts were counted and kept beside the old ones.
+    expect(entries()).toBeGreaterThanOrEqual(before + 4);
   });
 });
 

@@ -1,10 +1,11 @@
 /** The token count cache: its file, what it keeps, and what it does with a file it cannot use. */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { homedir, tmpdir } from "node:os";
+import { dirname, isAbsolute, join } from "node:path";
 import { Readable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { COUNT_CACHE_MAX_AGE_MS, countCacheFile, NO_COUNT_CACHE_ENV, openCountCache } from "./count-cache.js";
+import { cacheDir } from "./cache-dir.js";
+import { COUNT_CACHE_MAX_AGE_MS, type CountCache, countCacheFile, countCacheKey, NO_COUNT_CACHE_ENV, openCountCache } from "./count-cache.js";
 import type { CliIo } from "./io.js";
 
 let root: string;
@@ -33,25 +34,39 @@ function session(name = "session.jsonl"): string {
 
 const COUNTER = "tiktoken:o200k_base";
 
+/** The cache, which must be on. */
+function open(path: string, env: Record<string, string> = {}, limits: { maxEntries?: number } = {}): CountCache {
+  const cache = openCountCache(io(env), path, limits);
+  expect(cache).toBeDefined();
+  return cache as CountCache;
+}
+
 describe("openCountCache", () => {
-  it("keeps counts in $XDG_CACHE_HOME/compaction/counts, else ~/.cache, one file per session", () => {
+  it("keeps counts in $XDG_CACHE_HOME/compaction/counts/v1, else ~/.cache, one file per session", () => {
     const path = session();
-    expect(dirname(countCacheFile(io(), path))).toBe(join(root, "home", ".cache", "compaction", "counts"));
-    expect(dirname(countCacheFile(io({ XDG_CACHE_HOME: join(root, "xdg") }), path))).toBe(join(root, "xdg", "compaction", "counts"));
+    expect(dirname(countCacheFile(io(), path))).toBe(join(root, "home", ".cache", "compaction", "counts", "v1"));
+    expect(dirname(countCacheFile(io({ XDG_CACHE_HOME: join(root, "xdg") }), path))).toBe(join(root, "xdg", "compaction", "counts", "v1"));
     expect(countCacheFile(io(), path)).not.toBe(countCacheFile(io(), session("other.jsonl")));
+  });
+
+  it("never puts the cache in the working folder: a relative XDG_CACHE_HOME is ignored, an empty HOME is the user's home", () => {
+    expect(cacheDir(io({ XDG_CACHE_HOME: "relative/cache" }))).toBe(join(root, "home", ".cache", "compaction"));
+    const emptyHome = cacheDir(io({ HOME: "" }));
+    expect(isAbsolute(emptyHome)).toBe(true);
+    expect(emptyHome).toBe(join(homedir(), ".cache", "compaction"));
   });
 
   it("gives the next run the counts this one kept, by counter, and stores no text", () => {
     const path = session();
-    const first = openCountCache(io(), path);
-    expect(first?.get(COUNTER, "a secret line")).toBeUndefined();
-    first?.set(COUNTER, "a secret line", 4);
-    first?.set("tiktoken:cl100k_base", "a secret line", 5);
-    first?.save();
-    const second = openCountCache(io(), path);
-    expect(second?.get(COUNTER, "a secret line")).toBe(4);
-    expect(second?.get("tiktoken:cl100k_base", "a secret line")).toBe(5);
-    expect(second?.get(COUNTER, "another line")).toBeUndefined();
+    const first = open(path);
+    expect(first.get(COUNTER, "a secret line")).toBeUndefined();
+    first.set(COUNTER, "a secret line", 4);
+    first.set("tiktoken:cl100k_base", "a secret line", 5);
+    first.save();
+    const second = open(path);
+    expect(second.get(COUNTER, "a secret line")).toBe(4);
+    expect(second.get("tiktoken:cl100k_base", "a secret line")).toBe(5);
+    expect(second.get(COUNTER, "another line")).toBeUndefined();
     const file = readFileSync(countCacheFile(io(), path), "utf8");
     expect(file).not.toContain("secret");
     expect(statSync(countCacheFile(io(), path)).mode & 0o777).toBe(0o600);
@@ -68,14 +83,39 @@ describe("openCountCache", () => {
 
   it("writes nothing when the run counted nothing new", () => {
     const path = session();
-    const cache = openCountCache(io(), path);
-    cache?.get(COUNTER, "x");
-    cache?.save();
+    const cache = open(path);
+    cache.get(COUNTER, "x");
+    cache.save();
     expect(existsSync(countCacheFile(io(), path))).toBe(false);
+  });
+
+  it("reads nothing when the run asks for no count: a file it cannot use is not even noted", () => {
+    const path = session();
+    const file = countCacheFile(io(), path);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, "not json");
+    open(path).save();
+    expect(stderr).toBe("");
+    expect(readFileSync(file, "utf8")).toBe("not json");
+  });
+
+  it("touches a file it read from, so that a session read every day but not changed keeps its cache", () => {
+    const path = session();
+    const first = open(path);
+    first.set(COUNTER, "text", 1);
+    first.save();
+    const file = countCacheFile(io(), path);
+    const longAgo = (Date.now() - COUNT_CACHE_MAX_AGE_MS + 60_000) / 1000;
+    utimesSync(file, longAgo, longAgo);
+    const second = open(path);
+    expect(second.get(COUNTER, "text")).toBe(1);
+    second.save();
+    expect(statSync(file).mtimeMs).toBeGreaterThan(Date.now() - 60_000);
   });
 
   it(`is off with ${NO_COUNT_CACHE_ENV}=1, on with 0 or empty`, () => {
     expect(openCountCache(io({ [NO_COUNT_CACHE_ENV]: "1" }), session())).toBeUndefined();
+    expect(openCountCache(io({ [NO_COUNT_CACHE_ENV]: "true" }), session())).toBeUndefined();
     expect(openCountCache(io({ [NO_COUNT_CACHE_ENV]: "0" }), session())).toBeDefined();
     expect(openCountCache(io({ [NO_COUNT_CACHE_ENV]: "" }), session())).toBeDefined();
   });
@@ -84,8 +124,8 @@ describe("openCountCache", () => {
     ["a cut-off write", '{"format":"compaction-token-counts","ver', /not valid JSON/],
     ["another format", JSON.stringify({ format: "x", version: 1, counters: {} }), /expected "format": "compaction-token-counts", found "x"/],
     ["a later version", JSON.stringify({ format: "compaction-token-counts", version: 2, counters: {} }), /expected "version": 1, found 2/],
-    ["a negative count", JSON.stringify({ format: "compaction-token-counts", version: 1, counters: { [COUNTER]: { k: -1 } } }), /expected a count of 0 or more at "counters"."tiktoken:o200k_base"."k", found -1/],
-    ["a count that is text", JSON.stringify({ format: "compaction-token-counts", version: 1, counters: { [COUNTER]: { k: "7" } } }), /found "7"/],
+    ["a negative count", JSON.stringify({ format: "compaction-token-counts", version: 1, counters: { [COUNTER]: { [countCacheKey("k")]: -1 } } }), new RegExp(`expected a count of 0 or more at "counters"."tiktoken:o200k_base"."${countCacheKey("k")}", found -1`)],
+    ["a count that is text", JSON.stringify({ format: "compaction-token-counts", version: 1, counters: { [COUNTER]: { [countCacheKey("k")]: "7" } } }), /found "7"/],
     ["an array", "[]", /expected a JSON object/],
   ];
   for (const [what, content, reason] of corrupt) {
@@ -94,15 +134,15 @@ describe("openCountCache", () => {
       const file = countCacheFile(io(), path);
       mkdirSync(dirname(file), { recursive: true });
       writeFileSync(file, content);
-      const cache = openCountCache(io(), path);
+      const cache = open(path);
+      expect(cache.get(COUNTER, "k")).toBeUndefined();
       expect(stderr).toContain(`compaction: note: ignored the token count cache ${file}: `);
       expect(stderr).toMatch(reason);
       expect(stderr).toContain("it is rebuilt.");
-      expect(cache?.get(COUNTER, "k")).toBeUndefined();
-      cache?.set(COUNTER, "text", 2);
-      cache?.save();
+      cache.set(COUNTER, "text", 2);
+      cache.save();
       stderr = "";
-      expect(openCountCache(io(), path)?.get(COUNTER, "text")).toBe(2);
+      expect(open(path).get(COUNTER, "text")).toBe(2);
       expect(stderr).toBe("");
     });
   }
@@ -112,10 +152,10 @@ describe("openCountCache", () => {
     // XDG_CACHE_HOME is a file: no folder can be made in it.
     const xdg = join(root, "not-a-folder");
     writeFileSync(xdg, "");
-    const cache = openCountCache(io({ XDG_CACHE_HOME: xdg }), path);
-    cache?.set(COUNTER, "text", 2);
-    expect(() => cache?.save()).not.toThrow();
-    expect(stderr).toContain(`compaction: note: could not write the token count cache ${cache?.file}: `);
+    const cache = open(path, { XDG_CACHE_HOME: xdg });
+    cache.set(COUNTER, "text", 2);
+    expect(() => cache.save()).not.toThrow();
+    expect(stderr).toContain(`compaction: note: could not write the token count cache ${cache.file}: `);
     expect(stderr).toContain(`hint: set ${NO_COUNT_CACHE_ENV}=1 to stop using the cache.`);
     expect(stderr.match(/note:/g)).toHaveLength(1);
   });
@@ -125,36 +165,36 @@ describe("openCountCache", () => {
     const file = countCacheFile(io(), path);
     // A folder where the file should be: reading it fails whoever runs the test.
     mkdirSync(file, { recursive: true });
-    expect(openCountCache(io(), path)?.get(COUNTER, "x")).toBeUndefined();
+    expect(open(path).get(COUNTER, "x")).toBeUndefined();
     expect(stderr).toContain(`ignored the token count cache ${file}: EISDIR`);
   });
 
   it("past the limit, writes only the counts this run used", () => {
     const path = session();
-    const first = openCountCache(io(), path);
-    for (const text of ["a", "b", "c"]) first?.set(COUNTER, text, 1);
-    first?.save();
-    const second = openCountCache(io(), path, { maxEntries: 3 });
-    expect(second?.get(COUNTER, "a")).toBe(1);
-    second?.set(COUNTER, "d", 1);
-    second?.save();
-    const third = openCountCache(io(), path);
-    expect(["a", "b", "c", "d"].map((text) => third?.get(COUNTER, text))).toEqual([1, undefined, undefined, 1]);
+    const first = open(path);
+    for (const text of ["a", "b", "c"]) first.set(COUNTER, text, 1);
+    first.save();
+    const second = open(path, {}, { maxEntries: 3 });
+    expect(second.get(COUNTER, "a")).toBe(1);
+    second.set(COUNTER, "d", 1);
+    second.save();
+    const third = open(path);
+    expect(["a", "b", "c", "d"].map((text) => third.get(COUNTER, text))).toEqual([1, undefined, undefined, 1]);
   });
 
-  it("removes other sessions' files not written for 30 days when it writes", () => {
+  it("removes other sessions' files and cut-off writes untouched for 30 days when it writes", () => {
     const dir = dirname(countCacheFile(io(), session()));
     mkdirSync(dir, { recursive: true });
-    const old = join(dir, "0".repeat(32) + ".json");
-    const recent = join(dir, "1".repeat(32) + ".json");
+    const old = join(dir, `${"0".repeat(32)}.json`);
+    const oldPartial = join(dir, `${"2".repeat(32)}.json.1234abcd`);
+    const recent = join(dir, `${"1".repeat(32)}.json`);
     const notOurs = join(dir, "notes.txt");
-    for (const file of [old, recent, notOurs]) writeFileSync(file, "{}");
+    for (const file of [old, oldPartial, recent, notOurs]) writeFileSync(file, "{}");
     const longAgo = (Date.now() - COUNT_CACHE_MAX_AGE_MS - 60_000) / 1000;
-    utimesSync(old, longAgo, longAgo);
-    utimesSync(notOurs, longAgo, longAgo);
-    const cache = openCountCache(io(), session());
-    cache?.set(COUNTER, "text", 1);
-    cache?.save();
-    expect(readdirSync(dir).sort()).toEqual([`${"1".repeat(32)}.json`, "notes.txt", cache?.file.slice(dir.length + 1)].sort());
+    for (const file of [old, oldPartial, notOurs]) utimesSync(file, longAgo, longAgo);
+    const cache = open(session());
+    cache.set(COUNTER, "text", 1);
+    cache.save();
+    expect(readdirSync(dir).sort()).toEqual([`${"1".repeat(32)}.json`, "notes.txt", cache.file.slice(dir.length + 1)].sort());
   });
 });

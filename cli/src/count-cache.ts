@@ -1,20 +1,26 @@
 /**
  * The token count cache: what a session's texts count, kept between runs of the CLI. Each run is
  * a new process, so without it every `compact --dry-run` or `context inspect` starts the o200k
- * encoder (about 0.3 s) and encodes the whole session again (another 0.3 s on the shipped one).
+ * encoder (0.15–0.35 s) and encodes the whole session again (about 0.3 s on the shipped one).
  * With it a run encodes only the texts it has not counted before (the turns appended since), and
  * starts no encoder when there are none.
  *
- * One file per session, `<cache>/counts/<hash of the session's path>.json` (`cacheDir`), holding
- * each counter's counts keyed by a hash of the text (SHA-256, 128 bits): no text is stored, and
- * a key cannot go stale, since a changed text has another key. A file that cannot be read as a
- * cache is ignored (said once on stderr) and replaced; one that cannot be written is said once
- * and skipped. Writes are atomic, so a crash or a second run at the same time leaves a whole file.
- * Files untouched for 30 days are removed when another is written. COMPACTION_NO_COUNT_CACHE=1
- * turns it off.
+ * One file per session, `<cache>/counts/v1/<hash of the session's path>.json` (`cacheDir`),
+ * holding each counter's counts keyed by a hash of the text (SHA-256, 22 base64url characters):
+ * no text is stored, and a key cannot go stale, since a changed text has another key. Per session
+ * rather than one store for all: a file stays the size of its session, and goes when the session
+ * is no longer used; a branched or moved session starts cold.
+ * - The file is read on the first count asked for, so a command that counts nothing reads nothing.
+ * - A file that cannot be read as a cache is ignored with a note on stderr and rewritten.
+ * - One that cannot be written is said on stderr (on each run that cannot), and the run goes on.
+ * - Writes are atomic (a crash or a second run at the same time leaves a whole file) and
+ *   readable by the user alone.
+ * - A file is touched on each run that reads from it; files untouched for 30 days are removed
+ *   when another is written. Another version of the cache keeps its files in its own folder.
+ * COMPACTION_NO_COUNT_CACHE (any value but empty or 0) turns it off.
  */
 import { hash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync, utimesSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { TokenCountStore } from "@compaction/core";
 import writeFileAtomic from "write-file-atomic";
@@ -26,15 +32,21 @@ export const NO_COUNT_CACHE_ENV = "COMPACTION_NO_COUNT_CACHE";
 /** The `format` field of a cache file. */
 export const COUNT_CACHE_FORMAT = "compaction-token-counts";
 export const COUNT_CACHE_VERSION = 1;
-/** Past this many counts in a file, a run writes only those it used. */
-export const COUNT_CACHE_MAX_ENTRIES = 200_000;
-/** Cache files not written for this long are removed. */
+/**
+ * Past this many counts in a file, a run writes only those it used (summary lines of earlier
+ * runs pile up otherwise). About 1.5 MB, read in about 10 ms.
+ */
+export const COUNT_CACHE_MAX_ENTRIES = 50_000;
+/** Cache files not written or read for this long are removed. */
 export const COUNT_CACHE_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 
-/** A session's kept counts, read when opened, written by `save()`. */
+/** A session's kept counts, read on the first count asked for, written by `save()`. */
 export interface CountCache extends TokenCountStore {
   readonly file: string;
-  /** Writes the counts if this run added any. Never throws: a cache that cannot be written is said on stderr and skipped. */
+  /**
+   * Writes the counts if this run added any (or found the file unusable), else touches a file it
+   * read from. Never throws: a cache that cannot be written is said on stderr and skipped.
+   */
   save(): void;
 }
 
@@ -56,23 +68,20 @@ export function countCacheDisabled(env: CliIo["env"]): boolean {
 
 /** Where the counts of the session at `sessionPath` are kept. */
 export function countCacheFile(io: CliIo, sessionPath: string): string {
-  return join(cacheDir(io), "counts", `${hash("sha256", canonicalPath(sessionPath), "hex").slice(0, 32)}.json`);
+  return join(cacheDir(io), "counts", `v${COUNT_CACHE_VERSION}`, `${hash("sha256", canonicalPath(sessionPath), "hex").slice(0, 32)}.json`);
 }
 
 /** The cache of the session at `sessionPath`, or undefined when COMPACTION_NO_COUNT_CACHE turns it off. */
 export function openCountCache(io: CliIo, sessionPath: string, limits: { readonly maxEntries?: number } = {}): CountCache | undefined {
-  const maxEntries = limits.maxEntries ?? COUNT_CACHE_MAX_ENTRIES;
   if (countCacheDisabled(io.env)) return undefined;
+  const maxEntries = limits.maxEntries ?? COUNT_CACHE_MAX_ENTRIES;
   const file = countCacheFile(io, sessionPath);
-  const counters = readCounters(file, io);
+  let read: { readonly counters: Map<string, Map<string, number>>; readonly usable: boolean } | undefined;
+  const counters = (): Map<string, Map<string, number>> => (read ??= readCounters(file, io)).counters;
   const used = new Map<string, Set<string>>();
   let added = 0;
+  let hits = 0;
 
-  const countsOf = (counter: string): Map<string, number> => {
-    let counts = counters.get(counter);
-    if (counts === undefined) counters.set(counter, (counts = new Map()));
-    return counts;
-  };
   const use = (counter: string, key: string): void => {
     let keys = used.get(counter);
     if (keys === undefined) used.set(counter, (keys = new Set()));
@@ -82,23 +91,33 @@ export function openCountCache(io: CliIo, sessionPath: string, limits: { readonl
   return {
     file,
     get(counter, text) {
-      const key = textKey(text);
-      const count = counters.get(counter)?.get(key);
-      if (count !== undefined) use(counter, key);
+      const key = countCacheKey(text);
+      const count = counters().get(counter)?.get(key);
+      if (count !== undefined) {
+        hits += 1;
+        use(counter, key);
+      }
       return count;
     },
     set(counter, text, count) {
-      const key = textKey(text);
-      const counts = countsOf(counter);
+      const key = countCacheKey(text);
+      const all = counters();
+      let counts = all.get(counter);
+      if (counts === undefined) all.set(counter, (counts = new Map()));
       if (!counts.has(key)) added += 1;
       counts.set(key, count);
       use(counter, key);
     },
     save() {
-      if (added === 0) return;
+      if (read === undefined) return;
+      if (added === 0 && read.usable) {
+        if (hits > 0) touch(file);
+        return;
+      }
+      const all = read.counters;
       added = 0;
-      const total = [...counters.values()].reduce((sum, counts) => sum + counts.size, 0);
-      const kept = total <= maxEntries ? counters : onlyUsed(counters, used);
+      const total = [...all.values()].reduce((sum, counts) => sum + counts.size, 0);
+      const kept = total <= maxEntries ? all : onlyUsed(all, used);
       const content: CountCacheFile = {
         format: COUNT_CACHE_FORMAT,
         version: COUNT_CACHE_VERSION,
@@ -107,8 +126,9 @@ export function openCountCache(io: CliIo, sessionPath: string, limits: { readonl
       };
       try {
         // Readable by the user alone: the keys say which texts a session holds to one who can guess them.
+        // No fsync: a file cut off by a power loss is read as unusable and rewritten.
         mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-        writeFileAtomic.sync(file, JSON.stringify(content), { mode: 0o600 });
+        writeFileAtomic.sync(file, JSON.stringify(content), { mode: 0o600, fsync: false });
       } catch (error) {
         io.stderr.write(
           `compaction: note: could not write the token count cache ${file}: ${reason(error)}; the next run counts this session again.\n` +
@@ -116,13 +136,14 @@ export function openCountCache(io: CliIo, sessionPath: string, limits: { readonl
         );
         return;
       }
+      read = { counters: kept, usable: true };
       removeStale(dirname(file), file);
     },
   };
 }
 
-/** The key of a text: SHA-256, 128 bits, base64url (22 characters). */
-function textKey(text: string): string {
+/** The key of a text in a cache file: its SHA-256, the first 22 base64url characters (132 bits). */
+export function countCacheKey(text: string): string {
   return hash("sha256", text, "base64url").slice(0, 22);
 }
 
@@ -134,31 +155,44 @@ function canonicalPath(path: string): string {
   }
 }
 
-/** The counts in `file`; none when there is no file, or when it is not a cache file (said on stderr). */
-function readCounters(file: string, io: CliIo): Map<string, Map<string, number>> {
+/**
+ * The counts in `file`; none when there is no file, or when it is not a cache file (said on
+ * stderr, and `usable: false`, so that `save` rewrites it).
+ */
+function readCounters(file: string, io: CliIo): { readonly counters: Map<string, Map<string, number>>; readonly usable: boolean } {
+  const unusable = (why: string) => {
+    ignored(file, io, why);
+    return { counters: new Map<string, Map<string, number>>(), usable: false };
+  };
   let text: string;
   try {
     text = readFileSync(file, "utf8");
   } catch (error) {
     // No file yet (or no folder to hold one, which saving says): nothing kept.
     const { code } = error as NodeJS.ErrnoException;
-    if (code !== "ENOENT" && code !== "ENOTDIR") ignored(file, io, reason(error));
-    return new Map();
+    if (code === "ENOENT" || code === "ENOTDIR") return { counters: new Map(), usable: true };
+    return unusable(reason(error));
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    ignored(file, io, `not valid JSON (${reason(error)})`);
-    return new Map();
+    return unusable(`not valid JSON (${reason(error)})`);
   }
   const problem = cacheFileProblem(parsed);
-  if (problem !== undefined) {
-    ignored(file, io, problem);
-    return new Map();
-  }
+  if (problem !== undefined) return unusable(problem);
   const { counters } = parsed as CountCacheFile;
-  return new Map(Object.entries(counters).map(([counter, counts]) => [counter, new Map(Object.entries(counts))]));
+  return { counters: new Map(Object.entries(counters).map(([counter, counts]) => [counter, new Map(Object.entries(counts))])), usable: true };
+}
+
+/** Marks `file` as used now, so that it is not removed as stale; best effort. */
+function touch(file: string): void {
+  try {
+    const now = new Date();
+    utimesSync(file, now, now);
+  } catch {
+    // Not ours to touch, or gone: the next write makes it again.
+  }
 }
 
 /** What makes `value` not a cache file this version reads, or undefined. */
@@ -191,7 +225,10 @@ function onlyUsed(counters: Map<string, Map<string, number>>, used: Map<string, 
   );
 }
 
-/** Removes the cache files in `dir` other than `keep` not written for COUNT_CACHE_MAX_AGE_MS; best effort. */
+/**
+ * Removes the cache files in `dir` other than `keep` not written or read for COUNT_CACHE_MAX_AGE_MS,
+ * and the temporary files of writes cut off as old (`<file>.json.<suffix>`); best effort.
+ */
 function removeStale(dir: string, keep: string): void {
   const oldest = Date.now() - COUNT_CACHE_MAX_AGE_MS;
   let names: string[];
@@ -202,7 +239,7 @@ function removeStale(dir: string, keep: string): void {
   }
   for (const name of names) {
     const path = join(dir, name);
-    if (!name.endsWith(".json") || path === keep) continue;
+    if (!/\.json(?:\.[^/]+)?$/.test(name) || path === keep) continue;
     try {
       if (statSync(path).mtimeMs < oldest) unlinkSync(path);
     } catch {

@@ -48,8 +48,9 @@ Project code: like ESLint, compaction runs the project's code configuration (.co
 compaction.config.ts, plugin files and packages it names). In a folder you do not trust, pass
 --no-project-code: data-only settings (.compactionrc YAML/JSON, package.json#compaction) still apply.
 Colours: off with --no-color or NO_COLOR, on with FORCE_COLOR, else when writing to a terminal.
-Counts: each session's token counts are kept in ~/.cache/compaction/counts (or $XDG_CACHE_HOME),
-so a later run encodes only new messages; COMPACTION_NO_COUNT_CACHE=1 turns it off.`;
+Counts: each session's token counts are kept in $XDG_CACHE_HOME/compaction/counts (else
+~/.cache/compaction/counts), so a later run encodes only new messages; COMPACTION_NO_COUNT_CACHE=1
+turns it off.`;
 
 /** Runs the command line `argv` (without `node` and the script) and returns the exit code. */
 export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {

@@ -11,7 +11,7 @@
  * Commands that write refuse a snapshot (`refuseOpenClawSnapshot`): a compaction or a setting
  * written there would never reach OpenClaw.
  */
-import { mkdirSync, openSync, readSync, closeSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, openSync, readSync, closeSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
   agentIdOfSessionKey,
@@ -71,6 +71,12 @@ export function openClawSnapshot(target: OpenClawTarget, io: CliIo): string {
   const dir = join(cacheDir(io), "openclaw", safeName(agentId));
   // The conversation itself: readable by the user alone.
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // A folder made by an earlier version: made private too, where it can be.
+  try {
+    chmodSync(dir, 0o700);
+  } catch {
+    // Not ours: the file itself is still private.
+  }
   const path = join(dir, `${safeName(session.sessionId)}.jsonl`);
   const text = `${session.lines.join("\n")}\n`;
   const temporary = `${path}.${process.pid}.tmp`;

@@ -231,16 +231,20 @@ for (const { name, messages } of CONTEXTS) {
     if (run.status !== 0) throw new Error(`${label} exited ${run.status}: ${run.stderr}`);
   }
   const rows: string[][] = [["command (shipped session)", "wall median", "min", `< ${CLI_TARGET_S} s`]];
-  for (const { label, args, before } of commands) {
-    const times: number[] = [];
-    for (let i = 0; i < RUNS.cli + 1; i++) {
-      before?.(i);
-      const start = process.hrtime.bigint();
-      cli(args, label);
-      const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
-      if (i > 0) times.push(elapsed);
+  try {
+    for (const { label, args, before } of commands) {
+      const times: number[] = [];
+      for (let i = 0; i < RUNS.cli + 1; i++) {
+        before?.(i);
+        const start = process.hrtime.bigint();
+        cli(args, label);
+        const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
+        if (i > 0) times.push(elapsed);
+      }
+      rows.push([label, `${median(times).toFixed(2)} s`, `${Math.min(...times).toFixed(2)} s`, verdict(median(times) < CLI_TARGET_S)]);
     }
-    rows.push([label, `${median(times).toFixed(2)} s`, `${Math.min(...times).toFixed(2)} s`, verdict(median(times) < CLI_TARGET_S)]);
+  } finally {
+    rmSync(cacheHome, { recursive: true, force: true });
   }
   const bare = Array.from({ length: RUNS.cli }, () => {
     const start = process.hrtime.bigint();
@@ -249,7 +253,6 @@ for (const { name, messages } of CONTEXTS) {
   });
   rows.push(["(node -e '' : a process that does nothing)", `${median(bare).toFixed(2)} s`, `${Math.min(...bare).toFixed(2)} s`, ""]);
   printTable(`d. the CLI, whole processes (${RUNS.cli} runs after a warm-up)`, rows);
-  rmSync(cacheHome, { recursive: true, force: true });
 }
 
 // ---------------------------------------------------------------------------------------------

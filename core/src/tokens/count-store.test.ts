@@ -86,6 +86,14 @@ describe("withCountStore", () => {
     expect(() => counter.count("kept")).toThrowError(expect.objectContaining({ code: ErrorCodes.INPUT_INVALID }));
   });
 
+  it("disposes the counter once, however often it is disposed", () => {
+    let disposals = 0;
+    const counter = withCountStore({ ...wordCounter(), dispose: () => void (disposals += 1) }, mapStore());
+    counter.dispose();
+    counter.dispose();
+    expect(disposals).toBe(1);
+  });
+
   it("gives tiktoken's counts on real text, first counted and then kept", () => {
     const tiktoken = createTiktokenCounter();
     const store = mapStore();

@@ -1,7 +1,7 @@
 /**
  * Counts kept outside the process. A host that starts a new process for each command (the CLI)
  * keeps a session's counts between them, so the texts it counted before are not encoded again and,
- * when every text a run counts is kept, the encoder (a third of a second for o200k) never starts.
+ * when every text a run counts is kept, the encoder (0.15–0.35 s for o200k) never starts.
  */
 import type { TokenCounter } from "./token-counter.js";
 
@@ -33,6 +33,7 @@ export function withCountStore(counter: TokenCounter, store: TokenCountStore): T
       return tokens;
     },
     dispose(): void {
+      if (disposed) return;
       disposed = true;
       counter.dispose();
     },
