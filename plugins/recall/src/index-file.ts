@@ -121,12 +121,13 @@ function isStoredEntry(value: unknown): value is StoredEntry {
   );
 }
 
-/** Writes the index file through a temporary file in the same folder and a rename. */
+/** Writes the index file (mode 0600) through a temporary file in the same folder and a rename. */
 export async function saveIndexFile(path: string, file: IndexFile): Promise<void> {
   await mkdir(dirname(path), { recursive: true });
   const temporary = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
-    await writeFile(temporary, JSON.stringify(file), "utf8");
+    // The session's text, as the session holds it: readable by the user alone.
+    await writeFile(temporary, JSON.stringify(file), { encoding: "utf8", mode: 0o600 });
     await rename(temporary, path);
   } catch (error) {
     await rm(temporary, { force: true }).catch(() => undefined);

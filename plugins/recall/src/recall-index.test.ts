@@ -49,11 +49,12 @@ describe("openRecallIndex: building", () => {
     expect(await index.search("anthropic")).toEqual([]);
   });
 
-  it("writes the index file beside the session, named after it", async () => {
+  it("writes the index file beside the session, named after it, readable by the user alone", async () => {
     const { path } = await sessionWith([user("hello")]);
     const index = await openRecallIndex(path);
     expect(index.indexPath).toBe(`${path}${INDEX_SUFFIX}`);
     expect(existsSync(index.indexPath)).toBe(true);
+    expect(statSync(index.indexPath).mode & 0o777).toBe(0o600);
   });
 
   it("reports the build's progress in bytes, ending at the file size, with the reason", async () => {
