@@ -4,12 +4,10 @@
  */
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Readable } from "node:stream";
 import { appendEntries } from "@compaction/transcript";
 import { FIXTURES_DIR } from "@compaction/fixtures";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { countCacheFile, NO_COUNT_CACHE_ENV } from "./count-cache.js";
-import { main } from "./index.js";
 import type { CliIo } from "./io.js";
 import { createSandbox, type Sandbox } from "./test-support/cli-sandbox.js";
 
@@ -62,17 +60,8 @@ describe("the token count cache (the built binary)", () => {
 });
 
 /** Runs `main` in the sandbox's project: the exit code, the JSON it printed, and stderr. */
-async function runJson(args: readonly string[], env: Record<string, string> = {}): Promise<{ readonly code: number; readonly report: unknown; readonly stderr: string }> {
-  let stdout = "";
-  let stderr = "";
-  const io: CliIo = {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-    stdin: Readable.from([]),
-    env: { NO_COLOR: "1", HOME: join(sandbox.root, "home"), COMPACTION_SESSIONS_DIR: sandbox.sessionsDir, ...env },
-    cwd: sandbox.project,
-  };
-  const code = await main([...args, "--json"], io);
+async function runJson(args: readonly string[], env: Record<string, string> = {}): Promise<{ readonly code: number | null; readonly report: unknown; readonly stderr: string }> {
+  const { code, stdout, stderr } = await sandbox.runMain([...args, "--json"], env);
   // A plan, or the report of why there is none (a preset that finds nothing to cut exits 1).
   return { code, report: JSON.parse(stdout), stderr };
 }

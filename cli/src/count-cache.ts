@@ -25,7 +25,7 @@ import { dirname, join, resolve } from "node:path";
 import type { TokenCountStore } from "@compaction/core";
 import writeFileAtomic from "write-file-atomic";
 import { cacheDir } from "./cache-dir.js";
-import type { CliIo } from "./io.js";
+import { type CliIo, envSwitchOn } from "./io.js";
 
 /** Environment variable that, set to anything but "" or "0", turns the cache off. */
 export const NO_COUNT_CACHE_ENV = "COMPACTION_NO_COUNT_CACHE";
@@ -60,12 +60,6 @@ interface CountCacheFile {
   readonly counters: Record<string, Record<string, number>>;
 }
 
-/** Whether COMPACTION_NO_COUNT_CACHE turns the cache off. */
-export function countCacheDisabled(env: CliIo["env"]): boolean {
-  const value = env[NO_COUNT_CACHE_ENV];
-  return value !== undefined && value !== "" && value !== "0";
-}
-
 /** Where the counts of the session at `sessionPath` are kept. */
 export function countCacheFile(io: CliIo, sessionPath: string): string {
   return join(cacheDir(io), "counts", `v${COUNT_CACHE_VERSION}`, `${hash("sha256", canonicalPath(sessionPath), "hex").slice(0, 32)}.json`);
@@ -73,7 +67,7 @@ export function countCacheFile(io: CliIo, sessionPath: string): string {
 
 /** The cache of the session at `sessionPath`, or undefined when COMPACTION_NO_COUNT_CACHE turns it off. */
 export function openCountCache(io: CliIo, sessionPath: string, limits: { readonly maxEntries?: number } = {}): CountCache | undefined {
-  if (countCacheDisabled(io.env)) return undefined;
+  if (envSwitchOn(io.env, NO_COUNT_CACHE_ENV)) return undefined;
   const maxEntries = limits.maxEntries ?? COUNT_CACHE_MAX_ENTRIES;
   const file = countCacheFile(io, sessionPath);
   let read: { readonly counters: Map<string, Map<string, number>>; readonly usable: boolean } | undefined;
@@ -81,6 +75,16 @@ export function openCountCache(io: CliIo, sessionPath: string, limits: { readonl
   const used = new Map<string, Set<string>>();
   let added = 0;
   let hits = 0;
+  // A miss is a `get` and then a `set` of the same text (withCountStore): its key is hashed once.
+  let lastText: string | undefined;
+  let lastKey = "";
+  const keyOf = (text: string): string => {
+    if (text !== lastText) {
+      lastText = text;
+      lastKey = countCacheKey(text);
+    }
+    return lastKey;
+  };
 
   const use = (counter: string, key: string): void => {
     let keys = used.get(counter);
@@ -91,7 +95,7 @@ export function openCountCache(io: CliIo, sessionPath: string, limits: { readonl
   return {
     file,
     get(counter, text) {
-      const key = countCacheKey(text);
+      const key = keyOf(text);
       const count = counters().get(counter)?.get(key);
       if (count !== undefined) {
         hits += 1;
@@ -100,7 +104,7 @@ export function openCountCache(io: CliIo, sessionPath: string, limits: { readonl
       return count;
     },
     set(counter, text, count) {
-      const key = countCacheKey(text);
+      const key = keyOf(text);
       const all = counters();
       let counts = all.get(counter);
       if (counts === undefined) all.set(counter, (counts = new Map()));

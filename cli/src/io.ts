@@ -17,3 +17,9 @@ export interface CliIo {
 export function processIo(): CliIo {
   return { stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd() };
 }
+
+/** Whether the switch `name` is on in `env`: set to anything but "" or "0" (COMPACTION_NO_PROJECT_CODE, COMPACTION_NO_COUNT_CACHE). */
+export function envSwitchOn(env: CliIo["env"], name: string): boolean {
+  const value = env[name];
+  return value !== undefined && value !== "" && value !== "0";
+}

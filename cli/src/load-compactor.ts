@@ -7,7 +7,7 @@
  */
 import { type AdapterName, type ConfigWarning, createCompactor, type Compactor, type ResolvedConfig, suggest, type TokenCountStore } from "@compaction/core";
 import type { CommandContext, GlobalOptions } from "./command-context.js";
-import type { CliIo } from "./io.js";
+import { type CliIo, envSwitchOn } from "./io.js";
 
 export interface CompactorChoice {
   /** `--agent`: the config section to apply. */
@@ -33,8 +33,7 @@ export const CLI_TRUST_HINT = `To load it, run without --no-project-code (and wi
 
 /** Whether the project's code may run: not with `--no-project-code` or COMPACTION_NO_PROJECT_CODE. */
 export function projectCodeAllowed(globals: GlobalOptions, env: CliIo["env"]): boolean {
-  const fromEnv = env[NO_PROJECT_CODE_ENV];
-  return globals.projectCode !== false && (fromEnv === undefined || fromEnv === "" || fromEnv === "0");
+  return globals.projectCode !== false && !envSwitchOn(env, NO_PROJECT_CODE_ENV);
 }
 
 /** A compactor for the working directory's config with the agent's section, the preset and the adapter applied. */

@@ -6,13 +6,10 @@
  */
 import { copyFileSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Readable } from "node:stream";
 import { createPiAdapter, createTiktokenCounter, FactsCache, MessageTokenCounter, type PiMessage } from "@compaction/core";
 import { FIXTURES_DIR } from "@compaction/fixtures";
 import { appendEntries, buildContext, type NewEntry, readSession, upgradeSession } from "@compaction/transcript";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { main } from "./index.js";
-import type { CliIo } from "./io.js";
 import { createSandbox, REAL_SESSION, type Sandbox } from "./test-support/cli-sandbox.js";
 
 const BEFORE_COMPACTION = join(FIXTURES_DIR, "pi-before-compaction.jsonl");
@@ -55,16 +52,7 @@ async function useFixture(fixture: string): Promise<void> {
 
 /** Runs the CLI in-process on the sandbox's session; parses stdout as JSON. */
 async function cli<T>(...args: string[]): Promise<T> {
-  let stdout = "";
-  let stderr = "";
-  const io: CliIo = {
-    stdout: { write: (text: string) => (stdout += text) },
-    stderr: { write: (text: string) => (stderr += text) },
-    stdin: Readable.from([]),
-    env: { NO_COLOR: "1", HOME: join(sandbox.root, "home"), COMPACTION_SESSIONS_DIR: sandbox.sessionsDir },
-    cwd: sandbox.project,
-  };
-  const code = await main([...args, "--session", sandbox.sessionPath], io);
+  const { code, stdout, stderr } = await sandbox.runMain([...args, "--session", sandbox.sessionPath]);
   if (code !== 0 && !args.includes("--dry-run")) throw new Error(`compaction ${args.join(" ")} exited ${code}: ${stderr}`);
   return JSON.parse(stdout) as T;
 }
@@ -155,15 +143,8 @@ describe("context status after compact: the compaction's After anchors the size"
   it("says where the figure comes from on the Measure line", async () => {
     await compactShipped();
     await append([userMessage("One more thing.")]);
-    let stdout = "";
-    const io: CliIo = {
-      stdout: { write: (text: string) => (stdout += text) },
-      stderr: { write: () => true },
-      stdin: Readable.from([]),
-      env: { NO_COLOR: "1", HOME: join(sandbox.root, "home"), COMPACTION_SESSIONS_DIR: sandbox.sessionsDir },
-      cwd: sandbox.project,
-    };
-    expect(await main(["context", "status", "--session", sandbox.sessionPath], io)).toBe(0);
+    const { code, stdout } = await sandbox.runMain(["context", "status", "--session", sandbox.sessionPath]);
+    expect(code).toBe(0);
     expect(stdout).toMatch(/Measure +(provider's: )?the last compaction's After \+ (raw )?o200k .*on the 1 message since/);
   });
 });

@@ -7,8 +7,11 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Readable } from "node:stream";
 import { sessionDirForCwd, upgradeSession } from "@compaction/transcript";
 import { FIXTURES_DIR } from "@compaction/fixtures";
+import { main } from "../index.js";
+import type { CliIo } from "../io.js";
 
 const BIN = fileURLToPath(new URL("../../bin/compaction.js", import.meta.url));
 /** The real pi session (version 1) the sandboxes start from. Read-only. */
@@ -33,6 +36,8 @@ export interface Sandbox {
   readonly sessionPath: string;
   /** Runs `node bin/compaction.js ...args` in the project; stdin is empty and not a terminal. */
   run(args: readonly string[], env?: Readonly<Record<string, string>>): CliRun;
+  /** Runs the CLI's `main` in this process, as `run` does the binary (NO_COLOR set, stdin empty). */
+  runMain(args: readonly string[], env?: Readonly<Record<string, string>>): Promise<CliRun>;
   bytes(): Buffer;
   writeConfig(name: string, text: string): void;
   remove(): void;
@@ -66,6 +71,19 @@ export async function createSandbox(options: { readonly version1?: boolean } = {
         env: { PATH: process.env["PATH"] ?? "", HOME: join(root, "home"), COMPACTION_SESSIONS_DIR: sessionsDir, ...env },
       });
       return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+    },
+    async runMain(args, env = {}) {
+      let stdout = "";
+      let stderr = "";
+      const io: CliIo = {
+        stdout: { write: (text: string) => (stdout += text) },
+        stderr: { write: (text: string) => (stderr += text) },
+        stdin: Readable.from([]),
+        env: { NO_COLOR: "1", HOME: join(root, "home"), COMPACTION_SESSIONS_DIR: sessionsDir, ...env },
+        cwd: project,
+      };
+      const code = await main(args, io);
+      return { code, stdout, stderr };
     },
     bytes: () => readFileSync(sessionPath),
     writeConfig: (name, text) => writeFileSync(join(project, name), text),
