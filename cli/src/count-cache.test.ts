@@ -3,6 +3,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { homedir, tmpdir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { Readable } from "node:stream";
+import { createTiktokenCounter, withCountStore } from "@compaction/core";
+import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { cacheDir } from "./cache-dir.js";
 import { COUNT_CACHE_MAX_AGE_MS, type CountCache, countCacheFile, countCacheKey, NO_COUNT_CACHE_ENV, openCountCache } from "./count-cache.js";
@@ -196,5 +198,31 @@ describe("openCountCache", () => {
     cache.set(COUNTER, "text", 1);
     cache.save();
     expect(readdirSync(dir).sort()).toEqual([`${"1".repeat(32)}.json`, "notes.txt", cache.file.slice(dir.length + 1)].sort());
+  });
+});
+
+describe("counts through the cache", () => {
+  it("are tiktoken's, counted and then read back by a later run, for any text (lone surrogates, NUL, emoji, special tokens)", () => {
+    const tiktoken = createTiktokenCounter();
+    const text = fc.oneof(
+      fc.string({ unit: "binary", maxLength: 40 }),
+      fc.string({ unit: fc.constantFrom("\uD800", "\uDFFF", "\uFFFD", "\u0000", "😀", "<|endoftext|>", " ", "\n", "a", "é"), maxLength: 12 }),
+    );
+    fc.assert(
+      fc.property(fc.array(text, { maxLength: 12 }), (texts) => {
+        rmSync(join(root, "home"), { recursive: true, force: true });
+        const path = session();
+        const expected = texts.map((t) => tiktoken.count(t));
+        for (const run of ["first", "later"]) {
+          const cache = open(path);
+          const counter = withCountStore(createTiktokenCounter(), cache);
+          expect(texts.map((t) => counter.count(t)), run).toEqual(expected);
+          counter.dispose();
+          cache.save();
+        }
+      }),
+      { numRuns: 150 },
+    );
+    tiktoken.dispose();
   });
 });
