@@ -70,12 +70,20 @@ describe("compaction context status", () => {
 
   describe("the encoder starts only when something is to be counted", () => {
     /** `context status --json` in a child process that reports, on exit, whether it loaded tiktoken. */
+    // Whether the run read tiktoken's WebAssembly: what building the encoder, or starting it from its image, begins with.
     const statusWithProbe = (): { status: { tokens: number; measure: Record<string, unknown> }; loadedTiktoken: boolean } => {
       const probe = join(sandbox.root, "probe.cjs");
       const report = join(sandbox.root, "probe.txt");
       writeFileSync(
         probe,
-        `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(report)}, String(Object.keys(require.cache).some((file) => /[\\/]node_modules[\\/]tiktoken[\\/][^\\/]+\\.cjs$/.test(file)))));\n`,
+        [
+          `const fs = require("node:fs");`,
+          `const readFileSync = fs.readFileSync;`,
+          `let read = false;`,
+          `fs.readFileSync = function (file, ...rest) { if (/tiktoken_bg\\.wasm$/.test(String(file))) read = true; return readFileSync.call(this, file, ...rest); };`,
+          `require("node:module").syncBuiltinESMExports();`,
+          `process.on("exit", () => fs.writeFileSync(${JSON.stringify(report)}, String(read)));`,
+        ].join("\n"),
       );
       const run = sandbox.run(["context", "status", "--json"], { NODE_OPTIONS: `--require ${probe}` });
       expect(run.code).toBe(0);

@@ -20,11 +20,11 @@
  * COMPACTION_NO_COUNT_CACHE (any value but empty or 0) turns it off.
  */
 import { hash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, realpathSync, statSync, unlinkSync, utimesSync } from "node:fs";
+import { mkdirSync, readFileSync, realpathSync, utimesSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { TokenCountStore } from "@compaction/core";
 import writeFileAtomic from "write-file-atomic";
-import { cacheDir } from "./cache-dir.js";
+import { cacheDir, removeStaleFiles } from "./cache-dir.js";
 import { type CliIo, envSwitchOn } from "./io.js";
 
 /** Environment variable that, set to anything but "" or "0", turns the cache off. */
@@ -141,7 +141,7 @@ export function openCountCache(io: CliIo, sessionPath: string, limits: { readonl
         return;
       }
       read = { counters: kept, usable: true };
-      removeStale(dirname(file), file);
+      removeStaleFiles(dirname(file), ".json", file, COUNT_CACHE_MAX_AGE_MS);
     },
   };
 }
@@ -227,29 +227,6 @@ function onlyUsed(counters: Map<string, Map<string, number>>, used: Map<string, 
       return [counter, new Map([...keys].flatMap((key) => (counts.has(key) ? [[key, counts.get(key) as number] as const] : [])))];
     }),
   );
-}
-
-/**
- * Removes the cache files in `dir` other than `keep` not written or read for COUNT_CACHE_MAX_AGE_MS,
- * and the temporary files of writes cut off as old (`<file>.json.<suffix>`); best effort.
- */
-function removeStale(dir: string, keep: string): void {
-  const oldest = Date.now() - COUNT_CACHE_MAX_AGE_MS;
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const path = join(dir, name);
-    if (!/\.json(?:\.[^/]+)?$/.test(name) || path === keep) continue;
-    try {
-      if (statSync(path).mtimeMs < oldest) unlinkSync(path);
-    } catch {
-      // Removed by another run, or not ours to remove: leave it.
-    }
-  }
 }
 
 function reason(error: unknown): string {

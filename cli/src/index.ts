@@ -49,8 +49,9 @@ compaction.config.ts, plugin files and packages it names). In a folder you do no
 --no-project-code: data-only settings (.compactionrc YAML/JSON, package.json#compaction) still apply.
 Colours: off with --no-color or NO_COLOR, on with FORCE_COLOR, else when writing to a terminal.
 Counts: each session's token counts are kept in $XDG_CACHE_HOME/compaction/counts (else
-~/.cache/compaction/counts), so a later run encodes only new messages; COMPACTION_NO_COUNT_CACHE=1
-turns it off.`;
+~/.cache/compaction/counts), so a later run encodes only new messages, and the built o200k encoder
+in .../compaction/encoders (28 MB), so a later run starts it sooner; COMPACTION_NO_COUNT_CACHE=1
+turns both off.`;
 
 /** Runs the command line `argv` (without `node` and the script) and returns the exit code. */
 export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {

@@ -7,6 +7,7 @@
  */
 import { type AdapterName, type ConfigWarning, createCompactor, type Compactor, type ResolvedConfig, suggest, type TokenCountStore } from "@compaction/core";
 import type { CommandContext, GlobalOptions } from "./command-context.js";
+import { openEncoderImageCache } from "./encoder-image-cache.js";
 import { type CliIo, envSwitchOn } from "./io.js";
 
 export interface CompactorChoice {
@@ -39,6 +40,7 @@ export function projectCodeAllowed(globals: GlobalOptions, env: CliIo["env"]): b
 /** A compactor for the working directory's config with the agent's section, the preset and the adapter applied. */
 export async function loadCompactor(context: CommandContext, choice: CompactorChoice = {}): Promise<Compactor<unknown>> {
   const trusted = projectCodeAllowed(context.globals, context.io.env);
+  const encoderImage = openEncoderImageCache(context.io);
   const compactor = await createCompactor<unknown>({
     cwd: context.io.cwd,
     adapter: choice.adapter ?? "pi",
@@ -47,6 +49,7 @@ export async function loadCompactor(context: CommandContext, choice: CompactorCh
     ...(choice.agent === undefined ? {} : { agent: choice.agent }),
     ...(choice.preset === undefined ? {} : { preset: choice.preset }),
     ...(choice.countStore === undefined ? {} : { countStore: choice.countStore }),
+    ...(encoderImage === undefined ? {} : { encoderImage }),
   });
   const config = configOf(compactor);
   const notice = [agentNotice(config), ...config.warnings.map(warningNotice)].filter((line) => line !== "").join("");

@@ -161,6 +161,7 @@ export {
 } from "./tokens/tiktoken-counter.js";
 export { createEstimateCounter, estimateStringTokens } from "./tokens/estimate-counter.js";
 export { type TokenCountStore, withCountStore } from "./tokens/count-store.js";
+export { type EncoderImageStore, startEncoderWithImage, type StartedEncoder } from "./tokens/encoder-image.js";
 export {
   budgetRatioOf,
   checkAnchor,

@@ -19,12 +19,14 @@
  *  c. pi's own no-model preparation of the same branch (`prepareCompaction`), the peer;
  *  d. the CLI, as a user runs it: `context status` and `compact --dry-run` on the shipped session,
  *     wall time of whole processes (target: well under a second, i.e. under 0.6 s). The dry run
- *     three ways: the first on the session (no counts kept: its count cache emptied before each
- *     run), again (every count kept by the run before: the encoder does not start), and after two
- *     new turns (the counts kept before they were appended: the encoder starts for them);
- *  e. exact o200k libraries: tiktoken (ours), gpt-tokenizer and js-tiktoken, each started in a
- *     new process: start-up, time to count the shipped session's text, and whether the count is
- *     identical.
+ *     four ways: the very first (nothing kept: the CLI's cache folder emptied before each run, so
+ *     the encoder is built and its image saved), the first on the session (its counts emptied,
+ *     the encoder started from its image), again (every count kept by the run before: the encoder
+ *     does not start), and after two new turns (the counts kept before they were appended: the
+ *     encoder starts, from its image, for them);
+ *  e. exact o200k libraries: tiktoken (ours, built and started from its image), gpt-tokenizer and
+ *     js-tiktoken, each started in a new process: start-up, time to count the shipped session's
+ *     text, and whether the count is identical.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -32,7 +34,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
-import { type Compactor, createCompactor, createPiAdapter, messageTokenText, type PiMessage } from "@compaction/core";
+import { type Compactor, createCompactor, createPiAdapter, messageTokenText, type EncoderImageStore, type PiMessage, startEncoderWithImage } from "@compaction/core";
 import { loadBoundary, readSession, SessionTree } from "@compaction/transcript";
 import { PI_FIXTURES, loadPiMessages } from "@compaction/fixtures";
 import { printTable } from "./print-table.js";
@@ -195,6 +197,7 @@ for (const { name, messages } of CONTEXTS) {
   const cacheHome = mkdtempSync(join(tmpdir(), "compaction-bench-cache-"));
   const env = { ...process.env, XDG_CACHE_HOME: cacheHome };
   const emptyCache = (): void => rmSync(join(cacheHome, "compaction"), { recursive: true, force: true });
+  const emptyCounts = (): void => rmSync(join(cacheHome, "compaction", "counts"), { recursive: true, force: true });
   // A copy of the shipped session that two new turns are appended to (lines in its own format).
   const grown = join(cacheHome, "grown-session.jsonl");
   const shippedText = readFileSync(SHIPPED, "utf8");
@@ -213,7 +216,8 @@ for (const { name, messages } of CONTEXTS) {
 
   const commands: Array<{ label: string; args: string[]; before?: (run: number) => void }> = [
     { label: "compaction context status", args: ["context", "status", "--session", SHIPPED] },
-    { label: "compaction compact --dry-run, first run (no counts kept)", args: ["compact", "--dry-run", "--session", SHIPPED], before: emptyCache },
+    { label: "compaction compact --dry-run, the very first (nothing kept)", args: ["compact", "--dry-run", "--session", SHIPPED], before: emptyCache },
+    { label: "compaction compact --dry-run, first on the session (no counts kept)", args: ["compact", "--dry-run", "--session", SHIPPED], before: emptyCounts },
     { label: "compaction compact --dry-run, again (counts kept)", args: ["compact", "--dry-run", "--session", SHIPPED] },
     {
       label: "compaction compact --dry-run, after 2 new turns",
@@ -263,18 +267,34 @@ for (const { name, messages } of CONTEXTS) {
   const dir = mkdtempSync(join(tmpdir(), "compaction-o200k-"));
   const textFile = join(dir, "text.txt");
   writeFileSync(textFile, text);
-  const libraries: Array<[string, string]> = [
-    ["tiktoken (WASM; ours)", `const { get_encoding } = await import("tiktoken"); const e = get_encoding("o200k_base"); count = (s) => e.encode_ordinary(s).length;`],
+  // The image the row "started from its image" starts from: a file per key in `dir`, as the CLI
+  // keeps them, saved here first.
+  const imageStore = (folder: string): EncoderImageStore => ({
+    read: (key) => readFileSync(join(folder, key)),
+    write: (key, image) => writeFileSync(join(folder, key), image),
+  });
+  startEncoderWithImage("o200k_base", imageStore(dir)).encoder.free();
+  const libraries: Array<[string, string, string?]> = [
+    ["tiktoken (WASM; ours), built", `const { get_encoding } = await import("tiktoken"); const e = get_encoding("o200k_base"); count = (s) => e.encode_ordinary(s).length;`],
+    [
+      "tiktoken (WASM; ours), started from its image",
+      `const started = startEncoderWithImage("o200k_base", { read: (key) => readFileSync(${JSON.stringify(dir)} + "/" + key), write() {}, onNote: (note) => { throw new Error(note); } });
+       if (started.source !== "image") throw new Error("the encoder was not started from its image");
+       const e = started.encoder; count = (s) => e.encode_ordinary(s).length;`,
+      // Loaded before the clock starts: the core's other modules are no part of the encoder's start.
+      `const { startEncoderWithImage } = await import("@compaction/core");`,
+    ],
     ["gpt-tokenizer (pure JS)", `const m = await import("gpt-tokenizer/encoding/o200k_base"); count = (s) => m.countTokens(s);`],
     ["js-tiktoken (pure JS)", `const { getEncoding } = await import("js-tiktoken"); const e = getEncoding("o200k_base"); count = (s) => e.encode(s, [], []).length;`],
   ];
   const rows: string[][] = [["library", "start (import + o200k)", "count the text (median of 5)", "tokens", "same count as tiktoken"]];
   let reference: number | undefined;
-  for (const [label, setup] of libraries) {
+  for (const [label, setup, preload = ""] of libraries) {
     const script = `
       import { readFileSync } from "node:fs";
       const text = readFileSync(${JSON.stringify(textFile)}, "utf8");
       let count;
+      ${preload}
       const t0 = performance.now();
       ${setup}
       count("warm");

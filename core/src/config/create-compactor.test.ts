@@ -183,4 +183,19 @@ describe("createCompactor", () => {
     expect(estimate.tokens.counter.count("abcdefgh")).toBe(2);
     expect(kept.size).toBe(2);
   });
+
+  it("keeps the tiktoken counter's encoder image in the store it is given, and none for the estimate counter", async () => {
+    const images = new Map<string, Uint8Array>();
+    const encoderImage = { read: (key: string) => images.get(key), write: (key: string, image: Uint8Array) => void images.set(key, image) };
+    const estimate = await createCompactor({ cwd: project({ tokenizer: { counter: "estimate" } }), encoderImage });
+    compactors.push(estimate);
+    expect(estimate.tokens.counter.count("abcdefgh")).toBe(2);
+    expect(images.size).toBe(0);
+
+    const tiktoken = await createCompactor({ cwd: project({ tokenizer: { encoding: "p50k_base" } }), encoderImage });
+    compactors.push(tiktoken);
+    expect(tiktoken.tokens.counter.count("hello world")).toBe(2);
+    expect([...images.keys()]).toEqual([expect.stringMatching(/^p50k_base-tiktoken-/)]);
+  });
+
 });

@@ -13,7 +13,7 @@ function counter(encoding?: string): TokenCounter {
 }
 
 /** tiktoken used directly, not through our counter: the reference figures. */
-const direct = { o200k_base: get_encoding("o200k_base"), cl100k_base: get_encoding("cl100k_base") };
+const direct = { o200k_base: get_encoding("o200k_base"), cl100k_base: get_encoding("cl100k_base"), r50k_base: get_encoding("r50k_base") };
 afterAll(() => Object.values(direct).forEach((encoder) => encoder.free()));
 
 function directCount(encoding: keyof typeof direct, text: string): number {
@@ -160,6 +160,32 @@ describe("shared encoders", () => {
       expect(later.count("hello world")).toBe(2);
       later.dispose();
       expect(loads.mock.calls.filter(([name]) => name === "p50k_edit")).toHaveLength(2); // the old one was freed
+    } finally {
+      loads.mockRestore();
+    }
+  });
+
+  it("with an image store, builds the encoder once and stores its image, which later counters start from", async () => {
+    const tiktoken = createRequire(import.meta.url)("tiktoken") as typeof import("tiktoken");
+    const loads = vi.spyOn(tiktoken, "get_encoding");
+    const images = new Map<string, Uint8Array>();
+    const notes: string[] = [];
+    const image = { read: (key: string) => images.get(key), write: (key: string, data: Uint8Array) => void images.set(key, data), onNote: (message: string) => void notes.push(message) };
+    const text = "counted by an encoder started from its image";
+    try {
+      const first = createTiktokenCounter({ encoding: "r50k_base", image });
+      expect(first.count(text)).toBe(directCount("r50k_base", text));
+      first.dispose();
+      expect([...images.keys()]).toEqual([expect.stringMatching(/^r50k_base-tiktoken-/)]);
+      await new Promise((done) => setTimeout(done, RETIRED_ENCODER_MS + 50)); // the built one is freed
+      const read = vi.spyOn(image, "read");
+      const later = createTiktokenCounter({ encoding: "r50k_base", image });
+      expect(later.count(text)).toBe(directCount("r50k_base", text));
+      later.dispose();
+      expect(read).toHaveBeenCalledTimes(1);
+      expect(images.size).toBe(1);
+      expect(loads.mock.calls.filter(([name]) => name === "r50k_base")).toHaveLength(0);
+      expect(notes).toEqual([]);
     } finally {
       loads.mockRestore();
     }
