@@ -33,7 +33,10 @@ describe("the encoder image (the built binary)", () => {
     expect(plain.code, plain.stderr).toBe(0);
     const first = countingRun(["compact", "--dry-run"]);
     expect(images()).toEqual([expect.stringMatching(/^o200k_base-tiktoken-.+\.image$/)]);
+    const file = join(imagesDir(), images()[0] as string);
+    const saved = statSync(file).ino;
     const fromImage = countingRun(["compact", "--dry-run"]);
+    expect(statSync(file).ino).toBe(saved); // read, not written again (a write replaces the file)
     for (const run of [first, fromImage]) {
       expect(run.stdout).toBe(plain.stdout);
       expect(run.stderr).toBe(plain.stderr);
@@ -55,17 +58,20 @@ describe("the encoder image (the built binary)", () => {
     countingRun(["compact", "--dry-run"]);
     const file = join(imagesDir(), images()[0] as string);
     const data = readFileSync(file);
-    writeFileSync(file, data.subarray(0, data.length / 2));
+    const half = Math.floor(data.length / 2);
+    writeFileSync(file, data.subarray(0, half));
     const spoiled = countingRun(["compact", "--dry-run"]);
     expect(spoiled.code).toBe(0);
     expect(spoiled.stdout).toBe(plain.stdout);
     expect(spoiled.stderr).toBe(
       `compaction: note: ignored the saved o200k_base encoder ${file}: ` +
-        `it holds ${data.length / 2 - data.indexOf(0x0a) - 1} bytes of memory, its header says ${data.length - data.indexOf(0x0a) - 1}; it is built and saved again.\n` +
+        `it holds ${half - data.indexOf(0x0a) - 1} bytes of memory, its header says ${data.length - data.indexOf(0x0a) - 1}; it is built and saved again.\n` +
         plain.stderr,
     );
     expect(readFileSync(file).length).toBe(data.length);
+    const mended = statSync(file).ino;
     expect(countingRun(["compact", "--dry-run"]).stderr).toBe(plain.stderr);
+    expect(statSync(file).ino).toBe(mended);
   });
 
   it("that cannot be saved: a note, and the run goes on", () => {
@@ -75,7 +81,9 @@ describe("the encoder image (the built binary)", () => {
     const run = countingRun(["compact", "--dry-run"], { XDG_CACHE_HOME: cache });
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(plain.stdout);
-    expect(run.stderr).toMatch(/^compaction: note: could not save the o200k_base encoder to .+ENOTDIR.+; the next run builds it again\.\n/);
+    expect(run.stderr).toMatch(
+      /^compaction: note: could not save the built encoder to .+ENOTDIR.+; the next run builds it again\.\nhint: set COMPACTION_NO_COUNT_CACHE=1 to stop using the cache\.\n/,
+    );
   });
 });
 
@@ -86,8 +94,10 @@ describe("the encoder image on every real transcript", () => {
     const plain = countingRun(args, { [NO_COUNT_CACHE_ENV]: "1" });
     expect(plain.stdout).toMatch(/^\{/);
     expect(countingRun(args).stdout).toBe(plain.stdout); // builds it, or starts from the image an earlier file saved
-    const fromImage = countingRun(args);
     expect(images()).toHaveLength(1);
+    const saved = statSync(join(imagesDir(), images()[0] as string)).ino;
+    const fromImage = countingRun(args);
+    expect(statSync(join(imagesDir(), images()[0] as string)).ino).toBe(saved);
     expect(fromImage.stdout).toBe(plain.stdout);
     expect(fromImage.stderr).toBe(plain.stderr);
   });
@@ -124,13 +134,14 @@ describe("the encoder image files", () => {
     expect(openEncoderImageCache({ env: { HOME: home, XDG_CACHE_HOME: xdg } } as unknown as CliIo)?.where?.("k")).toBe(join(xdg, "compaction", "encoders", "v1", "k.image"));
   });
 
-  it("that cannot be read throw what went wrong; a missing one, or a file where the folder should be, is none", () => {
+  it("that cannot be read throw what went wrong; a missing one, or a file where the folder should be, is none; one that cannot be written is said with a hint", () => {
     mkdirSync(join(dir(), "k.image"), { recursive: true });
     expect(() => openEncoderImageCache(io())?.read("k")).toThrow(/EISDIR/);
     rmSync(join(home, ".cache"), { recursive: true });
     writeFileSync(join(home, ".cache"), "");
     expect(openEncoderImageCache(io())?.read("k")).toBeUndefined();
-    expect(() => openEncoderImageCache(io())?.write("k", new Uint8Array(1))).toThrow(/ENOTDIR/);
+    openEncoderImageCache(io())?.write("k", new Uint8Array(1));
+    expect(stderr).toMatch(/^compaction: note: could not save the built encoder to .+k\.image: ENOTDIR.+\nhint: set COMPACTION_NO_COUNT_CACHE=1 to stop using the cache\.\n$/);
   });
 
   it("untouched for 30 days are removed when another is written, with cut-off writes; a read touches its image", () => {

@@ -2,9 +2,10 @@
  * Where the CLI keeps the image of tiktoken's built encoder (the core's `startEncoderWithImage`):
  * `<cache>/encoders/v1/<encoding>-tiktoken-<version>-<build>.image` (`cacheDir`). Each CLI run is
  * a new process, and building the o200k encoder costs it 0.25–0.35 s; started from the image it
- * costs 50–90 ms, with the same counts. 28 MB for o200k.
+ * costs 80–90 ms, with the same counts. 28 MB for o200k.
  * - What goes wrong with an image (unreadable, spoiled, from another build, not writable) is said
- *   on stderr as a note, and the run builds the encoder as it would without it.
+ *   on stderr as a note, and the run builds the encoder as it would without it. One that cannot be
+ *   written is said on each run that cannot, with a hint to turn the cache off.
  * - Written atomically, readable by the user alone (0600, in a 0700 folder).
  * - An image is touched by each run that reads it; images untouched for 30 days (an older
  *   tiktoken's) are removed when another is written.
@@ -55,8 +56,16 @@ export function openEncoderImageCache(io: CliIo): EncoderImageStore | undefined 
     },
     write(key, image) {
       const file = fileOf(key);
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-      writeFileAtomic.sync(file, Buffer.from(image.buffer, image.byteOffset, image.byteLength), { mode: 0o600, fsync: false });
+      try {
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        writeFileAtomic.sync(file, Buffer.from(image.buffer, image.byteOffset, image.byteLength), { mode: 0o600, fsync: false });
+      } catch (error) {
+        io.stderr.write(
+          `compaction: note: could not save the built encoder to ${file}: ${error instanceof Error ? error.message : String(error)}; the next run builds it again.\n` +
+            `hint: set ${NO_COUNT_CACHE_ENV}=1 to stop using the cache.\n`,
+        );
+        return;
+      }
       removeStaleFiles(dir, SUFFIX, file, ENCODER_IMAGE_MAX_AGE_MS);
     },
     where: fileOf,

@@ -34,7 +34,7 @@ export interface CreateCompactorOptions extends LoadConfigOptions {
   readonly countStore?: TokenCountStore;
   /**
    * Where the tiktoken counter keeps its built encoder's image, so that a new process starts it
-   * in about 50–90 ms (see `startEncoderWithImage`). The estimate counter does not use it.
+   * in 80–90 ms (see `startEncoderWithImage`). The estimate counter does not use it.
    */
   readonly encoderImage?: EncoderImageStore;
 }

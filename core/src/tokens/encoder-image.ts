@@ -1,5 +1,5 @@
 /**
- * A saved image of a built tiktoken encoder, so that a new process starts it in about 50–90 ms
+ * A saved image of a built tiktoken encoder, so that a new process starts it in 80–90 ms
  * instead of 0.25–0.35 s (o200k_base, measured on 2 cores).
  *
  * Building an encoder parses its ranks (200,000 for o200k) and compiles its pattern inside
@@ -11,20 +11,22 @@
  *
  * Why it is safe to use:
  * - An image is used only by the tiktoken build that made it: its key and header hold
- *   tiktoken's version, a hash of its WebAssembly and the size of the encoding's ranks file.
- * - Its memory is checked against a CRC-32, and the encoder it gives must return, for a set of
- *   probe texts, the very tokens the freshly built encoder returned. On any difference or error
- *   the encoder is built as usual, `onNote` is told why, and the new image is stored.
+ *   tiktoken's version, a hash of its WebAssembly and a CRC-32 of the encoding's ranks file.
+ * - Its header and memory are checked against a CRC-32, and the encoder it gives must return, for
+ *   a set of probe texts, the very tokens the freshly built encoder returned. On any difference
+ *   or error the encoder is built as usual, `onNote` is told why, and the new image is stored.
  * - Each encoder started this way has its own instance of tiktoken's "lite" WebAssembly and its
- *   own copy of the JS glue around it, so no other user of tiktoken in the process shares (or
- *   replaces) the memory it lives in.
+ *   own copy of the JS glue around it (evaluated apart from require's cache), so no other user of
+ *   tiktoken in the process shares (or replaces) the memory it lives in, and both are freed with
+ *   the encoder.
  * - The image is taken right after the build, before any text is encoded: it holds the
  *   encoding's data, nothing of what was counted.
  */
 import { createHash } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { compileFunction } from "node:vm";
 import { crc32 } from "node:zlib";
 import type { Tiktoken, TiktokenEncoding } from "tiktoken";
 
@@ -69,14 +71,15 @@ interface ImageHeader {
   readonly format: typeof ENCODER_IMAGE_FORMAT;
   readonly version: typeof ENCODER_IMAGE_VERSION;
   readonly encoding: string;
-  /** Identifies the tiktoken build: its version and hashes of the WebAssembly and the ranks file. */
+  /** Identifies the tiktoken build: its version, a hash of its WebAssembly and a CRC-32 of the ranks file. */
   readonly build: string;
   /** Where the encoder's object sits in the memory. */
   readonly pointer: number;
   readonly bytes: number;
-  readonly crc32: number;
   /** Each probe's tokens, as the built encoder gave them. */
   readonly probes: readonly (readonly number[])[];
+  /** CRC-32 of the other fields and the memory (`imageChecksum`). */
+  readonly crc32: number;
 }
 
 /** The part of the WebAssembly JS API used here (the project's TypeScript lib has no such types). */
@@ -97,7 +100,8 @@ interface LiteGlue {
 }
 
 interface LiteBuild {
-  readonly gluePath: string;
+  /** A new copy of the lite JS glue, with its own module-level state. */
+  readonly glue: () => LiteGlue;
   readonly module: object;
   readonly version: string;
   readonly wasmHash: string;
@@ -119,8 +123,16 @@ function liteBuild(): LiteBuild {
   const wasm = readFileSync(join(liteDir, "tiktoken_bg.wasm"));
   const packageFile = join(liteDir, "..", "package.json");
   const { version } = JSON.parse(readFileSync(packageFile, "utf8")) as { version: string };
+  // The glue as a function of its module, compiled once and called for each copy: a copy loaded
+  // through require would be shared through its cache, and kept alive by its parent module.
+  const gluePath = join(liteDir, "tiktoken_bg.cjs");
+  const glueModule = compileFunction(readFileSync(gluePath, "utf8"), ["module", "exports", "require"], { filename: gluePath });
   compiledLite = {
-    gluePath: join(liteDir, "tiktoken_bg.cjs"),
+    glue: () => {
+      const module = { exports: {}, require };
+      glueModule(module, module.exports, require);
+      return module.exports as LiteGlue;
+    },
     module: new WebAssembly.Module(wasm),
     version,
     wasmHash: createHash("sha256").update(wasm).digest("hex"),
@@ -128,25 +140,9 @@ function liteBuild(): LiteBuild {
   return compiledLite;
 }
 
-/**
- * A private copy of the lite glue: the glue keeps its WebAssembly instance in a module-level
- * variable, so a copy shared through require's cache would be re-pointed by anyone else who
- * loads tiktoken/lite in this process. The cache entry anyone had is put back as it was.
- */
-function privateGlue(gluePath: string): LiteGlue {
-  const previous = require.cache[gluePath];
-  delete require.cache[gluePath];
-  try {
-    return require(gluePath) as LiteGlue;
-  } finally {
-    if (previous === undefined) delete require.cache[gluePath];
-    else require.cache[gluePath] = previous;
-  }
-}
-
 /** A fresh instance of the lite WebAssembly with its own glue; its memory as it starts. */
 function newInstance(build: LiteBuild): { glue: LiteGlue; memory: WasmMemory } {
-  const glue = privateGlue(build.gluePath);
+  const glue = build.glue();
   const instance = new WebAssembly.Instance(build.module, { "./tiktoken_bg.js": glue });
   glue.__wbg_set_wasm(instance.exports);
   const memory = instance.exports["memory"];
@@ -163,9 +159,11 @@ function ranksFile(encoding: string): string {
  * identity as a header holds it.
  */
 function imageKey(encoding: string, build: LiteBuild): { key: string; id: string } {
-  const ranksStat = statSync(ranksFile(encoding));
+  // The ranks file by its content, not its time: an install sets a file's time, and each new time
+  // would mean a new image.
+  const ranks = crc32(readFileSync(ranksFile(encoding)));
   const id = createHash("sha256")
-    .update(`${build.version}\n${build.wasmHash}\n${encoding}\n${ranksStat.size}`)
+    .update(`${build.version}\n${build.wasmHash}\n${encoding}\n${ranks}`)
     .digest("hex")
     .slice(0, 24);
   return { key: `${encoding}-tiktoken-${build.version}-${id}`, id: `tiktoken ${build.version} ${id}` };
@@ -185,12 +183,17 @@ function reason(error: unknown): string {
   return code !== undefined && !message.includes(code) ? `${code}: ${message}` : message;
 }
 
+/** @internal The CRC-32 an image's header holds: of its other fields, in order, and its memory. */
+export function imageChecksum(fields: Omit<ImageHeader, "crc32">, memory: Uint8Array): number {
+  return crc32(memory, crc32(JSON.stringify(fields)));
+}
+
 function parseHeader(image: Uint8Array): { header: ImageHeader; memory: Buffer } {
   const data = Buffer.from(image.buffer, image.byteOffset, image.byteLength);
   const end = data.indexOf(0x0a);
   if (end < 0 || end > 64 * 1024) throw new Error("it has no header line");
-  const header = JSON.parse(data.subarray(0, end).toString("utf8")) as Partial<ImageHeader>;
-  if (header.format !== ENCODER_IMAGE_FORMAT || header.version !== ENCODER_IMAGE_VERSION) {
+  const header = JSON.parse(data.subarray(0, end).toString("utf8")) as Partial<ImageHeader> | null;
+  if (typeof header !== "object" || header === null || header.format !== ENCODER_IMAGE_FORMAT || header.version !== ENCODER_IMAGE_VERSION) {
     throw new Error(`its header is not a ${ENCODER_IMAGE_FORMAT} v${ENCODER_IMAGE_VERSION} header`);
   }
   const memory = data.subarray(end + 1);
@@ -207,7 +210,8 @@ function parseHeader(image: Uint8Array): { header: ImageHeader; memory: Buffer }
 function restore(image: Uint8Array, encoding: string, buildId: string, build: LiteBuild): Tiktoken {
   const { header, memory } = parseHeader(image);
   if (header.encoding !== encoding || header.build !== buildId) throw new Error(`it was written for ${header.encoding} by ${header.build}`);
-  if (crc32(memory) !== header.crc32) throw new Error("its memory does not match its checksum");
+  const { crc32: stored, ...fields } = header;
+  if (imageChecksum(fields, memory) !== stored) throw new Error("it does not match its checksum");
   const fresh = newInstance(build);
   const pages = memory.length / WASM_PAGE_BYTES - fresh.memory.buffer.byteLength / WASM_PAGE_BYTES;
   if (pages < 0) throw new Error("its memory is smaller than the WebAssembly's own");
@@ -216,7 +220,13 @@ function restore(image: Uint8Array, encoding: string, buildId: string, build: Li
   // What the glue's own constructor leaves: an object of its class pointing at the encoder.
   const encoder = Object.create(fresh.glue.Tiktoken.prototype) as Tiktoken & { __wbg_ptr: number };
   encoder.__wbg_ptr = header.pointer;
-  if (!sameTokens(probeTokens(encoder), header.probes)) throw new Error("its encoder gave other tokens than the encoder it was saved from");
+  let probes: number[][];
+  try {
+    probes = probeTokens(encoder);
+  } catch (error) {
+    throw new Error(`its encoder failed on a probe text (${reason(error)})`);
+  }
+  if (!sameTokens(probes, header.probes)) throw new Error("its encoder gave other tokens than the encoder it was saved from");
   return encoder;
 }
 
@@ -226,26 +236,34 @@ function build(encoding: string, buildId: string, liteBuild: LiteBuild): { encod
   const ranks = require(ranksFile(encoding)) as Ranks;
   const encoder = new fresh.glue.Tiktoken(ranks.bpe_ranks, ranks.special_tokens, ranks.pat_str);
   const memory = Buffer.from(new Uint8Array(fresh.memory.buffer)); // a copy, before anything else runs in it
-  const header: ImageHeader = {
+  const fields: Omit<ImageHeader, "crc32"> = {
     format: ENCODER_IMAGE_FORMAT,
     version: ENCODER_IMAGE_VERSION,
     encoding,
     build: buildId,
     pointer: (encoder as Tiktoken & { __wbg_ptr: number }).__wbg_ptr,
     bytes: memory.length,
-    crc32: crc32(memory),
     probes: probeTokens(encoder),
   };
+  const header: ImageHeader = { ...fields, crc32: imageChecksum(fields, memory) };
   return { encoder, image: Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`, "utf8"), memory]) };
 }
 
 /**
  * Starts tiktoken's encoder for `encoding` from its image in `store`, or builds it and stores its
  * image. Never throws for the image's sake: what goes wrong with it is told to `store.onNote` and
- * the encoder is built; an error building the encoder itself is thrown.
+ * the encoder is built (from tiktoken's lite build, else as tiktoken gives it); an error
+ * building the encoder itself (an unknown encoding) is thrown.
  */
 export function startEncoderWithImage(encoding: string, store: EncoderImageStore): StartedEncoder {
-  const note = (message: string): void => store.onNote?.(message);
+  const note = (message: string): void => {
+    try {
+      store.onNote?.(message);
+    } catch {
+      // A host's listener that fails is no reason to fail the count.
+    }
+  };
+  const usual = (): StartedEncoder => ({ encoder: (require("tiktoken") as typeof import("tiktoken")).get_encoding(encoding as TiktokenEncoding), source: "built" });
   let lite: LiteBuild;
   let key: string;
   let id: string;
@@ -255,9 +273,14 @@ export function startEncoderWithImage(encoding: string, store: EncoderImageStore
   } catch (error) {
     // An installed tiktoken without its lite build or ranks files: the encoder as tiktoken gives it.
     note(`could not use tiktoken's lite build for an image of the ${encoding} encoder: ${reason(error)}; it is built as usual.`);
-    return { encoder: (require("tiktoken") as typeof import("tiktoken")).get_encoding(encoding as TiktokenEncoding), source: "built" };
+    return usual();
   }
-  const where = store.where?.(key) ?? key;
+  let where = key;
+  try {
+    where = store.where?.(key) ?? key;
+  } catch {
+    // Only a note's wording.
+  }
   let image: Uint8Array | undefined;
   try {
     image = store.read(key);
@@ -271,7 +294,13 @@ export function startEncoderWithImage(encoding: string, store: EncoderImageStore
       note(`ignored the saved ${encoding} encoder ${where}: ${reason(error)}; it is built and saved again.`);
     }
   }
-  const built = build(encoding, id, lite);
+  let built: { encoder: Tiktoken; image: Buffer };
+  try {
+    built = build(encoding, id, lite);
+  } catch (error) {
+    note(`could not build the ${encoding} encoder in tiktoken's lite build: ${reason(error)}; it is built as usual, with no image.`);
+    return usual();
+  }
   try {
     store.write(key, built.image);
   } catch (error) {

@@ -8,7 +8,7 @@
  * rebuilt for a changed config) takes it over instead of starting another, and a process that
  * exits right after (the CLI) does not spend time freeing it (0.05–0.2 s for o200k).
  * With `image`, a new process starts the encoder from a saved image of it (encoder-image.ts) in
- * about 50 ms instead of building it again.
+ * 80–90 ms instead of building it again (0.25–0.35 s).
  */
 import { createRequire } from "node:module";
 import type { Tiktoken, TiktokenEncoding } from "tiktoken";
@@ -24,7 +24,7 @@ export interface TiktokenCounterOptions {
   /** A tiktoken encoding name, e.g. `o200k_base` (default) or `cl100k_base`. */
   readonly encoding?: string;
   /**
-   * Where to keep the built encoder's image, so that the next process starts it in about 50–90 ms
+   * Where to keep the built encoder's image, so that the next process starts it in 80–90 ms
    * instead of 0.25–0.35 s (see `startEncoderWithImage`). For hosts that start a process per
    * request, as the CLI does; a long-running host builds it once anyway. Counts are the same.
    */
