@@ -233,7 +233,8 @@ function restore(image: Uint8Array, encoding: string, buildId: string, build: Li
 /** Builds the encoder in a fresh lite instance; its memory right after the build, as an image. */
 function build(encoding: string, buildId: string, liteBuild: LiteBuild): { encoder: Tiktoken; image: Buffer } {
   const fresh = newInstance(liteBuild);
-  const ranks = require(ranksFile(encoding)) as Ranks;
+  // Parsed, not required: require's cache would keep the 2 MB of ranks for the process's life.
+  const ranks = JSON.parse(readFileSync(ranksFile(encoding), "utf8")) as Ranks;
   const encoder = new fresh.glue.Tiktoken(ranks.bpe_ranks, ranks.special_tokens, ranks.pat_str);
   const memory = Buffer.from(new Uint8Array(fresh.memory.buffer)); // a copy, before anything else runs in it
   const fields: Omit<ImageHeader, "crc32"> = {
