@@ -2,10 +2,13 @@
  * Where the CLI keeps what it can rebuild: `$XDG_CACHE_HOME/compaction`, else
  * `~/.cache/compaction`. A relative XDG_CACHE_HOME is ignored, as the XDG spec says, and an empty
  * HOME is the user's home directory, so that nothing lands in the folder the command runs in.
+ * And how a file there is read, written, touched and removed when stale: the rules the count
+ * cache, the encoder images and the OpenClaw snapshots share.
  */
-import { readdirSync, statSync, unlinkSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, unlinkSync, utimesSync } from "node:fs";
 import { homedir } from "node:os";
-import { isAbsolute, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
+import writeFileAtomic from "write-file-atomic";
 import type { CliIo } from "./io.js";
 
 export function cacheDir(io: CliIo): string {
@@ -36,5 +39,39 @@ export function removeStaleFiles(dir: string, extension: string, keep: string, m
     } catch {
       // Removed by another run, or not ours to remove: leave it.
     }
+  }
+}
+
+/**
+ * A cache file's bytes, or undefined when there is none yet (or no folder to hold one, which
+ * writing says). Any other failure is thrown.
+ */
+export function readCacheFile(file: string): Buffer | undefined {
+  try {
+    return readFileSync(file);
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Writes a cache file atomically (a crash or a second run at the same time leaves a whole file),
+ * readable by the user alone: 0600, in a folder made 0700. No fsync: a file cut off by a power
+ * loss is read as unusable and rewritten. Throws what went wrong.
+ */
+export function writeCacheFile(file: string, data: string | Uint8Array): void {
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  writeFileAtomic.sync(file, typeof data === "string" ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength), { mode: 0o600, fsync: false });
+}
+
+/** Marks `file` as used now, so that it is not removed as stale; best effort (a read-only cache still serves). */
+export function touchCacheFile(file: string): void {
+  try {
+    const now = new Date();
+    utimesSync(file, now, now);
+  } catch {
+    // Not ours to touch, or gone: the next write makes it again.
   }
 }

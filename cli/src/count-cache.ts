@@ -20,11 +20,10 @@
  * COMPACTION_NO_COUNT_CACHE (any value but empty or 0) turns it off.
  */
 import { hash } from "node:crypto";
-import { mkdirSync, readFileSync, realpathSync, utimesSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { TokenCountStore } from "@compaction/core";
-import writeFileAtomic from "write-file-atomic";
-import { cacheDir, removeStaleFiles } from "./cache-dir.js";
+import { cacheDir, readCacheFile, removeStaleFiles, touchCacheFile, writeCacheFile } from "./cache-dir.js";
 import { type CliIo, envSwitchOn } from "./io.js";
 
 /** Environment variable that, set to anything but "" or "0", turns the cache off. */
@@ -115,7 +114,7 @@ export function openCountCache(io: CliIo, sessionPath: string, limits: { readonl
     save() {
       if (read === undefined) return;
       if (added === 0 && read.usable) {
-        if (hits > 0) touch(file);
+        if (hits > 0) touchCacheFile(file);
         return;
       }
       const all = read.counters;
@@ -130,9 +129,7 @@ export function openCountCache(io: CliIo, sessionPath: string, limits: { readonl
       };
       try {
         // Readable by the user alone: the keys say which texts a session holds to one who can guess them.
-        // No fsync: a file cut off by a power loss is read as unusable and rewritten.
-        mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-        writeFileAtomic.sync(file, JSON.stringify(content), { mode: 0o600, fsync: false });
+        writeCacheFile(file, JSON.stringify(content));
       } catch (error) {
         io.stderr.write(
           `compaction: note: could not write the token count cache ${file}: ${reason(error)}; the next run counts this session again.\n` +
@@ -168,15 +165,15 @@ function readCounters(file: string, io: CliIo): { readonly counters: Map<string,
     ignored(file, io, why);
     return { counters: new Map<string, Map<string, number>>(), usable: false };
   };
-  let text: string;
+  let data: Buffer | undefined;
   try {
-    text = readFileSync(file, "utf8");
+    data = readCacheFile(file);
   } catch (error) {
-    // No file yet (or no folder to hold one, which saving says): nothing kept.
-    const { code } = error as NodeJS.ErrnoException;
-    if (code === "ENOENT" || code === "ENOTDIR") return { counters: new Map(), usable: true };
     return unusable(reason(error));
   }
+  // No file yet (or no folder to hold one, which saving says): nothing kept.
+  if (data === undefined) return { counters: new Map(), usable: true };
+  const text = data.toString("utf8");
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -187,16 +184,6 @@ function readCounters(file: string, io: CliIo): { readonly counters: Map<string,
   if (problem !== undefined) return unusable(problem);
   const { counters } = parsed as CountCacheFile;
   return { counters: new Map(Object.entries(counters).map(([counter, counts]) => [counter, new Map(Object.entries(counts))])), usable: true };
-}
-
-/** Marks `file` as used now, so that it is not removed as stale; best effort. */
-function touch(file: string): void {
-  try {
-    const now = new Date();
-    utimesSync(file, now, now);
-  } catch {
-    // Not ours to touch, or gone: the next write makes it again.
-  }
 }
 
 /** What makes `value` not a cache file this version reads, or undefined. */

@@ -11,11 +11,9 @@
  *   tiktoken's) are removed when another is written.
  * COMPACTION_NO_COUNT_CACHE, which turns the count cache off, turns this off too.
  */
-import { mkdirSync, readFileSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import type { EncoderImageStore } from "@compaction/core";
-import writeFileAtomic from "write-file-atomic";
-import { cacheDir, removeStaleFiles } from "./cache-dir.js";
+import { cacheDir, readCacheFile, removeStaleFiles, touchCacheFile, writeCacheFile } from "./cache-dir.js";
 import { NO_COUNT_CACHE_ENV } from "./count-cache.js";
 import { type CliIo, envSwitchOn } from "./io.js";
 
@@ -37,28 +35,14 @@ export function openEncoderImageCache(io: CliIo): EncoderImageStore | undefined 
   return {
     read(key) {
       const file = fileOf(key);
-      let image: Buffer;
-      try {
-        image = readFileSync(file);
-      } catch (error) {
-        // None yet; or the cache folder is a file, which writing says.
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === "ENOENT" || code === "ENOTDIR") return undefined;
-        throw error;
-      }
-      try {
-        const now = new Date();
-        utimesSync(file, now, now);
-      } catch {
-        // Touching only keeps it from being removed as stale; a read-only cache still serves.
-      }
+      const image = readCacheFile(file);
+      if (image !== undefined) touchCacheFile(file);
       return image;
     },
     write(key, image) {
       const file = fileOf(key);
       try {
-        mkdirSync(dir, { recursive: true, mode: 0o700 });
-        writeFileAtomic.sync(file, Buffer.from(image.buffer, image.byteOffset, image.byteLength), { mode: 0o600, fsync: false });
+        writeCacheFile(file, image);
       } catch (error) {
         io.stderr.write(
           `compaction: note: could not save the built encoder to ${file}: ${error instanceof Error ? error.message : String(error)}; the next run builds it again.\n` +

@@ -11,7 +11,7 @@
  * Commands that write refuse a snapshot (`refuseOpenClawSnapshot`): a compaction or a setting
  * written there would never reach OpenClaw.
  */
-import { chmodSync, mkdirSync, openSync, readSync, closeSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, openSync, readSync, closeSync } from "node:fs";
 import { join } from "node:path";
 import {
   agentIdOfSessionKey,
@@ -22,7 +22,7 @@ import {
   openClawStateDir,
   readOpenClawSession,
 } from "@compaction/transcript";
-import { cacheDir } from "./cache-dir.js";
+import { cacheDir, writeCacheFile } from "./cache-dir.js";
 import { CliError } from "./errors.js";
 import { ExitCode } from "./exit-codes.js";
 import type { CliIo } from "./io.js";
@@ -69,19 +69,15 @@ export function openClawSnapshot(target: OpenClawTarget, io: CliIo): string {
   }
   const agentId = target.kind === "database" ? agentFromDatabasePath(database) : target.agentId;
   const dir = join(cacheDir(io), "openclaw", safeName(agentId));
+  const path = join(dir, `${safeName(session.sessionId)}.jsonl`);
   // The conversation itself: readable by the user alone.
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeCacheFile(path, `${session.lines.join("\n")}\n`);
   // A folder made by an earlier version: made private too, where it can be.
   try {
     chmodSync(dir, 0o700);
   } catch {
     // Not ours: the file itself is still private.
   }
-  const path = join(dir, `${safeName(session.sessionId)}.jsonl`);
-  const text = `${session.lines.join("\n")}\n`;
-  const temporary = `${path}.${process.pid}.tmp`;
-  writeFileSync(temporary, text, { mode: 0o600 });
-  renameSync(temporary, path);
   const source = `OpenClaw session ${session.sessionKey ?? session.sessionId} in ${database}`;
   snapshots.set(path, source);
   io.stderr.write(`compaction: reading ${source} (read-only; snapshot ${path})\n`);
