@@ -48,7 +48,7 @@ export {
   type ShrunkMessage,
 } from "./shrink/shrink-to-budget.js";
 export { SHRINK_MARKER_PATTERN, shrinkMarker, type ShrinkMarkerInfo } from "./shrink/head-and-tail.js";
-export { keepNewestRequest, latestCutIndex } from "./compactor/fit-budget.js";
+export { keepNewestRequest, latestCutIndex, MIN_SUMMARY_ROOM } from "./compactor/fit-budget.js";
 export { summaryHasContent } from "./summarizer/has-content.js";
 
 // Errors and the compaction event.

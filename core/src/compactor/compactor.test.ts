@@ -3,10 +3,14 @@ import { describe, expect, it } from "vitest";
 import { ErrorCodes } from "../errors.js";
 import { SHRINK_MARKER_PATTERN } from "../shrink/head-and-tail.js";
 import { createPiAdapter, type PiMessage } from "../messages/pi-adapter.js";
+import { createExtractiveSummarizer } from "../summarizer/extractive.js";
+import { summaryHasContent } from "../summarizer/has-content.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
 import { assistant, summaryMessage, toolResult, user, words } from "../testing/pi-messages.js";
 import { createEstimateCounter } from "../tokens/estimate-counter.js";
 import { Compactor } from "./compactor.js";
+import { MIN_SUMMARY_ROOM } from "./fit-budget.js";
+import { summarizeCut } from "./summarize-cut.js";
 import type { CompactionPlugin } from "./plugin.js";
 import { STAGE_AUGMENT, STAGE_PRUNE, STAGE_STRATEGY } from "./stages.js";
 
@@ -35,6 +39,17 @@ function cutAt(index: number, name = "cut-at"): CompactionPlugin {
         ...draft,
         text: await run.summarize(run.historyMessages(), { maxTokens: 500 }),
       }));
+    },
+  };
+}
+
+/** A plugin that cuts at a fixed index and writes the summary as pi does (summarizeCut, within the room left). */
+function summarizingAt(index: number): CompactionPlugin {
+  return {
+    name: "summarizing",
+    apply(c) {
+      c.hooks.selectCut.tap("summarizing", () => ({ firstKeptIndex: index }));
+      c.hooks.summarize.tapPromise("summarizing", async (draft, run) => ({ ...draft, text: await summarizeCut(run) }));
     },
   };
 }
@@ -431,6 +446,38 @@ describe("Compactor.compact", () => {
     expect(result.cut?.keptTokens).toBe(result.tokensAfter - c.tokens.count(result.messages[0] as PiMessage));
     expect(result.warnings.join("\n")).toMatch(/With its note, the compacted context was \d+ tokens over the budget/);
     expect(result.warnings.join("\n")).not.toContain("still over the budget");
+  });
+
+  it("gives a summary MIN_SUMMARY_ROOM when the kept request leaves it less: the request is shrunk first, the summary says something", async () => {
+    // The case a generated session found: the cut at the newest user message kept all but 14 tokens of
+    // the budget, the extractive summary squeezed into them was headings alone, and the run failed.
+    const input = [user(`step 0: ${words(300)}`), assistant(`done 0: ${words(300)}`), user(`step 1: ${words(300)}`), assistant(`done 1: ${words(300)}`), user(`last: ${words(900)}`)];
+    const c = compactor([summarizingAt(4)], createExtractiveSummarizer());
+    const overhead = c.tokens.count(createPiAdapter().createSummary(""));
+    for (const left of [-overhead, 0, 1, 14]) {
+      const contextWindow = c.tokens.count(input[4] as PiMessage) + overhead + left;
+      const result = await c.compact({ messages: input, contextWindow });
+      expect(result.status, `${left}: ${result.reason}`).toBe("compacted");
+      expect(summaryHasContent(result.summary ?? "")).toBe(true);
+      expect(result.tokensAfter).toBe(c.tokens.total(result.messages));
+      expect(result.tokensAfter).toBeLessThanOrEqual(contextWindow);
+      expect(result.shrunk?.map((s) => s.index)).toEqual([4]);
+      expect(result.warnings.join("\n")).toContain(`which leaves the summary ${Math.max(0, left)}; to give it ${MIN_SUMMARY_ROOM}, shrunk to head and tail: message 4 (request`);
+    }
+  });
+
+  it("leaves the kept messages whole when they leave the summary MIN_SUMMARY_ROOM or more", async () => {
+    const input = [user(`step 0: ${words(300)}`), assistant(`done 0: ${words(300)}`), user(`last: ${words(900)}`)];
+    const c = compactor([summarizingAt(2)], createExtractiveSummarizer());
+    const overhead = c.tokens.count(createPiAdapter().createSummary(""));
+    for (const left of [MIN_SUMMARY_ROOM, MIN_SUMMARY_ROOM + 40]) {
+      const contextWindow = c.tokens.count(input[2] as PiMessage) + overhead + left;
+      const result = await c.compact({ messages: input, contextWindow });
+      expect(result.status).toBe("compacted");
+      expect(result.shrunk ?? []).toEqual([]);
+      expect(result.messages[1]).toEqual(input[2]);
+      expect(result.tokensAfter).toBeLessThanOrEqual(contextWindow);
+    }
   });
 
   it("keeps a context whose summary outgrows its room within the budget, already shrunk parts counted from their original size", async () => {

@@ -311,6 +311,7 @@ export class Compactor<T> {
       tokensBefore: before.tokens,
       providerRatio: runRatio,
       summaryOverheadTokens: this.#summaryOverhead(),
+      recallTool: this.#recallTool(),
     });
   }
 
@@ -385,7 +386,7 @@ export class Compactor<T> {
     let counted = this.tokens.total(messages);
     let shrunkMessages = run.shrink?.shrunk ?? [];
     if (counted > run.budget && cut !== null && !run.suffixOnly) {
-      // The summary or note took more than the room the kept messages left (rule 5, fit-budget.ts):
+      // The summary or note took more than the room the kept messages left (rule 6, fit-budget.ts):
       // the kept messages are shrunk again from their originals, so each marker says all that was cut.
       const summaryAt = draft.kind === "none" ? -1 : cut.preservedIndices.length;
       const originals = cut.preservedIndices.map((i) => run.messages[i] as T);

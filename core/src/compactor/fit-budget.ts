@@ -9,7 +9,13 @@
  *    the request itself to head and tail).
  * 4. When even that cannot fit (the system prompt, pinned messages and the request alone are
  *    over the budget), the run fails with COMPACTION_CONTEXT_OVERFLOW and the numbers.
- * 5. Once the summary (or eviction note) is written, the compacted context is counted whole: when
+ * 5. When a plugin asks how much room its summary has (`summaryRoomLeft`, `summaryRoom`) and
+ *    what the cut keeps leaves less than `MIN_SUMMARY_ROOM` (within the allowance), the core
+ *    shrinks the kept messages as in rule 3 so that it does, or frees what shrinking can
+ *    (`makeSummaryRoom`). A summary squeezed into the dozen tokens a kept request may leave is
+ *    headings alone, which is never written, and the run would fail on a context that must
+ *    shrink. A run that writes a note or no summary never asks, and its kept messages stay whole.
+ * 6. Once the summary (or eviction note) is written, the compacted context is counted whole: when
  *    the summary takes more than the room the kept messages left (a note is not sized in advance,
  *    and a wrapper and its text count a token or two apart from their sum), the kept messages are
  *    shrunk again from their originals by what it is over (`fitCompacted`), so the result is within
@@ -28,6 +34,13 @@ import type { MessageTokenCounter } from "../tokens/message-tokens.js";
 export function summaryAllowance(budget: number, summaryMaxTokens: number): number {
   return Math.min(summaryMaxTokens, Math.floor(budget / 4));
 }
+
+/**
+ * The least room for a summary's text rule 5 makes: enough for a heading and a line under it.
+ * Never more than `summaryAllowance`, so a small budget or a short configured summary asks no
+ * more than they allow.
+ */
+export const MIN_SUMMARY_ROOM = 64;
 
 /** Rule 1: the proposed cut, pulled back to the newest user message when it is past it. */
 export function keepNewestRequest(view: MessageView, proposed: Cut, plugin: string): { cut: Cut; repair: string | null } {
@@ -90,22 +103,71 @@ export function fitCutToBudget<T>(input: FitInput<T>): FittedCut<T> {
   }
 
   const atRequest = latest > checked.firstKeptIndex ? recheck(view, checked, latest) : checked;
-  const keptIndices = [...atRequest.preservedIndices];
-  for (let i = atRequest.firstKeptIndex; i < view.facts.length; i++) keptIndices.push(i);
-  const kept = keptIndices.map((i) => input.messages[i] as T);
-  let shrink = shrinkToBudget(kept, input.tokens, { budget: target, recallTool: input.recallTool });
+  let kept = shrinkKept(input, atRequest, target);
   // No room for a summary of its own: the summary may be short, but the request must fit.
-  if (!shrink.fits) shrink = shrinkToBudget(kept, input.tokens, { budget: budget - input.summaryOverheadTokens - 1, recallTool: input.recallTool });
-  if (!shrink.fits) throw overflow(view, keptIndices, shrink, budget);
-  const shrunkText = shrink.shrunk.map((s) => `message ${keptIndices[s.index]} (${s.what}, ${s.tokensBefore} -> ${s.tokensAfter} tokens)`).join(", ");
+  if (!kept.shrink.fits) kept = shrinkKept(input, atRequest, budget - input.summaryOverheadTokens - 1);
+  if (!kept.shrink.fits) throw overflow(view, keptIndicesOf(atRequest, view.facts.length), kept.raw, budget);
   return {
-    cut: { ...atRequest, keptTokens: shrink.tokens },
-    shrink: { ...shrink, shrunk: shrink.shrunk.map((s) => ({ ...s, index: keptIndices[s.index] as number })) },
+    cut: { ...atRequest, keptTokens: kept.shrink.tokens },
+    shrink: kept.shrink,
     repairs: [
       ...(atRequest !== checked ? [`The cut chosen by '${plugin}' was moved from message ${checked.firstKeptIndex} to the newest user message (${atRequest.firstKeptIndex}).`] : []),
-      `The cut chosen by '${plugin}' keeps ${atRequest.keptTokens} tokens and cutting alone could not bring the context under the budget of ${budget} tokens; shrunk to head and tail: ${shrunkText}. The full text stays in the transcript.`,
+      `The cut chosen by '${plugin}' keeps ${atRequest.keptTokens} tokens and cutting alone could not bring the context under the budget of ${budget} tokens; shrunk to head and tail: ${kept.text}. The full text stays in the transcript.`,
     ],
   };
+}
+
+/** What rule 5 needs of a run: `FitInput` with the cut as it stands instead of the checked one. */
+export type SummaryRoomInput<T> = Omit<FitInput<T>, "checked"> & { readonly cut: CheckedCut };
+
+/** The cut and its shrinking after rule 5 made room for the summary, and what it did. */
+export interface MadeRoom<T> {
+  readonly cut: CheckedCut;
+  readonly shrink: ShrinkResult<T>;
+  readonly repair: string;
+}
+
+/**
+ * Rule 5: when what the cut keeps leaves the summary less than `MIN_SUMMARY_ROOM` (within the
+ * allowance), the kept messages shrunk from their originals to leave it, or as far as shrinking
+ * goes when that cannot (the system prompt and pinned messages are never shortened). Null when
+ * the room is there already, or shrinking frees nothing.
+ */
+export function makeSummaryRoom<T>(input: SummaryRoomInput<T>): MadeRoom<T> | null {
+  const { cut, budget } = input;
+  const least = Math.min(MIN_SUMMARY_ROOM, summaryAllowance(budget, input.summaryMaxTokens));
+  const left = budget - input.summaryOverheadTokens - cut.keptTokens;
+  if (left >= least) return null;
+  const kept = shrinkKept(input, cut, budget - input.summaryOverheadTokens - least);
+  if (kept.shrink.tokens >= cut.keptTokens) return null;
+  return {
+    cut: { ...cut, keptTokens: kept.shrink.tokens },
+    shrink: kept.shrink,
+    repair: `The cut chosen by '${cut.selectedBy}' keeps ${cut.keptTokens} tokens of the budget of ${budget}, which leaves the summary ${Math.max(0, left)}; to give it ${kept.shrink.fits ? least : budget - input.summaryOverheadTokens - kept.shrink.tokens}, shrunk to head and tail: ${kept.text}. The full text stays in the transcript.`,
+  };
+}
+
+/** Indices of what a cut keeps, in the order the core shrinks them: the preserved messages, then the kept ones. */
+function keptIndicesOf(cut: CheckedCut, length: number): number[] {
+  const indices = [...cut.preservedIndices];
+  for (let i = cut.firstKeptIndex; i < length; i++) indices.push(i);
+  return indices;
+}
+
+/**
+ * What `cut` keeps, from the working set's originals, shrunk to `budget`: the result with its
+ * indices in the working set (`shrink`), as shrinkToBudget gave it (`raw`), and in a sentence.
+ */
+function shrinkKept<T>(input: Pick<FitInput<T>, "messages" | "tokens" | "recallTool">, cut: CheckedCut, budget: number) {
+  const keptIndices = keptIndicesOf(cut, input.messages.length);
+  const raw = shrinkToBudget(
+    keptIndices.map((i) => input.messages[i] as T),
+    input.tokens,
+    { budget, recallTool: input.recallTool },
+  );
+  const shrunk = raw.shrunk.map((s) => ({ ...s, index: keptIndices[s.index] as number }));
+  const text = shrunk.map((s) => `message ${s.index} (${s.what}, ${s.tokensBefore} -> ${s.tokensAfter} tokens)`).join(", ");
+  return { shrink: { ...raw, shrunk } as ShrinkResult<T>, raw, text };
 }
 
 function recheck(view: MessageView, checked: CheckedCut, firstKeptIndex: number): CheckedCut {
@@ -184,7 +246,7 @@ export interface FittedCompacted<T> {
 }
 
 /**
- * Rule 5 for a compacted context over the budget: its kept messages shrunk from their originals
+ * Rule 6 for a compacted context over the budget: its kept messages shrunk from their originals
  * (shrinkToBudget, once, so each marker says all that was cut; the summary, the system prompt and
  * pinned messages are never shortened) until the whole fits. Null when even that cannot fit (a
  * summary that alone fills the budget): the caller keeps what it has rather than cut the request

@@ -3,6 +3,7 @@ import type { CompactionTrigger } from "../event.js";
 import type { FactsCache, MessageFacts } from "../messages/adapter.js";
 import type { CheckedCut } from "../cut/cut.js";
 import type { MessageView } from "../cut/message-view.js";
+import { makeSummaryRoom } from "./fit-budget.js";
 import type { ShrinkResult } from "../shrink/shrink-to-budget.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
 import type { MessageTokenCounter } from "../tokens/message-tokens.js";
@@ -60,6 +61,9 @@ export class RunState<T> {
   readonly #tokens: MessageTokenCounter<T>;
   readonly #summarizer: Summarizer;
   readonly #summaryMaxTokens: number;
+  readonly #recallTool: string | undefined;
+  /** The cut rule 5 last looked at (`summaryRoomLeft`), so it runs once per cut. */
+  #roomCheckedFor: CheckedCut | null = null;
   #messages: readonly T[];
   #unseenTokens: number | undefined;
   #view: MessageView | null = null;
@@ -77,6 +81,7 @@ export class RunState<T> {
     this.#tokens = init.tokens;
     this.#summarizer = init.summarizer;
     this.#summaryMaxTokens = init.summaryMaxTokens;
+    this.#recallTool = init.recallTool;
     this.#messages = init.input.messages;
   }
 
@@ -108,6 +113,30 @@ export class RunState<T> {
   /** The working set: the input, or what a `beforeCompact` plugin replaced it with. */
   get messages(): readonly T[] {
     return this.#messages;
+  }
+
+  /** Tokens the budget leaves for the summary's text, after rule 5 of fit-budget.ts made room for it (see `CompactionRun.summaryRoomLeft`). */
+  summaryRoomLeft(): number {
+    const cut = this.cut;
+    if (cut !== null && cut !== this.#roomCheckedFor) {
+      const made = makeSummaryRoom({
+        view: this.view,
+        messages: this.#messages,
+        tokens: this.#tokens,
+        cut,
+        budget: this.budget,
+        summaryOverheadTokens: this.summaryOverheadTokens,
+        summaryMaxTokens: this.#summaryMaxTokens,
+        recallTool: this.#recallTool,
+      });
+      if (made !== null) {
+        this.cut = made.cut;
+        this.shrink = made.shrink;
+        this.warnings.push(`[core] ${made.repair}`);
+      }
+      this.#roomCheckedFor = this.cut;
+    }
+    return this.budget - (this.cut?.keptTokens ?? 0) - this.summaryOverheadTokens;
   }
 
   /**

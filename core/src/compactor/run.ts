@@ -67,6 +67,8 @@ export interface RunInit<T> {
   /** `tokensBefore` over our count of the input, at least 1 (`CompactionRun.providerRatio`). */
   readonly providerRatio: number;
   readonly summaryOverheadTokens: number;
+  /** The recall tool shrink markers point at, when one is configured. */
+  readonly recallTool: string | undefined;
 }
 
 export interface SummarizeOptions {
@@ -182,6 +184,17 @@ export class CompactionRun<T> {
   /** Tokens of `text` in the run's counter (our count): e.g. a separator a plugin adds to a summary. */
   countText(text: string): number {
     return this.#run.countText(text);
+  }
+  /**
+   * Tokens the budget leaves for the summary's text: the budget less what the cut keeps and the
+   * summary message's wrapping; 0 or less when the kept messages leave nothing. When that is less
+   * than `MIN_SUMMARY_ROOM` (within what a small budget allows), the core first shrinks the kept
+   * messages to head and tail to leave it, or as much of it as shrinking can (rule 5 of
+   * fit-budget.ts), and says so in the warnings. Plugins read it through `summaryRoomLeft(run)`
+   * and `summaryRoom(run)` once the cut is selected (`summarizeCut` does).
+   */
+  summaryRoomLeft(): number {
+    return this.#run.summaryRoomLeft();
   }
   /** Compacted messages before the split turn (or before the cut), without the previous summary. */
   historyMessages(): T[] {

@@ -65,11 +65,11 @@ export async function summarizeCut<T>(run: CompactionRun<T>, options: SummarizeC
 /**
  * Tokens the budget leaves for the summary's text: the budget less what the cut keeps verbatim,
  * less what the summary message's own wrapping costs in this message format. 0 or less when the
- * kept messages leave nothing.
+ * kept messages leave nothing. When they leave less than `MIN_SUMMARY_ROOM`, the core first
+ * shrinks them to make it (`CompactionRun.summaryRoomLeft`).
  */
 export function summaryRoomLeft<T>(run: CompactionRun<T>): number {
-  const kept = run.cut?.keptTokens ?? 0;
-  return run.budget - kept - run.summaryOverheadTokens;
+  return run.summaryRoomLeft();
 }
 
 /** `summaryRoomLeft`, at least 1: what a summary may take. */

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { TokenCounter } from "../tokens/token-counter.js";
 import { createEstimateCounter } from "../tokens/estimate-counter.js";
 import { fitToBudget } from "./fit.js";
+import { summaryHasContent } from "./has-content.js";
 import { type SummaryBlock, parseSections, renderBlocks } from "./sections.js";
 
 const counter = createEstimateCounter();
@@ -61,10 +62,37 @@ describe("fitToBudget", () => {
     expect(counter.count(summary)).toBeLessThanOrEqual(80);
   });
 
-  it("returns as much of the headings as fits when even they do not fit", () => {
-    const blocks = [block("## A very long heading that cannot fit", ["item"])];
+  it("keeps the best item alone when even its heading does not fit, never the headings alone", () => {
+    const blocks = [block("## A very long heading that cannot fit", ["the parser drops the last line"])];
     const summary = fitToBudget(blocks, 3, counter);
-    expect(summary).toBe("## A very lo"); // 12 characters = 3 tokens at chars/4
+    expect(summary).toBe("the parser d"); // 12 characters = 3 tokens at chars/4
+  });
+
+  it("keeps the best item under its heading when the cap leaves no room for the other sections", () => {
+    const blocks = [
+      block("## Goal", ["fix the parser", "keep the tests green"]),
+      block("## Current Task", ["run the whole suite"]),
+      block("## Progress", ["nothing yet"]),
+    ];
+    const summary = fitToBudget(blocks, 8, counter);
+    expect(summary).toBe("## Goal\n- keep the tests green"); // 30 characters = 8 tokens at chars/4; the three headings alone take 10
+    expect(summaryHasContent(summary)).toBe(true);
+  });
+
+  it("never returns headings alone when some item exists and the cap is at least one token", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(fc.string({ minLength: 1, maxLength: 60 }).filter((t) => summaryHasContent(t)), { maxLength: 5 }), { minLength: 1, maxLength: 5 }),
+        fc.integer({ min: 1, max: 80 }),
+        (sections, cap) => {
+          const blocks = sections.map((texts, i) => block(`## Section ${i} with a long heading`, texts));
+          const summary = fitToBudget(blocks, cap, counter);
+          expect(counter.count(summary)).toBeLessThanOrEqual(cap);
+          if (sections.some((texts) => texts.length > 0)) expect(summaryHasContent(summary), JSON.stringify(summary)).toBe(true);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it("returns an empty string for a cap of zero", () => {

@@ -1,10 +1,13 @@
 /**
  * Fits a summary under a token cap. In order: drop the least relevant item of the largest
  * section (each keeps its best item), cut the longest items short with "…", drop sections' last
- * items, and finally, if even the headings do not fit, keep the longest prefix that fits.
+ * items, and finally, if even the headings do not fit, keep the longest prefix that fits. When
+ * the cap leaves no item under the headings, the best item is kept under its own heading, or
+ * alone: a summary of headings only says nothing, and the core never writes one.
  * The result never exceeds the cap as the caller's counter counts it.
  */
 import type { TokenCounter } from "../tokens/token-counter.js";
+import { summaryHasContent } from "./has-content.js";
 import { type SummaryBlock, type SummaryItem, renderBlocks, renderItem } from "./sections.js";
 import { ELLIPSIS, clip, isHighSurrogate } from "./text.js";
 
@@ -37,6 +40,25 @@ const CLEARLY_OVER = 1.2;
 export function fitToBudget(blocks: readonly SummaryBlock[], maxTokens: number, counter: TokenCounter): string {
   const limit = Math.floor(maxTokens);
   if (limit <= 0) return "";
+  const text = fitBlocks(blocks, limit, counter);
+  if (summaryHasContent(text)) return text;
+  const best = bestItem(blocks);
+  if (best === undefined) return text;
+  const underHeading = longestFittingPrefix(renderBlocks([{ ...best.block, items: [best.item] }]), limit, counter);
+  return summaryHasContent(underHeading) ? underHeading : longestFittingPrefix(best.item.text, limit, counter);
+}
+
+/** The highest-ranked item of all blocks (the first one on ties) and its block. */
+function bestItem(blocks: readonly SummaryBlock[]): { block: SummaryBlock; item: SummaryItem } | undefined {
+  let best: { block: SummaryBlock; item: SummaryItem } | undefined;
+  for (const block of blocks) {
+    for (const item of block.items) if (best === undefined || item.rank > best.item.rank) best = { block, item };
+  }
+  return best;
+}
+
+/** `fitToBudget`'s trimming, which may leave the headings alone when the cap is that small. */
+function fitBlocks(blocks: readonly SummaryBlock[], limit: number, counter: TokenCounter): string {
   const full = renderBlocks(blocks);
   // Sized line by line first when long: the first trim reuses those costs.
   let sized = full.length > limit * LIKELY_OVER_CHARS_PER_TOKEN ? workBlocks(blocks, counter) : undefined;
