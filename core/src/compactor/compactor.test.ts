@@ -454,7 +454,7 @@ describe("Compactor.compact", () => {
     const input = [user(`step 0: ${words(300)}`), assistant(`done 0: ${words(300)}`), user(`step 1: ${words(300)}`), assistant(`done 1: ${words(300)}`), user(`last: ${words(900)}`)];
     const c = compactor([summarizingAt(4)], createExtractiveSummarizer());
     const overhead = c.tokens.count(createPiAdapter().createSummary(""));
-    for (const left of [-overhead, 0, 1, 14]) {
+    for (const left of [-overhead, 0, 1, 14, MIN_SUMMARY_ROOM - 1]) {
       const contextWindow = c.tokens.count(input[4] as PiMessage) + overhead + left;
       const result = await c.compact({ messages: input, contextWindow });
       expect(result.status, `${left}: ${result.reason}`).toBe("compacted");
@@ -462,8 +462,46 @@ describe("Compactor.compact", () => {
       expect(result.tokensAfter).toBe(c.tokens.total(result.messages));
       expect(result.tokensAfter).toBeLessThanOrEqual(contextWindow);
       expect(result.shrunk?.map((s) => s.index)).toEqual([4]);
-      expect(result.warnings.join("\n")).toContain(`which leaves the summary ${Math.max(0, left)}; to give it ${MIN_SUMMARY_ROOM}, shrunk to head and tail: message 4 (request`);
+      expect(result.warnings.join("\n")).toContain(`which leaves the summary ${Math.max(0, left)}; to give it at least ${MIN_SUMMARY_ROOM}, shrunk to head and tail: message 4 (request`);
     }
+  });
+
+  it("with suffixOnly, keeps the request whole in the result and tells the host to shrink it when it sends, as it makes the summary room", async () => {
+    const input = [user(`step 0: ${words(300)}`), assistant(`done 0: ${words(300)}`), user(`last: ${words(900)}`)];
+    const c = compactor([summarizingAt(2)], createExtractiveSummarizer());
+    const overhead = c.tokens.count(createPiAdapter().createSummary(""));
+    const contextWindow = c.tokens.count(input[2] as PiMessage) + overhead + 10;
+    const result = await c.compact({ messages: input, contextWindow, suffixOnly: true });
+    expect(result.status, result.reason).toBe("compacted");
+    expect(summaryHasContent(result.summary ?? "")).toBe(true);
+    expect(result.messages[1]).toBe(input[2]);
+    expect(result.shrunk?.map((s) => s.index)).toEqual([2]);
+    expect(result.warnings.join("\n")).toContain("must shrink them when it sends the request");
+    // What the host sends, shrunk as the result says, fits.
+    const sent = c.shapeRequest(result.messages, { contextWindow });
+    expect(sent.fits).toBe(true);
+  });
+
+  it("makes no room once the result is assembled: a summaryRoomLeft in afterCompact only reads", async () => {
+    const input = [user(`step 0: ${words(300)}`), assistant(`done 0: ${words(300)}`), user(`last: ${words(900)}`)];
+    const late: CompactionPlugin = {
+      name: "late",
+      apply: (c) => {
+        c.hooks.selectCut.tap("late", () => ({ firstKeptIndex: 2 }));
+        c.hooks.summarize.tap("late", (draft) => ({ ...draft, text: "- the parser was fixed" }));
+        c.hooks.afterCompact.tap("late", (_result, run) => {
+          rooms.push(run.summaryRoomLeft());
+        });
+      },
+    };
+    const rooms: number[] = [];
+    const c = compactor([late]);
+    const overhead = c.tokens.count(createPiAdapter().createSummary(""));
+    const contextWindow = c.tokens.count(input[2] as PiMessage) + overhead + 10;
+    const result = await c.compact({ messages: input, contextWindow });
+    expect(result.status).toBe("compacted");
+    expect(rooms).toEqual([10]);
+    expect(result.warnings.join("\n")).not.toContain("to give it at least");
   });
 
   it("leaves the kept messages whole when they leave the summary MIN_SUMMARY_ROOM or more", async () => {

@@ -359,6 +359,7 @@ export class Compactor<T> {
   }
 
   async #finish(run: RunState<T>, selectedBy: string | null, draft: SummaryDraft): Promise<CompactionResult<T>> {
+    run.finishing = true;
     const cut = run.cut;
     const messages: T[] = [];
     let summary: string | null = null;

@@ -11,10 +11,12 @@
  *    over the budget), the run fails with COMPACTION_CONTEXT_OVERFLOW and the numbers.
  * 5. When a plugin asks how much room its summary has (`summaryRoomLeft`, `summaryRoom`) and
  *    what the cut keeps leaves less than `MIN_SUMMARY_ROOM` (within the allowance), the core
- *    shrinks the kept messages as in rule 3 so that it does, or frees what shrinking can
- *    (`makeSummaryRoom`). A summary squeezed into the dozen tokens a kept request may leave is
- *    headings alone, which is never written, and the run would fail on a context that must
- *    shrink. A run that writes a note or no summary never asks, and its kept messages stay whole.
+ *    shrinks the kept messages as in rule 3 so that it does, else half of it (`makeSummaryRoom`).
+ *    A summary squeezed into the dozen tokens a kept request may leave is headings alone, which is
+ *    never written, and the run would fail on a context that must shrink. The built-in plugins
+ *    that write a note or no summary do not ask, and their kept messages stay whole. A host that
+ *    records only summary + suffix (`suffixOnly`) keeps the kept messages whole in its record and
+ *    is told to shrink them when it sends (the result's `shrunk`), as after rule 3.
  * 6. Once the summary (or eviction note) is written, the compacted context is counted whole: when
  *    the summary takes more than the room the kept messages left (a note is not sized in advance,
  *    and a wrapper and its text count a token or two apart from their sum), the kept messages are
@@ -36,9 +38,10 @@ export function summaryAllowance(budget: number, summaryMaxTokens: number): numb
 }
 
 /**
- * The least room for a summary's text rule 5 makes: enough for a heading and a line under it.
- * Never more than `summaryAllowance`, so a small budget or a short configured summary asks no
- * more than they allow.
+ * The least room for a summary's text rule 5 makes: enough for a heading and a line under it (a
+ * split turn's two summaries share it, about 36 and 18 tokens). Never more than
+ * `summaryAllowance`, so a small budget or a short configured summary asks no more than they
+ * allow.
  */
 export const MIN_SUMMARY_ROOM = 64;
 
@@ -129,22 +132,28 @@ export interface MadeRoom<T> {
 
 /**
  * Rule 5: when what the cut keeps leaves the summary less than `MIN_SUMMARY_ROOM` (within the
- * allowance), the kept messages shrunk from their originals to leave it, or as far as shrinking
- * goes when that cannot (the system prompt and pinned messages are never shortened). Null when
- * the room is there already, or shrinking frees nothing.
+ * allowance), the kept messages shrunk from their originals to leave it, else half of it. Null
+ * when the room is there already, or shrinking cannot make even half (the system prompt and
+ * pinned messages are never shortened): the summary then has what is left.
  */
 export function makeSummaryRoom<T>(input: SummaryRoomInput<T>): MadeRoom<T> | null {
   const { cut, budget } = input;
   const least = Math.min(MIN_SUMMARY_ROOM, summaryAllowance(budget, input.summaryMaxTokens));
   const left = budget - input.summaryOverheadTokens - cut.keptTokens;
   if (left >= least) return null;
-  const kept = shrinkKept(input, cut, budget - input.summaryOverheadTokens - least);
-  if (kept.shrink.tokens >= cut.keptTokens) return null;
-  return {
-    cut: { ...cut, keptTokens: kept.shrink.tokens },
-    shrink: kept.shrink,
-    repair: `The cut chosen by '${cut.selectedBy}' keeps ${cut.keptTokens} tokens of the budget of ${budget}, which leaves the summary ${Math.max(0, left)}; to give it ${kept.shrink.fits ? least : budget - input.summaryOverheadTokens - kept.shrink.tokens}, shrunk to head and tail: ${kept.text}. The full text stays in the transcript.`,
-  };
+  // Half the room when the whole cannot be had; a shrinking that cannot reach even that would cut
+  // everything to its markers for a few tokens, and the summary keeps the little it has instead.
+  for (const room of [least, Math.ceil(least / 2)]) {
+    if (room <= left) break;
+    const kept = shrinkKept(input, cut, budget - input.summaryOverheadTokens - room);
+    if (!kept.shrink.fits) continue;
+    return {
+      cut: { ...cut, keptTokens: kept.shrink.tokens },
+      shrink: kept.shrink,
+      repair: `The cut chosen by '${cut.selectedBy}' keeps ${cut.keptTokens} tokens of the budget of ${budget}, which leaves the summary ${Math.max(0, left)}; to give it at least ${room}, shrunk to head and tail: ${kept.text}. The full text stays in the transcript.`,
+    };
+  }
+  return null;
 }
 
 /** Indices of what a cut keeps, in the order the core shrinks them: the preserved messages, then the kept ones. */

@@ -115,10 +115,18 @@ export class RunState<T> {
     return this.#messages;
   }
 
-  /** Tokens the budget leaves for the summary's text, after rule 5 of fit-budget.ts made room for it (see `CompactionRun.summaryRoomLeft`). */
+  /** True once the core assembles the result: the cut and its shrinking no longer change. */
+  finishing = false;
+
+  /**
+   * Tokens the budget leaves for the summary's text, after rule 5 of fit-budget.ts made room for
+   * it (see `CompactionRun.summaryRoomLeft`): the first call for a cut may shrink what it keeps,
+   * replacing `cut` and `shrink` and adding a warning; a call once the result is being assembled
+   * only reads.
+   */
   summaryRoomLeft(): number {
     const cut = this.cut;
-    if (cut !== null && cut !== this.#roomCheckedFor) {
+    if (cut !== null && cut !== this.#roomCheckedFor && !this.finishing) {
       const made = makeSummaryRoom({
         view: this.view,
         messages: this.#messages,

@@ -188,10 +188,11 @@ export class CompactionRun<T> {
   /**
    * Tokens the budget leaves for the summary's text: the budget less what the cut keeps and the
    * summary message's wrapping; 0 or less when the kept messages leave nothing. When that is less
-   * than `MIN_SUMMARY_ROOM` (within what a small budget allows), the core first shrinks the kept
-   * messages to head and tail to leave it, or as much of it as shrinking can (rule 5 of
-   * fit-budget.ts), and says so in the warnings. Plugins read it through `summaryRoomLeft(run)`
-   * and `summaryRoom(run)` once the cut is selected (`summarizeCut` does).
+   * than `MIN_SUMMARY_ROOM` (within what a small budget allows), the first call for the cut has
+   * the core shrink the kept messages to head and tail to leave it, else half of it (rule 5 of
+   * fit-budget.ts): `cut.keptTokens` changes, and the warnings say what was shrunk. In
+   * `afterCompact` it only reads. Plugins read it through `summaryRoomLeft(run)` and
+   * `summaryRoom(run)` once the cut is selected (`summarizeCut` does).
    */
   summaryRoomLeft(): number {
     return this.#run.summaryRoomLeft();

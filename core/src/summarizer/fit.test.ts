@@ -68,6 +68,20 @@ describe("fitToBudget", () => {
     expect(summary).toBe("the parser d"); // 12 characters = 3 tokens at chars/4
   });
 
+  it("keeps the first section's best item, not the best-ranked of a longer list below it", () => {
+    const blocks = [
+      block("## Goal", ["fix the parser"]),
+      block("## Files", Array.from({ length: 30 }, (_, i) => `src/file-${i}.ts`)),
+    ];
+    expect(fitToBudget(blocks, 6, counter)).toBe("## Goal\n- fix the parser");
+  });
+
+  it("tries the next item when the best one says nothing in the room there is", () => {
+    // The newer item ranks first; the 4 characters a 1-token cap keeps of it are a rule, nothing.
+    const blocks = [block("## A very long heading that cannot fit", ["parser fixed", "------ then the lexer"])];
+    expect(fitToBudget(blocks, 1, counter)).toBe("pars");
+  });
+
   it("keeps the best item under its heading when the cap leaves no room for the other sections", () => {
     const blocks = [
       block("## Goal", ["fix the parser", "keep the tests green"]),
@@ -82,7 +96,8 @@ describe("fitToBudget", () => {
   it("never returns headings alone when some item exists and the cap is at least one token", () => {
     fc.assert(
       fc.property(
-        fc.array(fc.array(fc.string({ minLength: 1, maxLength: 60 }).filter((t) => summaryHasContent(t)), { maxLength: 5 }), { minLength: 1, maxLength: 5 }),
+        // Items that say something in their first character: a cap of 1 token keeps 4 characters.
+        fc.array(fc.array(fc.string({ minLength: 1, maxLength: 60 }).filter((t) => /^[A-Za-z0-9]/.test(t)), { maxLength: 5 }), { minLength: 1, maxLength: 5 }),
         fc.integer({ min: 1, max: 80 }),
         (sections, cap) => {
           const blocks = sections.map((texts, i) => block(`## Section ${i} with a long heading`, texts));

@@ -2,8 +2,8 @@
  * Fits a summary under a token cap. In order: drop the least relevant item of the largest
  * section (each keeps its best item), cut the longest items short with "…", drop sections' last
  * items, and finally, if even the headings do not fit, keep the longest prefix that fits. When
- * the cap leaves no item under the headings, the best item is kept under its own heading, or
- * alone: a summary of headings only says nothing, and the core never writes one.
+ * the cap leaves no item under the headings, the first section's best item is kept under its own
+ * heading, or alone: a summary of headings only says nothing, and the core never writes one.
  * The result never exceeds the cap as the caller's counter counts it.
  */
 import type { TokenCounter } from "../tokens/token-counter.js";
@@ -42,19 +42,33 @@ export function fitToBudget(blocks: readonly SummaryBlock[], maxTokens: number, 
   if (limit <= 0) return "";
   const text = fitBlocks(blocks, limit, counter);
   if (summaryHasContent(text)) return text;
-  const best = bestItem(blocks);
-  if (best === undefined) return text;
-  const underHeading = longestFittingPrefix(renderBlocks([{ ...best.block, items: [best.item] }]), limit, counter);
-  return summaryHasContent(underHeading) ? underHeading : longestFittingPrefix(best.item.text, limit, counter);
+  for (const { block, item } of fallbackItems(blocks)) {
+    const underHeading = longestFittingPrefix(renderBlocks([{ ...block, items: [item] }]), limit, counter);
+    if (summaryHasContent(underHeading)) return underHeading;
+    const alone = longestFittingPrefix(item.text.trim(), limit, counter);
+    if (summaryHasContent(alone)) return alone;
+  }
+  return text;
 }
 
-/** The highest-ranked item of all blocks (the first one on ties) and its block. */
-function bestItem(blocks: readonly SummaryBlock[]): { block: SummaryBlock; item: SummaryItem } | undefined {
-  let best: { block: SummaryBlock; item: SummaryItem } | undefined;
-  for (const block of blocks) {
-    for (const item of block.items) if (best === undefined || item.rank > best.item.rank) best = { block, item };
+/** Items tried when the cap leaves none under the headings: at most this many. */
+const FALLBACK_ITEMS = 8;
+
+/**
+ * The items to keep when the cap leaves none under the headings, best first: the blocks in their
+ * order (the order of importance: goal, current task, progress, ...), optional ones last, and in
+ * each its items by rank (ranks compare items of one block only).
+ */
+function fallbackItems(blocks: readonly SummaryBlock[]): { block: SummaryBlock; item: SummaryItem }[] {
+  const ordered = [...blocks.filter((block) => !block.optional), ...blocks.filter((block) => block.optional)];
+  const out: { block: SummaryBlock; item: SummaryItem }[] = [];
+  for (const block of ordered) {
+    for (const item of [...block.items].sort((a, b) => b.rank - a.rank)) {
+      out.push({ block, item });
+      if (out.length === FALLBACK_ITEMS) return out;
+    }
   }
-  return best;
+  return out;
 }
 
 /** `fitToBudget`'s trimming, which may leave the headings alone when the cap is that small. */

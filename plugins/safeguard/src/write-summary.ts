@@ -35,11 +35,13 @@ export interface WriteSummaryOptions {
  */
 export async function writeSummary(run: CompactionRun<unknown>, options: WriteSummaryOptions): Promise<string> {
   const { plugin, sizes, counter } = options;
-  const cut = run.cut;
-  if (cut === null) {
+  if (run.cut === null) {
     throw new CompactionError(ErrorCodes.PLUGIN_FAILED, `${plugin} was asked for a summary before a cut was selected.`, { plugin });
   }
-  const lengths = summaryLengths({ ...sizes, isSplitTurn: cut.isSplitTurn, available: summaryRoomLeft(run) });
+  // Asking for the room first: the core may shrink the kept messages to make it, changing the cut.
+  const available = summaryRoomLeft(run);
+  const cut = run.cut;
+  const lengths = summaryLengths({ ...sizes, isSplitTurn: cut.isSplitTurn, available });
   if (lengths === undefined) {
     throw new CompactionError(
       ErrorCodes.CUT_REFUSED,
