@@ -472,7 +472,7 @@ describe("Compactor.compact", () => {
     const overhead = c.tokens.count(createPiAdapter().createSummary(""));
     const contextWindow = c.tokens.count(input[2] as PiMessage) + overhead + 10;
     const result = await c.compact({ messages: input, contextWindow, suffixOnly: true });
-    expect(result.status, result.reason).toBe("compacted");
+    expect(result.status, result.reason ?? "").toBe("compacted");
     expect(summaryHasContent(result.summary ?? "")).toBe(true);
     expect(result.messages[1]).toBe(input[2]);
     expect(result.shrunk?.map((s) => s.index)).toEqual([2]);
