@@ -56,6 +56,8 @@ export class RunState<T> {
   cutChosenBy: string | null = null;
   /** Plugin that last replaced the working set. */
   modifiedBy: string | null = null;
+  /** True once the core assembles the result: the cut and its shrinking no longer change (rule 5 makes no room). */
+  finishing = false;
 
   readonly #facts: FactsCache<T>;
   readonly #tokens: MessageTokenCounter<T>;
@@ -114,9 +116,6 @@ export class RunState<T> {
   get messages(): readonly T[] {
     return this.#messages;
   }
-
-  /** True once the core assembles the result: the cut and its shrinking no longer change. */
-  finishing = false;
 
   /**
    * Tokens the budget leaves for the summary's text, after rule 5 of fit-budget.ts made room for
