@@ -86,8 +86,8 @@ export interface ShrinkResult<T> {
 function smallestShrinkable(budget: number): number {
   return Math.min(160, Math.max(16, Math.floor(budget / 8)));
 }
-/** Halvings of the share a piece keeps, searching for the most that fits the target (a 64th of the first try's share). */
-const BISECTIONS = 6;
+/** Attempts at hitting a token target by characters before settling for what fits. */
+const ATTEMPTS = 8;
 
 type Rewrite = (piece: string) => string;
 
@@ -283,12 +283,6 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
  * The rewrite that cuts each piece (of at least `smallestPiece` tokens) to the same share of its
  * characters, as head and tail with the marker, chosen so the message built by `make` holds at
  * most `target` tokens; the smallest found when none does; undefined when none is smaller.
- *
- * The first try cuts each piece to `target / current` of its characters, which is right when the
- * pieces are most of the message. When they are not (a message of kept thinking and a few large
- * arguments, or one whose pieces were shrunk before, as the rewrite starts from the original
- * text), the share is found by bisection between the markers alone and that first try: the full
- * marker, or the short one for a budget too small for it.
  */
 function fitPieces<T>(
   make: (rewrite: Rewrite) => T,
@@ -300,39 +294,22 @@ function fitPieces<T>(
   about: Omit<ShrinkMarkerInfo, "removedChars" | "removedTokens" | "short">,
 ): Rewrite | undefined {
   const charsPerToken = Math.max(1, text.length) / Math.max(1, current);
+  let share = target / current;
   let best: { rewrite: Rewrite; count: number } | undefined;
-  const attempt = (share: number, short: boolean) => {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    // Half the attempts with the full marker; then, for a budget too small for it, the short one.
+    const short = attempt >= ATTEMPTS / 2;
     const marker = (removedChars: number) =>
       shrinkMarker({ ...about, short, removedChars, removedTokens: Math.max(1, Math.round(removedChars / Math.max(1, charsPerToken))) });
-    const rewrite: Rewrite = (piece) => (piece.length < smallestPiece * charsPerToken ? piece : headAndTail(piece, piece.length * share, marker));
+    const pieceShare = share;
+    const rewrite: Rewrite = (piece) => (piece.length < smallestPiece * charsPerToken ? piece : headAndTail(piece, piece.length * pieceShare, marker));
     const count = tokens.count(make(rewrite));
+    if (count <= target) return rewrite;
     if (count < (best?.count ?? current)) best = { rewrite, count };
-    return { rewrite, count };
-  };
-  const guess = Math.min(1, target / Math.max(1, current));
-  const first = attempt(guess, false);
-  if (first.count <= target) return first.rewrite;
-  let short = false;
-  let floor = attempt(0, false);
-  if (floor.count > target) {
-    short = true;
-    floor = attempt(0, true);
-    if (floor.count > target) return best?.rewrite;
+    // Markers and what this rewrite cannot shorten do not scale: aim lower.
+    share *= Math.max(0.1, (target / count) * 0.95);
   }
-  let fit = floor.rewrite;
-  let low = 0;
-  let high = guess;
-  for (let step = 0; step < BISECTIONS; step++) {
-    const share = (low + high) / 2;
-    const tried = attempt(share, short);
-    if (tried.count <= target) {
-      fit = tried.rewrite;
-      low = share;
-    } else {
-      high = share;
-    }
-  }
-  return fit;
+  return best?.rewrite;
 }
 
 /**
