@@ -193,6 +193,33 @@ describe.each(FORMATS)("shrinkToBudget in tiny windows (%s)", (format) => {
     expect(result.messages.map((m) => facts(m).toolCalls.map((c) => c.id)).flat()).toContain("n2");
   });
 
+  it("cuts the arguments of a message that is mostly kept thinking to what fits, rather than leaving the step out", () => {
+    // The thinking of the calls being answered is sent as it is, so the arguments are a small part of
+    // the message: cutting each to the share `target / current` of the message keeps nearly all of them
+    // (a generated case found the step left out with room for it).
+    const request = b.user(`write them ${lines(20, "ask")}`);
+    const step = thinking(
+      b.assistant(lines(6, "says"), [
+        { id: "w1", name: "write", args: { path: "a.txt", content: lines(300, "arg-a") } },
+        { id: "w2", name: "write", args: { path: "b.txt", content: lines(40, "arg-b") } },
+      ]),
+      lines(600, "answered-thought"),
+    );
+    const results = b.toolResults([{ id: "w1", text: "written" }, { id: "w2", text: "written" }]);
+    const messages = [request, step, ...results];
+    const answered = createEstimateCounter().count(facts(step).thinking);
+    for (const spare of [60, 120, 200]) {
+      const budget = tokens.count(request) + answered + spare + 120;
+      const result = shrinkToBudget(messages, tokens, { budget, dropOlder: true });
+      expect(result.fits, `${result.tokens} tokens for ${budget}`).toBe(true);
+      expect(result.dropped, `spare ${spare}`).toEqual([]);
+      expect(facts(result.messages[1]).thinking).toBe(facts(step).thinking);
+      expect(JSON.stringify(facts(result.messages[1]).toolCalls)).toMatch(SHRINK_MARKER_PATTERN);
+      // What fits is kept: within a few lines of the budget, not far below it.
+      expect(result.tokens, `spare ${spare}`).toBeGreaterThan(budget - 40);
+    }
+  });
+
   it("sends whole again what it shrank before leaving a summary out, once that freed the room", () => {
     const answer = b.assistant(lines(60, "answer"));
     const messages = [b.adapter.createSummary(lines(500, "summary")), b.user("what now?"), answer];

@@ -86,8 +86,10 @@ export interface ShrinkResult<T> {
 function smallestShrinkable(budget: number): number {
   return Math.min(160, Math.max(16, Math.floor(budget / 8)));
 }
-/** Attempts at hitting a token target by characters before settling for what fits. */
+/** Tries at hitting a token target by characters before searching for the share that fits. */
 const ATTEMPTS = 8;
+/** Halvings of the share searched for when those tries all miss (to a 64th of the last share tried). */
+const BISECTIONS = 6;
 
 type Rewrite = (piece: string) => string;
 
@@ -283,6 +285,13 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
  * The rewrite that cuts each piece (of at least `smallestPiece` tokens) to the same share of its
  * characters, as head and tail with the marker, chosen so the message built by `make` holds at
  * most `target` tokens; the smallest found when none does; undefined when none is smaller.
+ *
+ * The first tries cut each piece to `target / current` of its characters, then aim lower by what
+ * they missed; that is right when the pieces are most of the message, and leaves a little room
+ * under the target. When the pieces are a small part of it (a message of kept thinking and a few
+ * large arguments, or one whose pieces were shrunk before, as a rewrite starts from the original
+ * text), those tries can all miss though the markers alone fit: the share is then found by
+ * bisection between the markers alone and the smallest share tried.
  */
 function fitPieces<T>(
   make: (rewrite: Rewrite) => T,
@@ -294,22 +303,44 @@ function fitPieces<T>(
   about: Omit<ShrinkMarkerInfo, "removedChars" | "removedTokens" | "short">,
 ): Rewrite | undefined {
   const charsPerToken = Math.max(1, text.length) / Math.max(1, current);
-  let share = target / current;
   let best: { rewrite: Rewrite; count: number } | undefined;
-  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    // Half the attempts with the full marker; then, for a budget too small for it, the short one.
-    const short = attempt >= ATTEMPTS / 2;
+  const attempt = (share: number, short: boolean) => {
     const marker = (removedChars: number) =>
       shrinkMarker({ ...about, short, removedChars, removedTokens: Math.max(1, Math.round(removedChars / Math.max(1, charsPerToken))) });
-    const pieceShare = share;
-    const rewrite: Rewrite = (piece) => (piece.length < smallestPiece * charsPerToken ? piece : headAndTail(piece, piece.length * pieceShare, marker));
+    const rewrite: Rewrite = (piece) => (piece.length < smallestPiece * charsPerToken ? piece : headAndTail(piece, piece.length * share, marker));
     const count = tokens.count(make(rewrite));
-    if (count <= target) return rewrite;
     if (count < (best?.count ?? current)) best = { rewrite, count };
+    return { rewrite, count };
+  };
+  let share = target / current;
+  for (let tries = 0; tries < ATTEMPTS; tries++) {
+    // Half the tries with the full marker; then, for a budget too small for it, the short one.
+    const tried = attempt(share, tries >= ATTEMPTS / 2);
+    if (tried.count <= target) return tried.rewrite;
     // Markers and what this rewrite cannot shorten do not scale: aim lower.
-    share *= Math.max(0.1, (target / count) * 0.95);
+    share *= Math.max(0.1, (target / tried.count) * 0.95);
   }
-  return best?.rewrite;
+  let short = false;
+  let floor = attempt(0, short);
+  if (floor.count > target) {
+    short = true;
+    floor = attempt(0, short);
+    if (floor.count > target) return best?.rewrite;
+  }
+  let fit = floor.rewrite;
+  let low = 0;
+  let high = share;
+  for (let step = 0; step < BISECTIONS; step++) {
+    const middle = (low + high) / 2;
+    const tried = attempt(middle, short);
+    if (tried.count <= target) {
+      fit = tried.rewrite;
+      low = middle;
+    } else {
+      high = middle;
+    }
+  }
+  return fit;
 }
 
 /**
