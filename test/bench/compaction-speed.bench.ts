@@ -19,11 +19,12 @@
  *  c. pi's own no-model preparation of the same branch (`prepareCompaction`), the peer;
  *  d. the CLI, as a user runs it: `context status` and `compact --dry-run` on the shipped session,
  *     wall time of whole processes (target: well under a second, i.e. under 0.6 s). The dry run
- *     four ways: the very first (nothing kept: the CLI's cache folder emptied before each run, so
- *     the encoder is built and its image saved), the first on the session (its counts emptied,
- *     the encoder started from its image), again (every count kept by the run before: the encoder
- *     does not start), and after two new turns (the counts kept before they were appended: the
- *     encoder starts, from its image, for them);
+ *     five ways: the very first after an install (the CLI's cache folder emptied, then the
+ *     encoder's image saved by bin/prepare-encoder.js, as npm's postinstall does), the very first
+ *     with install scripts turned off (nothing kept: the encoder is built and its image saved),
+ *     the first on the session (its counts emptied, the encoder started from its image), again
+ *     (every count kept by the run before: the encoder does not start), and after two new turns
+ *     (the counts kept before they were appended: the encoder starts, from its image, for them);
  *  e. exact o200k libraries: tiktoken (ours, built and started from its image), gpt-tokenizer and
  *     js-tiktoken, each started in a new process: start-up, time to count the shipped session's
  *     text, and whether the count is identical.
@@ -48,6 +49,7 @@ const pi = (await import(new URL("./core/compaction/compaction.js", import.meta.
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SHIPPED = join(ROOT, "examples/sessions/pi-large-session.jsonl");
 const CLI = join(ROOT, "cli/bin/compaction.js");
+const PREPARE_ENCODER = join(ROOT, "cli/bin/prepare-encoder.js");
 const PRESETS = ["safeguard", "layered", "sliding-window", "rolling"] as const;
 const WINDOW = 200_000;
 const WARM_TARGET_MS = 50;
@@ -216,7 +218,16 @@ for (const { name, messages } of CONTEXTS) {
 
   const commands: Array<{ label: string; args: string[]; before?: (run: number) => void }> = [
     { label: "compaction context status", args: ["context", "status", "--session", SHIPPED] },
-    { label: "compaction compact --dry-run, the very first (nothing kept)", args: ["compact", "--dry-run", "--session", SHIPPED], before: emptyCache },
+    {
+      label: "compaction compact --dry-run, the very first after an install (its encoder image only)",
+      args: ["compact", "--dry-run", "--session", SHIPPED],
+      before: () => {
+        emptyCache();
+        const prepared = spawnSync(process.execPath, [PREPARE_ENCODER], { cwd: project, encoding: "utf8", env });
+        if (prepared.status !== 0 || prepared.stderr !== "") throw new Error(`bin/prepare-encoder.js exited ${prepared.status}: ${prepared.stderr}`);
+      },
+    },
+    { label: "compaction compact --dry-run, the very first, install scripts off (nothing kept)", args: ["compact", "--dry-run", "--session", SHIPPED], before: emptyCache },
     { label: "compaction compact --dry-run, first on the session (no counts kept)", args: ["compact", "--dry-run", "--session", SHIPPED], before: emptyCounts },
     { label: "compaction compact --dry-run, again (counts kept)", args: ["compact", "--dry-run", "--session", SHIPPED] },
     {

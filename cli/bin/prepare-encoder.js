@@ -1,0 +1,19 @@
+#!/usr/bin/env node
+// Saves the image of tiktoken's built o200k encoder in the CLI's cache folder (see
+// src/prepare-encoder.ts), so the first `compaction` run starts the encoder from it. npm runs it
+// after installing the CLI (`postinstall`); the repository's `prepare` runs it after its build.
+// It never fails an install: in the repository, npm runs it before `prepare` has built the CLI,
+// and it then does nothing; anything else going wrong is a note on stderr, and the exit code is 0.
+let prepareEncoderImage;
+try {
+  ({ prepareEncoderImage } = await import("../dist/prepare-encoder.js"));
+} catch (error) {
+  if (error?.code !== "ERR_MODULE_NOT_FOUND") process.stderr.write(`compaction: note: could not prepare the encoder: ${error?.message ?? error}; the first run builds it.\n`);
+  process.exit(0);
+}
+try {
+  prepareEncoderImage({ stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, env: process.env, cwd: process.cwd() });
+} catch (error) {
+  process.stderr.write(`compaction: note: could not prepare the encoder: ${error?.message ?? error}; the first run builds it.\n`);
+}
+process.exit(0);
