@@ -11,6 +11,21 @@ import { dirname, isAbsolute, join } from "node:path";
 import writeFileAtomic from "write-file-atomic";
 import type { CliIo } from "./io.js";
 
+/** Runs (by their io) already given the hint to turn the cache off. */
+const hinted = new WeakSet<CliIo>();
+
+/**
+ * Says on stderr that a file in the cache could not be written (`note`: what, why and what the
+ * next run does), and once per run the hint to turn the cache off with `offSwitch`: when the
+ * cache folder cannot be written, the encoder image and the count cache both fail, with one cause.
+ */
+export function noteCacheWriteFailure(io: CliIo, note: string, offSwitch: string): void {
+  io.stderr.write(`compaction: note: ${note}\n`);
+  if (hinted.has(io)) return;
+  hinted.add(io);
+  io.stderr.write(`hint: set ${offSwitch}=1 to stop using the cache.\n`);
+}
+
 export function cacheDir(io: CliIo): string {
   const xdg = io.env["XDG_CACHE_HOME"];
   if (xdg !== undefined && isAbsolute(xdg)) return join(xdg, "compaction");

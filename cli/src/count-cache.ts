@@ -23,7 +23,7 @@ import { hash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import type { TokenCountStore } from "@compaction/core";
-import { cacheDir, readCacheFile, removeStaleFiles, touchCacheFile, writeCacheFile } from "./cache-dir.js";
+import { cacheDir, noteCacheWriteFailure, readCacheFile, removeStaleFiles, touchCacheFile, writeCacheFile } from "./cache-dir.js";
 import { type CliIo, envSwitchOn } from "./io.js";
 
 /** Environment variable that, set to anything but "" or "0", turns the cache off. */
@@ -131,10 +131,7 @@ export function openCountCache(io: CliIo, sessionPath: string, limits: { readonl
         // Readable by the user alone: the keys say which texts a session holds to one who can guess them.
         writeCacheFile(file, JSON.stringify(content));
       } catch (error) {
-        io.stderr.write(
-          `compaction: note: could not write the token count cache ${file}: ${reason(error)}; the next run counts this session again.\n` +
-            `hint: set ${NO_COUNT_CACHE_ENV}=1 to stop using the cache.\n`,
-        );
+        noteCacheWriteFailure(io, `could not write the token count cache ${file}: ${reason(error)}; the next run counts this session again.`, NO_COUNT_CACHE_ENV);
         return;
       }
       read = { counters: kept, usable: true };

@@ -13,7 +13,7 @@
  */
 import { join } from "node:path";
 import type { EncoderImageStore } from "@compaction/core";
-import { cacheDir, readCacheFile, removeStaleFiles, touchCacheFile, writeCacheFile } from "./cache-dir.js";
+import { cacheDir, noteCacheWriteFailure, readCacheFile, removeStaleFiles, touchCacheFile, writeCacheFile } from "./cache-dir.js";
 import { NO_COUNT_CACHE_ENV } from "./count-cache.js";
 import { type CliIo, envSwitchOn } from "./io.js";
 
@@ -44,9 +44,10 @@ export function openEncoderImageCache(io: CliIo): EncoderImageStore | undefined 
       try {
         writeCacheFile(file, image);
       } catch (error) {
-        io.stderr.write(
-          `compaction: note: could not save the built encoder to ${file}: ${error instanceof Error ? error.message : String(error)}; the next run builds it again.\n` +
-            `hint: set ${NO_COUNT_CACHE_ENV}=1 to stop using the cache.\n`,
+        noteCacheWriteFailure(
+          io,
+          `could not save the built encoder to ${file}: ${error instanceof Error ? error.message : String(error)}; the next run builds it again.`,
+          NO_COUNT_CACHE_ENV,
         );
         return;
       }
