@@ -187,7 +187,7 @@ export class Compactor<T> {
         budget: run.budget,
         summaryOverheadTokens: run.summaryOverheadTokens,
         summaryMaxTokens: run.summaryMaxTokens,
-        recallTool: this.#recallTool(),
+        recallTool: run.recallTool,
       });
       for (const repair of fitted.repairs) run.warnings.push(`[core] ${repair}`);
       run.cut = fitted.cut;
@@ -324,7 +324,7 @@ export class Compactor<T> {
     // Nothing to cut, yet over the budget: shrink the working set itself (a host that records
     // only summary + suffix shrinks at send time instead, see shrinkToBudget).
     if (!run.suffixOnly && sumAll(run.view.tokens) > run.budget) {
-      const shrink = shrinkToBudget(run.messages, this.tokens, { budget: run.budget, recallTool: this.#recallTool() });
+      const shrink = shrinkToBudget(run.messages, this.tokens, { budget: run.budget, recallTool: run.recallTool });
       if (!shrink.fits) {
         const error = new CompactionError(
           ErrorCodes.CONTEXT_OVERFLOW,
@@ -401,7 +401,7 @@ export class Compactor<T> {
         tokens: this.tokens,
         budget: run.budget,
         over: counted - run.budget,
-        recallTool: this.#recallTool(),
+        recallTool: run.recallTool,
       });
       if (fitted !== null) {
         run.warnings.push(`[core] ${fitted.repair}`);

@@ -58,12 +58,13 @@ export class RunState<T> {
   modifiedBy: string | null = null;
   /** True once the core assembles the result: the cut and its shrinking no longer change (rule 5 makes no room). */
   finishing = false;
+  /** The recall tool shrink markers point at (the compactor's, fixed for the run). */
+  readonly recallTool: string | undefined;
 
   readonly #facts: FactsCache<T>;
   readonly #tokens: MessageTokenCounter<T>;
   readonly #summarizer: Summarizer;
   readonly #summaryMaxTokens: number;
-  readonly #recallTool: string | undefined;
   /** The cut rule 5 last looked at (`summaryRoomLeft`), so it runs once per cut. */
   #roomCheckedFor: CheckedCut | null = null;
   #messages: readonly T[];
@@ -83,7 +84,7 @@ export class RunState<T> {
     this.#tokens = init.tokens;
     this.#summarizer = init.summarizer;
     this.#summaryMaxTokens = init.summaryMaxTokens;
-    this.#recallTool = init.recallTool;
+    this.recallTool = init.recallTool;
     this.#messages = init.input.messages;
   }
 
@@ -134,7 +135,7 @@ export class RunState<T> {
         budget: this.budget,
         summaryOverheadTokens: this.summaryOverheadTokens,
         summaryMaxTokens: this.#summaryMaxTokens,
-        recallTool: this.#recallTool,
+        recallTool: this.recallTool,
       });
       if (made !== null) {
         this.cut = made.cut;
