@@ -90,6 +90,8 @@ function smallestShrinkable(budget: number): number {
 const ATTEMPTS = 8;
 /** Halvings of the share searched for when those tries all miss (to a 64th of the last share tried). */
 const BISECTIONS = 6;
+/** How far under its target the search aims, as the tries do by aiming lower. */
+const BISECTION_MARGIN = 0.02;
 
 type Rewrite = (piece: string) => string;
 
@@ -291,7 +293,9 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
  * under the target. When the pieces are a small part of it (a message of kept thinking and a few
  * large arguments, or one whose pieces were shrunk before, as a rewrite starts from the original
  * text), those tries can all miss though the markers alone fit: the share is then found by
- * bisection between the markers alone and the smallest share tried.
+ * bisection between the markers alone and the last share tried, aiming `BISECTION_MARGIN` under
+ * the target as the tries do (room for the error of a learned provider ratio). When even the
+ * markers alone miss, it is the best of the tries, as without the bisection.
  */
 function fitPieces<T>(
   make: (rewrite: Rewrite) => T,
@@ -303,37 +307,37 @@ function fitPieces<T>(
   about: Omit<ShrinkMarkerInfo, "removedChars" | "removedTokens" | "short">,
 ): Rewrite | undefined {
   const charsPerToken = Math.max(1, text.length) / Math.max(1, current);
-  let best: { rewrite: Rewrite; count: number } | undefined;
   const attempt = (share: number, short: boolean) => {
     const marker = (removedChars: number) =>
       shrinkMarker({ ...about, short, removedChars, removedTokens: Math.max(1, Math.round(removedChars / Math.max(1, charsPerToken))) });
     const rewrite: Rewrite = (piece) => (piece.length < smallestPiece * charsPerToken ? piece : headAndTail(piece, piece.length * share, marker));
-    const count = tokens.count(make(rewrite));
-    if (count < (best?.count ?? current)) best = { rewrite, count };
-    return { rewrite, count };
+    return { rewrite, count: tokens.count(make(rewrite)) };
   };
+  let best: { rewrite: Rewrite; count: number } | undefined;
   let share = target / current;
+  let missed = share;
   for (let tries = 0; tries < ATTEMPTS; tries++) {
     // Half the tries with the full marker; then, for a budget too small for it, the short one.
     const tried = attempt(share, tries >= ATTEMPTS / 2);
     if (tried.count <= target) return tried.rewrite;
+    if (tried.count < (best?.count ?? current)) best = tried;
+    missed = share;
     // Markers and what this rewrite cannot shorten do not scale: aim lower.
     share *= Math.max(0.1, (target / tried.count) * 0.95);
   }
-  let short = false;
-  let floor = attempt(0, short);
-  if (floor.count > target) {
-    short = true;
-    floor = attempt(0, short);
-    if (floor.count > target) return best?.rewrite;
-  }
-  let fit = floor.rewrite;
+  // The smallest rewrite there is: the short markers alone.
+  const shortest = attempt(0, true);
+  if (shortest.count > target) return best?.rewrite;
+  const full = attempt(0, false);
+  const short = full.count > target;
+  let fit = short ? shortest.rewrite : full.rewrite;
+  const aim = Math.floor(target * (1 - BISECTION_MARGIN));
   let low = 0;
-  let high = share;
+  let high = missed;
   for (let step = 0; step < BISECTIONS; step++) {
     const middle = (low + high) / 2;
     const tried = attempt(middle, short);
-    if (tried.count <= target) {
+    if (tried.count <= aim) {
       fit = tried.rewrite;
       low = middle;
     } else {
