@@ -286,11 +286,13 @@ describe("compactionMiddleware in the provider's measure", () => {
               counted += counter.count(messageTokenText(adapter.readFacts(human)));
             }
             const input = Math.round(r * counted);
+            const reply = { content: `Reading step ${step}.`, tool_calls: [{ id: `g_${step}`, name: "read_file", args: { path: `src/m${step}.ts` }, type: "tool_call" as const }] };
+            // The response's own tokens are in the figure too, as a provider reports them (input + output).
+            const replyTokens = Math.round(r * counter.count(messageTokenText(adapter.readFacts(new AIMessage(reply)))));
             const ai = new AIMessage({
               id: `g-ai-${step}`,
-              content: `Reading step ${step}.`,
-              tool_calls: [{ id: `g_${step}`, name: "read_file", args: { path: `src/m${step}.ts` }, type: "tool_call" }],
-              usage_metadata: { input_tokens: input, output_tokens: 0, total_tokens: input },
+              ...reply,
+              usage_metadata: { input_tokens: input, output_tokens: replyTokens, total_tokens: input + replyTokens },
             });
             const output = Array.from({ length: lines + ((step * 37) % 50) }, (_, i) => `export const v${step}_${i} = open("f${i}"); // handle ${i} of step ${step}`).join("\n");
             const result = new ToolMessage({ id: `g-tool-${step}`, tool_call_id: `g_${step}`, content: output });
