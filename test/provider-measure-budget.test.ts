@@ -8,7 +8,7 @@
  * 200,000-token window on the shipped session continued so: a request the provider refuses,
  * compacted again to the same size.
  */
-import { type Compactor, createCompactor, type PiMessage, providerRatio } from "@compaction/core";
+import { type Compactor, createCompactor, type PiMessage, providerMeasure, providerRatio } from "@compaction/core";
 import { builders, type Format } from "@compaction/core/testing";
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
 import fc from "fast-check";
@@ -73,6 +73,25 @@ describe.each(PRESETS)("the budget in the provider's measure (preset %s)", (pres
     const shaped = compactor.shapeRequest(messages);
     expect(Math.round(compactor.tokens.total(shaped.messages) * calibrated)).toBeLessThanOrEqual(WINDOW - RESERVE);
   });
+});
+
+it("sizes a whole request by the calibrated ratio alone: on the real pi sessions, within 5% of the provider's figure for all the messages before it", async () => {
+  // The calibration's perMessage term is fitted on the spans between figures; summed over a whole
+  // request it overshoots the provider's own figure, which holds the system prompt and tools too.
+  // So budgets are sized with the ratio alone (budgetRatioOf), and the reserve covers that fixed part.
+  for (const file of PI_FIXTURES) {
+    const compactor = await compactorWith({ preset: "safeguard", adapter: "pi" });
+    const messages = loadPiMessages(file, { context: true });
+    const calibration = compactor.tokens.calibration(messages);
+    const { usageTokens: figure, lastUsageIndex } = compactor.tokens.contextBase(messages);
+    expect(lastUsageIndex, file).not.toBeNull();
+    const covered = messages.slice(0, (lastUsageIndex as number) + 1);
+    const counted = compactor.tokens.total(covered);
+    const byRatio = counted * compactor.tokens.budgetRatio(messages);
+    expect(Math.abs(byRatio / figure - 1), `${file}: ${Math.round(byRatio)} for a figure of ${figure}`).toBeLessThanOrEqual(0.05);
+    expect(calibration.perMessage, file).toBeGreaterThan(5);
+    expect(providerMeasure(calibration, counted, covered.length), file).toBeGreaterThan(figure);
+  }
 });
 
 it("leaves the budget as it was when the context carries no usage figure", async () => {
