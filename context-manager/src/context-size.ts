@@ -24,8 +24,7 @@ export class ContextSize<T> {
 
   constructor(tokens: MessageTokenCounter<T>, messages: readonly T[] = [], anchor?: ContextAnchor) {
     this.#tokens = tokens;
-    const known = tokens.knownRatio;
-    this.#sampler = new CalibrationSampler(known === undefined ? {} : { knownRatio: known });
+    this.#sampler = new CalibrationSampler(tokens.calibrationOptions);
     this.reset(messages, anchor);
   }
 

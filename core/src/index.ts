@@ -183,6 +183,8 @@ export {
   type CalibrationSample,
   CalibrationSampler,
   type CalibrationSource,
+  isExactModel,
+  modelEncoding,
   NO_CALIBRATION,
   providerMeasure,
 } from "./tokens/calibration.js";

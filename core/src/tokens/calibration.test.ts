@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { MessageFacts } from "../messages/adapter.js";
 import { buildFacts } from "../messages/message-fields.js";
-import { calibrationFrom, type CalibrationSample, CalibrationSampler, NO_CALIBRATION, providerMeasure } from "./calibration.js";
+import { calibrationFrom, type CalibrationSample, CalibrationSampler, isExactModel, modelEncoding, NO_CALIBRATION, providerMeasure } from "./calibration.js";
 
 const sample = (counted: number, ratio: number, messages = 2, perMessage = 0, model?: string): CalibrationSample => ({
   provider: Math.round(counted * ratio + messages * perMessage),
@@ -53,6 +53,60 @@ describe("calibrationFrom", () => {
   it("keeps the count exact for OpenAI's models, whose tokenizer is the counter's", () => {
     const calibration = calibrationFrom([sample(1000, 1.3), sample(900, 1.3), sample(1100, 1.3)], "openai/gpt-4o");
     expect(calibration).toMatchObject({ ratio: 1, perMessage: 0, source: "exact" });
+  });
+
+  it("knows OpenAI's o200k models by name from any provider, and not OpenAI's older ones", () => {
+    const exact = [
+      "openai/gpt-4o",
+      "openai/gpt-4o-mini-2024-07-18",
+      "openai/gpt-5.1-codex",
+      "openai-codex/gpt-5-codex",
+      "openrouter/openai/gpt-4o",
+      "openrouter/openai/gpt-oss-120b",
+      "github-copilot/gpt-4.1",
+      "azure-openai/my-deployment",
+      "gpt-4o-2024-08-06",
+      "chatgpt-4o-latest",
+      "gpt-4.5-preview",
+      "o3-mini",
+      "o1",
+      "o4-mini-high",
+      "codex-mini-latest",
+      "ft:gpt-4o-mini-2024-07-18:org::abc123",
+    ];
+    for (const model of exact) expect(isExactModel(model), model).toBe(true);
+    const calibrated = [
+      "anthropic/claude-sonnet-4-5",
+      "openai/gpt-4",
+      "openai/gpt-4-turbo",
+      "openai/gpt-3.5-turbo",
+      "azure/gpt-35-turbo",
+      "openrouter/anthropic/claude-opus-4",
+      "google/gemini-2.5-pro",
+      "groq/llama-3.3-70b",
+      "o1x-model",
+      "gpt-4",
+      "model-o3",
+    ];
+    for (const model of calibrated) expect(isExactModel(model), model).toBe(false);
+    const samples = [sample(1000, 1.3), sample(900, 1.3), sample(1100, 1.3)];
+    expect(calibrationFrom(samples, "openrouter/openai/gpt-4o").source).toBe("exact");
+    expect(calibrationFrom(samples, "openai/gpt-4").source).toBe("usage");
+  });
+
+  it("is exact only when the counter's encoding is the model's", () => {
+    expect(modelEncoding("openai/gpt-4-turbo")).toBe("cl100k_base");
+    expect(modelEncoding("openai/gpt-4o")).toBe("o200k_base");
+    expect(modelEncoding("openai/text-davinci-003")).toBeUndefined();
+    expect(modelEncoding("anthropic/claude-sonnet-4-5")).toBeUndefined();
+    const samples = [sample(1000, 1.3), sample(900, 1.3), sample(1100, 1.3)];
+    // A cl100k counter counts gpt-4 exactly, and gpt-4o not.
+    expect(calibrationFrom(samples, "openai/gpt-4", { counter: "tiktoken:cl100k_base" }).source).toBe("exact");
+    expect(calibrationFrom(samples, "openai/gpt-4o", { counter: "tiktoken:cl100k_base" }).source).toBe("usage");
+    // chars/4 is exact for no one: its ratio is learned even for OpenAI's models.
+    const estimated = calibrationFrom(samples, "openai/gpt-4o", { counter: "estimate:chars/4" });
+    expect(estimated.source).toBe("usage");
+    expect(estimated.ratio).toBeCloseTo(1.3, 2);
   });
 
   it("gives counts in the provider's measure", () => {

@@ -42,6 +42,11 @@ export interface Calibration {
 export interface CalibrationOptions {
   /** A ratio the host knows; it wins over a learned one. */
   readonly knownRatio?: number;
+  /**
+   * The counter's name (`TokenCounter.name`): the count is exact (ratio 1) for a model whose
+   * encoding it is (`modelEncoding`). Default `tiktoken:o200k_base`, the default counter.
+   */
+  readonly counter?: string;
   /** Newest samples to keep (default 24). */
   readonly maxSamples?: number;
 }
@@ -68,8 +73,37 @@ const MIN_RATIO = 0.5;
 const MAX_RATIO = 3;
 const DEFAULT_MAX_SAMPLES = 24;
 
-/** Models whose provider counts with o200k (or a tokenizer it matches), so our count is exact. */
-const EXACT_MODEL = /^(?:openai|azure-openai|azure|openai-codex)\/|^(?:gpt-4o|gpt-4\.1|gpt-5|o1|o3|o4)/i;
+/**
+ * OpenAI's model families that count with o200k (gpt-oss with o200k_harmony, the same on text),
+ * by the model's own name: the part after the last `/` (`openrouter/openai/gpt-4o`), after a
+ * fine-tune's `ft:`.
+ */
+const O200K_FAMILY = /^(?:ft:)?(?:gpt-4o|chatgpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|gpt-oss|o1|o3|o4|codex-mini)(?:$|[-.:_])/i;
+/** OpenAI's families that count with cl100k. */
+const CL100K_FAMILY = /^(?:ft:)?(?:gpt-4(?:$|-)|gpt-3\.5|gpt-35)/i;
+/** OpenAI's oldest families (p50k, r50k): their encoding is not told apart here. */
+const OLDEST_FAMILY = /^(?:ft:)?(?:text-|davinci|babbage|curie|ada)/i;
+/** Providers that serve OpenAI's models (an Azure deployment's name is the user's own). */
+const OPENAI_PROVIDER = /^(?:openai|azure-openai|azure|openai-codex)\//i;
+const DEFAULT_COUNTER = "tiktoken:o200k_base";
+
+/**
+ * The tiktoken encoding the provider of `model` (`provider/model` as a pi message names it, or the
+ * model alone) counts with, when known: an OpenAI family by its name, from any provider; else any
+ * model of OpenAI's own providers is taken to be a current one (o200k), but their oldest families.
+ */
+export function modelEncoding(model: string): string | undefined {
+  const name = model.slice(model.lastIndexOf("/") + 1);
+  if (O200K_FAMILY.test(name)) return "o200k_base";
+  if (CL100K_FAMILY.test(name)) return "cl100k_base";
+  return OPENAI_PROVIDER.test(model) && !OLDEST_FAMILY.test(name) ? "o200k_base" : undefined;
+}
+
+/** Whether the counter named `counter` (default o200k's) counts exactly what the provider of `model` does. */
+export function isExactModel(model: string, counter: string = DEFAULT_COUNTER): boolean {
+  const encoding = modelEncoding(model);
+  return encoding !== undefined && counter === `tiktoken:${encoding}`;
+}
 
 /** `counted` tokens in `messages` messages, in the provider's measure. */
 export function providerMeasure(calibration: Calibration, counted: number, messages: number): number {
@@ -90,7 +124,7 @@ export function calibrationFrom(samples: readonly CalibrationSample[], newestMod
   if (options.knownRatio !== undefined) {
     return { ratio: options.knownRatio, perMessage: 0, source: "config", samples: 0, ...(newestModel === undefined ? {} : { model: newestModel }) };
   }
-  if (newestModel !== undefined && EXACT_MODEL.test(newestModel)) return { ratio: 1, perMessage: 0, source: "exact", samples: 0, model: newestModel };
+  if (newestModel !== undefined && isExactModel(newestModel, options.counter)) return { ratio: 1, perMessage: 0, source: "exact", samples: 0, model: newestModel };
   const usable = samples.filter((sample) => sample.counted >= MIN_COUNTED && sample.provider > 0);
   const sameModel = newestModel === undefined ? [] : usable.filter((sample) => sample.model === newestModel);
   const pool = sameModel.length >= MIN_SAMPLES ? sameModel : usable;

@@ -310,6 +310,37 @@ describe("MessageTokenCounter.contextTokens with the pi adapter", () => {
   });
 });
 
+describe("MessageTokenCounter.calibration for OpenAI's models", () => {
+  // Usage figures of a provider counting 1.3x what chars/4 counts, from openai/gpt-4o.
+  const conversation = (counter: TokenCounter): PiMessage[] => {
+    const messages: PiMessage[] = [];
+    let counted = 0;
+    for (let i = 0; i < 6; i++) {
+      const user: PiMessage = { role: "user", content: `step ${i}: ${"check the parser. ".repeat(20 + i * 7)}`, timestamp: 2 * i };
+      counted += counter.count(messageTokenText(createPiAdapter().readFacts(user)));
+      const text = `done ${i}: ${"fixed it. ".repeat(15 + i * 5)}`;
+      counted += counter.count(text);
+      const total = Math.round(1.3 * counted);
+      messages.push(user, { role: "assistant", content: [{ type: "text", text }], provider: "openai", model: "gpt-4o", usage: { input: total, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: total }, stopReason: "stop", timestamp: 2 * i + 1 } as PiMessage);
+    }
+    return messages;
+  };
+
+  it("is exact with o200k, the model's encoding, and learned with chars/4", () => {
+    const tiktoken = createTiktokenCounter();
+    try {
+      const exact = new MessageTokenCounter(new FactsCache(createPiAdapter()), tiktoken).calibration(conversation(tiktoken));
+      expect(exact).toMatchObject({ source: "exact", ratio: 1, model: "openai/gpt-4o" });
+    } finally {
+      tiktoken.dispose();
+    }
+    const estimate = createEstimateCounter();
+    const learned = new MessageTokenCounter(new FactsCache(createPiAdapter()), estimate).calibration(conversation(estimate));
+    expect(learned.source).toBe("usage");
+    expect(learned.ratio).toBeCloseTo(1.3, 1);
+  });
+});
+
 describe("MessageTokenCounter.contextTokens with an anchor (a compaction's recorded After)", () => {
   const usage = (totalTokens: number): PiUsage => ({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens });
   const compacted: PiMessage[] = [

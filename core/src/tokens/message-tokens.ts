@@ -4,7 +4,7 @@
  * scaled by the provider-to-counter ratio the context's own usage figures give (calibration.ts).
  */
 import type { FactsCache, MessageFacts } from "../messages/adapter.js";
-import { type Calibration, calibrate, checkKnownRatio, providerMeasure } from "./calibration.js";
+import { type Calibration, calibrate, type CalibrationOptions, checkKnownRatio, providerMeasure } from "./calibration.js";
 import { forEachLineSegment } from "./line-segments.js";
 import { IMAGE_TOKENS, type TokenCounter } from "./token-counter.js";
 
@@ -245,9 +245,12 @@ export class MessageTokenCounter<T> {
    * pairs of usage figures (see calibration.ts), else 1.
    */
   calibration(messages: readonly T[]): Calibration {
-    return calibrate(messages, (message) => this.facts.of(message), (message) => this.count(message), {
-      ...(this.#knownRatio === undefined ? {} : { knownRatio: this.#knownRatio }),
-    });
+    return calibrate(messages, (message) => this.facts.of(message), (message) => this.count(message), this.calibrationOptions);
+  }
+
+  /** What `calibration` learns with: the host's ratio, if any, and this counter's name (for `exact`). */
+  get calibrationOptions(): CalibrationOptions {
+    return { ...(this.#knownRatio === undefined ? {} : { knownRatio: this.#knownRatio }), counter: this.#counter.name };
   }
 
   /**
