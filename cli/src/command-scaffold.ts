@@ -17,6 +17,7 @@
  *    error's exit code (errors.ts).
  */
 import type { Compactor } from "@compaction/core";
+import { sessionParent } from "@compaction/transcript";
 import type { Command } from "commander";
 import { AGENT_OPTION, commandContext, type CommandContext, SESSION_OPTION, sessionSelection } from "./command-context.js";
 import { type CountCache, openCountCache } from "./count-cache.js";
@@ -141,7 +142,7 @@ async function runCommand<A extends readonly unknown[], O extends CommonOptions,
     let counts: CountCache | undefined | null = null;
     const countStore = (): CountCache | undefined => {
       if (counts === null) {
-        counts = session === undefined ? undefined : openCountCache(io, session.path);
+        counts = session === undefined ? undefined : openCountCache(io, session.path, { parentSession: () => sessionParent(session.path) });
         if (counts !== undefined) resources.push({ dispose: () => counts?.save() });
       }
       return counts;

@@ -3,7 +3,7 @@
  * the same, and a cache file that cannot be used changes nothing but a note on stderr.
  */
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { appendEntries } from "@compaction/transcript";
 import { FIXTURES_DIR } from "@compaction/fixtures";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -36,6 +36,33 @@ describe("the token count cache (the built binary)", () => {
     writeFileSync(file, JSON.stringify(kept));
     const doubled = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1" });
     expect(doubled.code).toBe(0);
+    expect(after(doubled.stdout)).not.toBe(after(first.stdout));
+  });
+
+  it("starts a branch of the session (pi's fork: its header names the session) from the counts the session kept", () => {
+    const first = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1" });
+    expect(first.code, first.stderr).toBe(0);
+    const io = { env: { HOME: join(sandbox.root, "home") } } as unknown as CliIo;
+    const parentFile = countCacheFile(io, sandbox.sessionPath);
+    const parentCounts = readFileSync(parentFile, "utf8");
+    // The fork: a new header naming the session as its parent, then the same entries.
+    const [header, ...entries] = readFileSync(sandbox.sessionPath, "utf8").split("\n");
+    const fork = join(dirname(sandbox.sessionPath), "2025-11-21T00-00-00-000Z_fork-0001.jsonl");
+    writeFileSync(fork, [JSON.stringify({ ...JSON.parse(header as string), id: "fork-0001", parentSession: sandbox.sessionPath }), ...entries].join("\n"));
+    const forked = sandbox.run(["compact", "--dry-run", "--session", fork], { NO_COLOR: "1" });
+    expect(forked.code, forked.stderr).toBe(0);
+    expect(after(forked.stdout)).toBe(after(first.stdout));
+    // The fork has its own file now, and the session's is as it was.
+    expect(readFileSync(countCacheFile(io, fork), "utf8")).not.toBe("");
+    expect(readFileSync(parentFile, "utf8")).toBe(parentCounts);
+
+    // The counts the fork started from are the session's: doubled there, the fork's plan changes.
+    rmSync(countCacheFile(io, fork));
+    const kept = JSON.parse(parentCounts) as { counters: Record<string, Record<string, number>> };
+    for (const counts of Object.values(kept.counters)) for (const key of Object.keys(counts)) counts[key] = (counts[key] as number) * 2;
+    writeFileSync(parentFile, JSON.stringify(kept));
+    const doubled = sandbox.run(["compact", "--dry-run", "--session", fork], { NO_COLOR: "1" });
+    expect(doubled.code, doubled.stderr).toBe(0);
     expect(after(doubled.stdout)).not.toBe(after(first.stdout));
   });
 

@@ -184,6 +184,59 @@ describe("openCountCache", () => {
     expect(["a", "b", "c", "d"].map((text) => third.get(COUNTER, text))).toEqual([1, undefined, undefined, 1]);
   });
 
+  it("starts a branched session from its parent's counts, and writes its own file with those it used", () => {
+    const parent = session("parent.jsonl");
+    const first = open(parent);
+    for (const text of ["a", "b", "c"]) first.set(COUNTER, text, 1);
+    first.save();
+    const parentFile = countCacheFile(io(), parent);
+    const before = readFileSync(parentFile, "utf8");
+    const child = session("child.jsonl");
+    let asked = 0;
+    const branched = openCountCache(io(), child, { parentSession: () => (asked++, parent) }) as CountCache;
+    expect(branched.get(COUNTER, "a")).toBe(1);
+    expect(branched.get(COUNTER, "b")).toBe(1);
+    branched.set(COUNTER, "d", 2);
+    branched.save();
+    expect(asked).toBe(1);
+    // The parent's file is as it was; the child's holds what the child used and added.
+    expect(readFileSync(parentFile, "utf8")).toBe(before);
+    const again = openCountCache(io(), child, { parentSession: () => (asked++, parent) }) as CountCache;
+    expect(["a", "b", "c", "d"].map((text) => again.get(COUNTER, text))).toEqual([1, 1, undefined, 2]);
+    // Its own file now: the parent is not asked for again.
+    expect(asked).toBe(1);
+    expect(stderr).toBe("");
+  });
+
+  it("writes nothing for a branched session that used none of its parent's counts and added none", () => {
+    const parent = session("parent.jsonl");
+    const first = open(parent);
+    first.set(COUNTER, "a", 1);
+    first.save();
+    const child = session("child.jsonl");
+    const branched = openCountCache(io(), child, { parentSession: () => parent }) as CountCache;
+    expect(branched.get(COUNTER, "z")).toBeUndefined();
+    branched.save();
+    expect(existsSync(countCacheFile(io(), child))).toBe(false);
+  });
+
+  it("starts a branched session cold, with no note, when its parent's file is unusable or its header cannot be read", () => {
+    const parent = session("parent.jsonl");
+    const parentFile = countCacheFile(io(), parent);
+    mkdirSync(dirname(parentFile), { recursive: true });
+    writeFileSync(parentFile, "not json");
+    const child = session("child.jsonl");
+    expect((openCountCache(io(), child, { parentSession: () => parent }) as CountCache).get(COUNTER, "a")).toBeUndefined();
+    expect(readFileSync(parentFile, "utf8")).toBe("not json");
+    const unreadable = openCountCache(io(), session("other.jsonl"), {
+      parentSession: () => {
+        throw new Error("not a pi session header");
+      },
+    }) as CountCache;
+    expect(unreadable.get(COUNTER, "a")).toBeUndefined();
+    expect(stderr).toBe("");
+  });
+
   it("removes other sessions' files and cut-off writes untouched for 30 days when it writes", () => {
     const dir = dirname(countCacheFile(io(), session()));
     mkdirSync(dir, { recursive: true });

@@ -9,8 +9,11 @@
  * holding each counter's counts keyed by a hash of the text (SHA-256, 22 base64url characters):
  * no text is stored, and a key cannot go stale, since a changed text has another key. Per session
  * rather than one store for all: a file stays the size of its session, and goes when the session
- * is no longer used; a branched or moved session starts cold.
+ * is no longer used; a moved session starts cold.
  * - The file is read on the first count asked for, so a command that counts nothing reads nothing.
+ * - A branched session (a pi fork: its header names the session it came from, `parentSession`)
+ *   with no file of its own yet starts from its parent's counts: they are read, never written,
+ *   and its first run writes its own file with the counts it used and those it added.
  * - A file that cannot be read as a cache is ignored with a note on stderr and rewritten.
  * - One that cannot be written is said on stderr (on each run that cannot), and the run goes on.
  * - Writes are atomic (a crash or a second run at the same time leaves a whole file) and
@@ -64,13 +67,24 @@ export function countCacheFile(io: CliIo, sessionPath: string): string {
   return join(cacheDir(io), "counts", `v${COUNT_CACHE_VERSION}`, `${hash("sha256", canonicalPath(sessionPath), "hex").slice(0, 32)}.json`);
 }
 
+export interface CountCacheOptions {
+  /** Counts past which a run writes only those it used (default COUNT_CACHE_MAX_ENTRIES). */
+  readonly maxEntries?: number;
+  /**
+   * The path of the session this one was branched from, asked only when it has no cache file of
+   * its own yet (the CLI's is `sessionParent`, from the pi header): its counts are the start. A
+   * throw is taken as no parent.
+   */
+  readonly parentSession?: () => string | undefined;
+}
+
 /** The cache of the session at `sessionPath`, or undefined when COMPACTION_NO_COUNT_CACHE turns it off. */
-export function openCountCache(io: CliIo, sessionPath: string, limits: { readonly maxEntries?: number } = {}): CountCache | undefined {
+export function openCountCache(io: CliIo, sessionPath: string, options: CountCacheOptions = {}): CountCache | undefined {
   if (envSwitchOn(io.env, NO_COUNT_CACHE_ENV)) return undefined;
-  const maxEntries = limits.maxEntries ?? COUNT_CACHE_MAX_ENTRIES;
+  const maxEntries = options.maxEntries ?? COUNT_CACHE_MAX_ENTRIES;
   const file = countCacheFile(io, sessionPath);
-  let read: { readonly counters: Map<string, Map<string, number>>; readonly usable: boolean } | undefined;
-  const counters = (): Map<string, Map<string, number>> => (read ??= readCounters(file, io)).counters;
+  let read: ReadCounts | undefined;
+  const counters = (): Map<string, Map<string, number>> => (read ??= readOwnOrParent(file, io, options.parentSession)).counters;
   const used = new Map<string, Set<string>>();
   let added = 0;
   let hits = 0;
@@ -113,14 +127,16 @@ export function openCountCache(io: CliIo, sessionPath: string, limits: { readonl
     },
     save() {
       if (read === undefined) return;
-      if (added === 0 && read.usable) {
+      const seeded = read.parent !== undefined;
+      if (added === 0 && read.usable && (!seeded || hits === 0)) {
         if (hits > 0) touchCacheFile(file);
         return;
       }
       const all = read.counters;
       added = 0;
       const total = [...all.values()].reduce((sum, counts) => sum + counts.size, 0);
-      const kept = total <= maxEntries ? all : onlyUsed(all, used);
+      // From a parent's counts, only those this session used are its own.
+      const kept = total <= maxEntries && !seeded ? all : onlyUsed(all, used);
       const content: CountCacheFile = {
         format: COUNT_CACHE_FORMAT,
         version: COUNT_CACHE_VERSION,
@@ -153,13 +169,43 @@ function canonicalPath(path: string): string {
   }
 }
 
+/** What a cache read found: the counts, whether its file can be used, and whether there was one. */
+interface ReadCounts {
+  readonly counters: Map<string, Map<string, number>>;
+  readonly usable: boolean;
+  readonly absent?: boolean;
+  /** The parent session's cache file the counts came from (the session has none of its own yet). */
+  readonly parent?: string;
+}
+
+/**
+ * The counts in the session's own `file`; when it has none yet, those of the session it was
+ * branched from (`parentSession`), if that one's file can be used (else nothing, with no note:
+ * the parent's file is not this run's to mend).
+ */
+function readOwnOrParent(file: string, io: CliIo, parentSession: (() => string | undefined) | undefined): ReadCounts {
+  const own = readCounters(file, io);
+  if (own.absent !== true || parentSession === undefined) return own;
+  let parentPath: string | undefined;
+  try {
+    parentPath = parentSession();
+  } catch {
+    // No pi header to read (another transcript format, an unreadable file): no parent to start from.
+  }
+  if (parentPath === undefined) return own;
+  const parentFile = countCacheFile(io, parentPath);
+  if (parentFile === file) return own;
+  const parent = readCounters(parentFile, io, { quiet: true });
+  return parent.usable && parent.absent !== true ? { counters: parent.counters, usable: true, parent: parentFile } : own;
+}
+
 /**
  * The counts in `file`; none when there is no file, or when it is not a cache file (said on
- * stderr, and `usable: false`, so that `save` rewrites it).
+ * stderr unless `quiet`, and `usable: false`, so that `save` rewrites it).
  */
-function readCounters(file: string, io: CliIo): { readonly counters: Map<string, Map<string, number>>; readonly usable: boolean } {
+function readCounters(file: string, io: CliIo, options: { readonly quiet?: boolean } = {}): ReadCounts {
   const unusable = (why: string) => {
-    ignored(file, io, why);
+    if (options.quiet !== true) ignored(file, io, why);
     return { counters: new Map<string, Map<string, number>>(), usable: false };
   };
   let data: Buffer | undefined;
@@ -169,7 +215,7 @@ function readCounters(file: string, io: CliIo): { readonly counters: Map<string,
     return unusable(reason(error));
   }
   // No file yet (or no folder to hold one, which saving says): nothing kept.
-  if (data === undefined) return { counters: new Map(), usable: true };
+  if (data === undefined) return { counters: new Map(), usable: true, absent: true };
   const text = data.toString("utf8");
   let parsed: unknown;
   try {

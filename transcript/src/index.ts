@@ -51,6 +51,7 @@ export {
   type SessionsDirOptions,
 } from "./session-file.js";
 export { type BranchedSession, type BranchSessionOptions, branchSession } from "./branch.js";
+export { sessionParent } from "./session-parent.js";
 export { detectTranscriptFormat, TRANSCRIPT_ADAPTERS, type TranscriptFormat } from "./detect-format.js";
 export { AUTO_COMPACT_CUSTOM_TYPE, type AutoCompactSetting, autoCompactEntry, sessionAutoCompact } from "./session-settings.js";
 export { type ClaudeCodeImport, type ImportOptions, importClaudeCode } from "./claude-code-import.js";
