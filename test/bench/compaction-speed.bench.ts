@@ -19,12 +19,13 @@
  *  c. pi's own no-model preparation of the same branch (`prepareCompaction`), the peer;
  *  d. the CLI, as a user runs it: `context status` and `compact --dry-run` on the shipped session,
  *     wall time of whole processes (target: well under a second, i.e. under 0.6 s). The dry run
- *     five ways: the very first after an install (the CLI's cache folder emptied, then the
+ *     six ways: the very first after an install (the CLI's cache folder emptied, then the
  *     encoder's image saved by bin/prepare-encoder.js, as npm's postinstall does), the very first
  *     with install scripts turned off (nothing kept: the encoder is built and its image saved),
- *     the first on the session (its counts emptied, the encoder started from its image), again
- *     (every count kept by the run before: the encoder does not start), and after two new turns
- *     (the counts kept before they were appended: the encoder starts, from its image, for them);
+ *     the first on the session (its counts emptied, the encoder started from its image), the first
+ *     on a fork of the session (pi's /fork: its header names the session, whose counts were kept),
+ *     again (every count kept by the run before: the encoder does not start), and after two new
+ *     turns (the counts kept before they were appended: the encoder starts, from its image, for them);
  *  e. exact o200k libraries: tiktoken (ours, built and started from its image), gpt-tokenizer and
  *     js-tiktoken, each started in a new process: start-up, time to count the shipped session's
  *     text, and whether the count is identical.
@@ -216,6 +217,11 @@ for (const { name, messages } of CONTEXTS) {
       .map((entry) => `${JSON.stringify(entry)}\n`)
       .join("");
 
+  // A fork of the shipped session, as pi's /fork writes one: a new header naming it, then its entries.
+  const fork = join(cacheHome, "forked-session.jsonl");
+  const [shippedHeader, ...shippedEntries] = shippedText.split("\n");
+  const forkText = [JSON.stringify({ ...JSON.parse(shippedHeader as string), id: "forked-session", parentSession: SHIPPED }), ...shippedEntries].join("\n");
+
   const commands: Array<{ label: string; args: string[]; before?: (run: number) => void }> = [
     { label: "compaction context status", args: ["context", "status", "--session", SHIPPED] },
     {
@@ -229,6 +235,15 @@ for (const { name, messages } of CONTEXTS) {
     },
     { label: "compaction compact --dry-run, the very first, install scripts off (nothing kept)", args: ["compact", "--dry-run", "--session", SHIPPED], before: emptyCache },
     { label: "compaction compact --dry-run, first on the session (no counts kept)", args: ["compact", "--dry-run", "--session", SHIPPED], before: emptyCounts },
+    {
+      label: "compaction compact --dry-run, first on a fork of the session (the session's counts kept)",
+      args: ["compact", "--dry-run", "--session", fork],
+      before: () => {
+        emptyCounts();
+        cli(["compact", "--dry-run", "--session", SHIPPED], "keeping the session's counts before its fork");
+        writeFileSync(fork, forkText);
+      },
+    },
     { label: "compaction compact --dry-run, again (counts kept)", args: ["compact", "--dry-run", "--session", SHIPPED] },
     {
       label: "compaction compact --dry-run, after 2 new turns",
