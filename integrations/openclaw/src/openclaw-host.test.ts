@@ -243,15 +243,20 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
    * reclamation worker whose "maintenance inputs changed before commit"). OpenClaw keeps that
    * failure for the Gateway's lifetime: the failed owner stays the idle one, and every later turn,
    * of any agent, first closes it and fails the same way (CI at 1ef11f3 ran the turn again in the
-   * same Gateway, and it failed again in 89 ms). So when the turn never reached the model, the
-   * Gateway is restarted, as a user would restart it, and the turn runs once more; otherwise the
-   * failure stands. Nothing of ours is in that path: the plugin never opens OpenClaw's databases.
+   * same Gateway, and it failed again in 89 ms). The same close can fail with "Agent native close
+   * and lease cleanup failed | another OpenClaw process owns state-lifecycle" (CI at bd69d85); the
+   * Gateway's log says "Agent database idle cleanup failed" either way. So when the turn never
+   * reached the model and the Gateway logged that since the turn began, the Gateway is restarted,
+   * as a user would restart it, and the turn runs once more; otherwise the failure stands. Nothing
+   * of ours is in that path: the plugin never opens OpenClaw's databases.
    */
   const agentTurn = async (args: string[]): Promise<Run> => {
     const before = model.requests.length;
+    const logged = gateway?.log().length ?? 0;
     const run = await openclaw(home, args);
-    if (run.code === 0 || !/Agent database cleanup failed/.test(run.stdout + run.stderr) || model.requests.length !== before) return run;
-    console.warn(`openclaw-host.test: OpenClaw failed a turn before it reached the model (Agent database cleanup failed); restarting the Gateway and running it again: ${args.slice(0, 3).join(" ")}`);
+    const idleCleanupFailed = /Agent database idle cleanup failed/.test(gateway?.log().slice(logged) ?? "") || /Agent database cleanup failed/.test(run.stdout + run.stderr);
+    if (run.code === 0 || !idleCleanupFailed || model.requests.length !== before) return run;
+    console.warn(`openclaw-host.test: OpenClaw failed a turn before it reached the model (its idle close of an agent database failed); restarting the Gateway and running it again: ${args.slice(0, 3).join(" ")}`);
     await gateway?.stop();
     await startCheckedGateway();
     return openclaw(home, args);
