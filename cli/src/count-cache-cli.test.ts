@@ -3,7 +3,7 @@
  * the same, and a cache file that cannot be used changes nothing but a note on stderr.
  */
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { appendEntries } from "@compaction/transcript";
 import { FIXTURES_DIR } from "@compaction/fixtures";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -18,6 +18,12 @@ beforeEach(async () => {
 afterEach(() => sandbox.remove());
 
 const countsDir = (): string => join(sandbox.root, "home", ".cache", "compaction", "counts", "v1");
+/** Doubles every count in the cache file `file`. */
+function doubleCounts(file: string): void {
+  const kept = JSON.parse(readFileSync(file, "utf8")) as { counters: Record<string, Record<string, number>> };
+  for (const counts of Object.values(kept.counters)) for (const key of Object.keys(counts)) counts[key] = (counts[key] as number) * 2;
+  writeFileSync(file, JSON.stringify(kept));
+}
 const after = (stdout: string): number => Number(/After\s+([\d,]+) tokens/.exec(stdout)?.[1]?.replace(/,/g, ""));
 
 describe("the token count cache (the built binary)", () => {
@@ -30,25 +36,24 @@ describe("the token count cache (the built binary)", () => {
     expect(second.stderr).toBe(first.stderr);
 
     // The counts it read are the file's: doubled there, the plan changes.
-    const file = join(countsDir(), readdirSync(countsDir())[0] as string);
-    const kept = JSON.parse(readFileSync(file, "utf8")) as { counters: Record<string, Record<string, number>> };
-    for (const counts of Object.values(kept.counters)) for (const key of Object.keys(counts)) counts[key] = (counts[key] as number) * 2;
-    writeFileSync(file, JSON.stringify(kept));
+    doubleCounts(join(countsDir(), readdirSync(countsDir())[0] as string));
     const doubled = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1" });
     expect(doubled.code).toBe(0);
     expect(after(doubled.stdout)).not.toBe(after(first.stdout));
   });
 
-  it("starts a branch of the session (pi's fork: its header names the session) from the counts the session kept", () => {
+  it("starts a branch of the session (`session branch`, as pi's fork: its header names the session) from the counts the session kept", () => {
     const first = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1" });
     expect(first.code, first.stderr).toBe(0);
     const io = { env: { HOME: join(sandbox.root, "home") } } as unknown as CliIo;
     const parentFile = countCacheFile(io, sandbox.sessionPath);
     const parentCounts = readFileSync(parentFile, "utf8");
-    // The fork: a new header naming the session as its parent, then the same entries.
-    const [header, ...entries] = readFileSync(sandbox.sessionPath, "utf8").split("\n");
-    const fork = join(dirname(sandbox.sessionPath), "2025-11-21T00-00-00-000Z_fork-0001.jsonl");
-    writeFileSync(fork, [JSON.stringify({ ...JSON.parse(header as string), id: "fork-0001", parentSession: sandbox.sessionPath }), ...entries].join("\n"));
+    // The fork, as a user makes one: `session branch` at the last entry (a new file whose header names the session).
+    const lines = readFileSync(sandbox.sessionPath, "utf8").trimEnd().split("\n");
+    const last = (JSON.parse(lines.at(-1) as string) as { id: string }).id;
+    const branch = sandbox.run(["session", "branch", "--at", last, "--json"]);
+    expect(branch.code, branch.stderr).toBe(0);
+    const fork = (JSON.parse(branch.stdout) as { path: string }).path;
     const forked = sandbox.run(["compact", "--dry-run", "--session", fork], { NO_COLOR: "1" });
     expect(forked.code, forked.stderr).toBe(0);
     expect(after(forked.stdout)).toBe(after(first.stdout));
@@ -58,9 +63,7 @@ describe("the token count cache (the built binary)", () => {
 
     // The counts the fork started from are the session's: doubled there, the fork's plan changes.
     rmSync(countCacheFile(io, fork));
-    const kept = JSON.parse(parentCounts) as { counters: Record<string, Record<string, number>> };
-    for (const counts of Object.values(kept.counters)) for (const key of Object.keys(counts)) counts[key] = (counts[key] as number) * 2;
-    writeFileSync(parentFile, JSON.stringify(kept));
+    doubleCounts(parentFile);
     const doubled = sandbox.run(["compact", "--dry-run", "--session", fork], { NO_COLOR: "1" });
     expect(doubled.code, doubled.stderr).toBe(0);
     expect(after(doubled.stdout)).not.toBe(after(first.stdout));
