@@ -151,11 +151,10 @@ export {
 export { unwrapSummary, wrapSummary } from "./messages/message-fields.js";
 
 // Tokens.
-export { IMAGE_TOKENS, type TokenCounter } from "./tokens/token-counter.js";
+export { DEFAULT_ENCODING, IMAGE_TOKENS, type TokenCounter } from "./tokens/token-counter.js";
 export { forEachLineSegment } from "./tokens/line-segments.js";
 export {
   createTiktokenCounter,
-  DEFAULT_ENCODING,
   tiktokenEncodingNames,
   type TiktokenCounterOptions,
 } from "./tokens/tiktoken-counter.js";

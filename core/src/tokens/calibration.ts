@@ -12,6 +12,7 @@
  * from the newest samples of the newest response's model when there are enough of them.
  */
 import type { MessageFacts } from "../messages/adapter.js";
+import { DEFAULT_ENCODING, tiktokenCounterName } from "./token-counter.js";
 
 /** Where a calibration's ratio comes from. */
 export type CalibrationSource =
@@ -85,7 +86,7 @@ const CL100K_FAMILY = /^(?:ft:)?(?:gpt-4(?:$|-)|gpt-3\.5|gpt-35)/i;
 const OLDEST_FAMILY = /^(?:ft:)?(?:text-|davinci|babbage|curie|ada)/i;
 /** Providers that serve OpenAI's models (an Azure deployment's name is the user's own). */
 const OPENAI_PROVIDER = /^(?:openai|azure-openai|azure|openai-codex)\//i;
-const DEFAULT_COUNTER = "tiktoken:o200k_base";
+const DEFAULT_COUNTER = tiktokenCounterName(DEFAULT_ENCODING);
 
 /**
  * The tiktoken encoding the provider of `model` (`provider/model` as a pi message names it, or the
@@ -102,7 +103,7 @@ export function modelEncoding(model: string): string | undefined {
 /** Whether the counter named `counter` (default o200k's) counts exactly what the provider of `model` does. */
 export function isExactModel(model: string, counter: string = DEFAULT_COUNTER): boolean {
   const encoding = modelEncoding(model);
-  return encoding !== undefined && counter === `tiktoken:${encoding}`;
+  return encoding !== undefined && counter === tiktokenCounterName(encoding);
 }
 
 /** `counted` tokens in `messages` messages, in the provider's measure. */

@@ -15,10 +15,7 @@ import type { Tiktoken, TiktokenEncoding } from "tiktoken";
 import { closest } from "fastest-levenshtein";
 import { CompactionError, ErrorCodes } from "../errors.js";
 import { type EncoderImageStore, startEncoderWithImage } from "./encoder-image.js";
-import type { TokenCounter } from "./token-counter.js";
-
-/** The encoding used when none is given: GPT-4o / o-series / GPT-5. */
-export const DEFAULT_ENCODING = "o200k_base";
+import { DEFAULT_ENCODING, tiktokenCounterName, type TokenCounter } from "./token-counter.js";
 
 export interface TiktokenCounterOptions {
   /** A tiktoken encoding name, e.g. `o200k_base` (default) or `cl100k_base`. */
@@ -122,7 +119,7 @@ export function tiktokenEncoderStats(): { readonly encoding: string; readonly co
  */
 export function createTiktokenCounter(options: TiktokenCounterOptions = {}): TokenCounter {
   const encoding = checkEncoding(options.encoding ?? DEFAULT_ENCODING);
-  const name = `tiktoken:${encoding}`;
+  const name = tiktokenCounterName(encoding);
   let encoder: Tiktoken | undefined;
   let disposed = false;
 

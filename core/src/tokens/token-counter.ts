@@ -16,5 +16,13 @@ export interface TokenCounter {
   dispose(): void;
 }
 
+/** The encoding used when none is given: GPT-4o / o-series / GPT-5. */
+export const DEFAULT_ENCODING = "o200k_base";
+
+/** The name of the tiktoken counter for `encoding` (`TokenCounter.name`), e.g. `tiktoken:o200k_base`. */
+export function tiktokenCounterName(encoding: string): string {
+  return `tiktoken:${encoding}`;
+}
+
 /** Fixed cost of one image, as pi-coding-agent estimates it (4,800 characters = 1,200 tokens). */
 export const IMAGE_TOKENS = 1200;
