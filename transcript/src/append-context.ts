@@ -6,31 +6,18 @@
 import { createReadStream } from "node:fs";
 import { type FileHandle, stat } from "node:fs/promises";
 import { createInterface } from "node:readline";
-import { CompactionError, describeError, ErrorCodes } from "@compaction/core";
-import { readLeadingLines } from "./leading-lines.js";
+import { CompactionError, ErrorCodes } from "@compaction/core";
+import { requireHeader } from "./header-read.js";
 import { ReverseLineReader } from "./reverse-line-reader.js";
-import { notASessionError } from "./transcript-error.js";
 import { CURRENT_SESSION_VERSION, type SessionHeader } from "./types.js";
 
 const CHUNK_BYTES = 64 * 1024;
 const NEWLINE = 0x0a;
 
-/** Reads the first line of the file and parses it as a session header. */
+/** Reads the first line of the file and parses it as a session header (`requireHeader`). */
 export async function readHeaderLine(handle: FileHandle, path: string, size: number): Promise<SessionHeader> {
   // A few KiB under the caller's lock: the shared synchronous reader on the handle's descriptor.
-  const [first] = readLeadingLines(handle.fd, size).lines;
-  if (first === undefined) throw notASessionError(path, undefined, undefined, "the file is empty");
-  let header: unknown;
-  try {
-    header = JSON.parse(first.text);
-  } catch (error) {
-    throw notASessionError(path, first.line, first.text, `the first line is not JSON: ${describeError(error)}`);
-  }
-  const fields = header as Record<string, unknown> | null;
-  if (typeof fields !== "object" || fields === null || fields["type"] !== "session" || typeof fields["id"] !== "string") {
-    throw notASessionError(path, first.line, first.text, 'the first line is not {"type":"session","id":...}');
-  }
-  return fields as unknown as SessionHeader;
+  return requireHeader(handle.fd, path, size).header;
 }
 
 export async function requireAppendableHeader(handle: FileHandle, path: string, size: number): Promise<void> {

@@ -27,15 +27,14 @@ import {
   incompleteTailReason,
   isBlankLine,
   parseEntryLine,
-  parseHeaderLine,
   readSession,
   unreadableFileError,
 } from "./parse.js";
 import { type ProgressReporter, progressReporter } from "./load-progress.js";
-import { readLeadingLines } from "./leading-lines.js";
+import { requireHeader } from "./header-read.js";
 import { QuickIds } from "./quick-ids.js";
 import { DEFAULT_CHUNK_SIZE, ReverseLineReader, lineNumbersAt } from "./reverse-line-reader.js";
-import { corruptLineError, foundText, notASessionError, unknownEntryError } from "./transcript-error.js";
+import { corruptLineError, foundText, unknownEntryError } from "./transcript-error.js";
 import {
   CURRENT_SESSION_VERSION,
   type CompactionEntry,
@@ -89,10 +88,7 @@ export function loadBoundary(path: string, options: LoadBoundaryOptions = {}): B
   try {
     const size = fstatSync(fd).size;
     const progress = progressReporter(size, options.onProgress);
-    const { lines, bytesRead: headBytes } = readLeadingLines(fd, size);
-    const head = lines[0];
-    if (head === undefined) throw notASessionError(path, undefined, undefined, "the file is empty");
-    const header = parseHeaderLine(head.text, path, head.line, head.terminated);
+    const { header, line: head, bytesRead: headBytes } = requireHeader(fd, path, size);
     const version = headerVersion(header);
     let loaded: BoundaryLoad;
     if (version < CURRENT_SESSION_VERSION) {

@@ -1,8 +1,7 @@
 /**
  * The first lines of a file, read forward in small steps: 4 KiB, then doubling, so a session
  * header (or a transcript's first lines) costs about its own size to read however large the
- * file is. The one reader behind the boundary load's header, the append path's header check and
- * format detection.
+ * file is. The one reader behind session headers (`readHeader`) and format detection.
  */
 import { readSync } from "node:fs";
 import { cleanLine, isBlankLine } from "./parse.js";

@@ -5,8 +5,7 @@
  */
 import { closeSync, fstatSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { readLeadingLines } from "./leading-lines.js";
-import { parseHeaderLine } from "./parse.js";
+import { readHeader } from "./header-read.js";
 
 /** Bytes read at most for the header line. */
 const MAX_HEADER_BYTES = 64 * 1024;
@@ -18,13 +17,13 @@ const MAX_HEADER_BYTES = 64 * 1024;
  */
 export function sessionParent(path: string): string | undefined {
   const fd = openSync(path, "r");
-  let first;
+  let read;
   try {
-    first = readLeadingLines(fd, fstatSync(fd).size, { maxBytes: MAX_HEADER_BYTES }).lines[0];
+    read = readHeader(fd, path, fstatSync(fd).size, { maxBytes: MAX_HEADER_BYTES });
   } finally {
     closeSync(fd);
   }
-  if (first === undefined) return undefined;
-  const parent = parseHeaderLine(first.text, path, first.line, first.terminated).parentSession;
+  if (read === undefined) return undefined;
+  const parent = read.header.parentSession;
   return typeof parent === "string" && parent !== "" ? resolve(dirname(path), parent) : undefined;
 }
