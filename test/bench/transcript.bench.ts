@@ -382,8 +382,8 @@ type ChildResult = { ok: true; report: ChildReport } | { ok: false; error: strin
 /** Runs in the child: imports the built modules only (no tsx), loads once, keeps the result, reports. */
 const CHILD_SCRIPT = `
 const { readFileSync, writeFileSync } = await import("node:fs");
-const { kind, file, coreUrl, piUrl } = JSON.parse(process.env.TRANSCRIPT_BENCH_CHILD);
-const mod = await import(kind === "pi" ? piUrl : coreUrl);
+const { kind, file, transcriptUrl, piUrl } = JSON.parse(process.env.TRANSCRIPT_BENCH_CHILD);
+const mod = await import(kind === "pi" ? piUrl : transcriptUrl);
 const hwm = () => Number(/VmHWM:\\s+(\\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"))?.[1]) * 1024;
 globalThis.gc(); globalThis.gc();
 let peakSource = "maxRSS";
@@ -407,7 +407,8 @@ process.stdout.write(JSON.stringify({
 }));
 `;
 
-const CORE_URL = import.meta.resolve("@compaction/core");
+/** Our session loaders (readSession, buildContext, loadBoundary). */
+const TRANSCRIPT_URL = import.meta.resolve("@compaction/transcript");
 /** pi's session module itself (what the package re-exports), so pi's child does not pay for its whole CLI's imports. */
 const PI_URL = new URL("./core/session-manager.js", import.meta.resolve("@mariozechner/pi-coding-agent")).href;
 
@@ -419,13 +420,16 @@ const CHILD_LOADERS = [
 ] as const;
 
 function runChild(kind: (typeof CHILD_LOADERS)[number]["kind"], file: string, heapMiB?: number): ChildResult {
-  const env: NodeJS.ProcessEnv = { ...process.env, TRANSCRIPT_BENCH_CHILD: JSON.stringify({ kind, file, coreUrl: CORE_URL, piUrl: PI_URL }) };
+  const env: NodeJS.ProcessEnv = { ...process.env, TRANSCRIPT_BENCH_CHILD: JSON.stringify({ kind, file, transcriptUrl: TRANSCRIPT_URL, piUrl: PI_URL }) };
   delete env["NODE_OPTIONS"];
   const flags = ["--expose-gc", ...(heapMiB === undefined ? [] : [`--max-old-space-size=${heapMiB}`])];
   const child = spawnSync(process.execPath, [...flags, "--input-type=module", "-e", CHILD_SCRIPT], { env, encoding: "utf8", maxBuffer: MIB });
   if (child.status === 0) return { ok: true, report: JSON.parse(child.stdout) as ChildReport };
-  const reason = child.stderr.split("\n").find((l) => /heap|memory|Invalid string length|Error/i.test(l)) ?? child.stderr.trim().split("\n")[0];
-  return { ok: false, error: `${child.signal ?? `exit ${child.status}`}: ${reason?.trim().slice(0, 90) ?? "no output"}` };
+  const outOfMemory = child.stderr.split("\n").find((l) => /heap|memory|Invalid string length/i.test(l));
+  // Running out of memory (a message, or a kill by signal) is a result: pi's loader in a small
+  // heap. Any other failure is the bench's own (a loader it cannot find), and must not pass as one.
+  if (outOfMemory === undefined && child.signal === null) throw new BenchAbort(`the ${kind} loader's child process failed (${child.signal ?? `exit ${child.status}`}): ${child.stderr.trim().slice(0, 600)}`);
+  return { ok: false, error: `${child.signal ?? `exit ${child.status}`}: ${outOfMemory?.trim().slice(0, 90) ?? "no message"}` };
 }
 
 // ---------------------------------------------------------------------------------------------
