@@ -48,7 +48,7 @@ export const ROLLING_OPTIONS_SCHEMA = {
     },
     keepRecentTokens: {
       description:
-        "Safeguard fallback only (no recall): tokens of the newest messages kept verbatim after the summary, capped at the rolling target.",
+        "Safeguard fallback only (no recall): tokens of the newest messages kept verbatim after the summary, as the provider counts them (the run's one measure), capped at the rolling target.",
       type: "integer",
       minimum: 0,
       default: 20000,

@@ -9,6 +9,7 @@ import {
   createPiAdapter,
   lastUserIndex,
   type MessageAdapter,
+  providerRatio,
 } from "@compaction/core";
 import { loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
 import { describe, expect, it } from "vitest";
@@ -54,6 +55,21 @@ describe.each(cases)("rolling on the real transcript $name", ({ load, adapter })
     const last = lastUserIndex(messages.map((m) => compactor.facts.of(m)));
     expect(last).toBeGreaterThan(0);
     expect(result.messages).toContain(messages[last]);
+  });
+
+  it("without recall, keeps the newest keepRecentTokens as the provider counts them (the safeguard fallback)", async () => {
+    const messages: unknown[] = load();
+    const compactor = new Compactor<unknown>({ adapter, tokenCounter: createEstimateCounter(), plugins: [rolling({ recall: false, minKeepMessages: 0 })] });
+    const result = await compactor.compact({ messages, contextWindow: 200_000 });
+    expect(result.status).toBe("compacted");
+    const ratio = providerRatio(result.tokensBefore, compactor.tokens.total(messages));
+    expect(ratio).toBeGreaterThan(1.1);
+    const keep = Math.floor(20_000 / ratio);
+    const kept = compactor.tokens.total(messages.slice(result.cut!.firstKeptIndex));
+    const lastUser = lastUserIndex(messages.map((m) => compactor.facts.of(m)));
+    if (compactor.tokens.total(messages.slice(lastUser)) > keep) expect(result.cut!.firstKeptIndex).toBe(lastUser);
+    else expect(kept).toBeLessThanOrEqual(keep);
+    expect(result.cut!.reason).toMatch(/^no recall configured: summarise all but the newest 20000 tokens as the provider counts them, as safeguard does$/);
   });
 
   it("leaves one eviction note with the real count and range", async () => {

@@ -7,6 +7,7 @@ import {
   createPiAdapter,
   createTiktokenCounter,
   isCutPoint,
+  providerRatio,
   readSummary,
 } from "@compaction/core";
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
@@ -93,6 +94,28 @@ describe.each(FIXTURES)("safeguard on the real transcript $name", (fixture) => {
     expect(counter.count(result.summary!)).toBeLessThanOrEqual(limit);
     expect(result.tokensAfter).toBeLessThan(result.tokensBefore);
   }
+
+  it("keeps the newest messages within keepRecentTokens as the provider counts them (the run's ratio of its usage figure to our count)", () => {
+    for (const [input, result] of [
+      [messages.slice(0, half), first],
+      [[...first.messages, ...messages.slice(half)], second],
+    ] as const) {
+      const ratio = providerRatio(result.tokensBefore, compactor.tokens.total(input));
+      expect(ratio).toBeGreaterThan(1.1);
+      const keep = Math.floor(KEEP / ratio);
+      const kept = compactor.tokens.total(input.slice(result.cut!.firstKeptIndex));
+      // The newest turn is kept whole from its user message even when it needs more.
+      const facts = factsOf(input);
+      const lastUser = facts.findLastIndex((f) => f.kind === "user" && !f.pinned);
+      if (compactor.tokens.total(input.slice(lastUser)) > keep) {
+        expect(result.cut!.firstKeptIndex).toBe(lastUser);
+        continue;
+      }
+      expect(kept).toBeLessThanOrEqual(keep);
+      // Within the turn-boundary loss safeguard allows (maxTurnBoundaryLoss 0.5).
+      expect(kept).toBeGreaterThan(keep / 2);
+    }
+  });
 
   it("compacts the first half within keepRecentTokens, with no orphaned tool result", () => {
     expectInvariants(messages.slice(0, half), first);

@@ -5,8 +5,9 @@ import type { SummarySizes } from "./write-summary.js";
 
 /**
  * `chooseCut` within the tokens the budget leaves after the summary message (and, when the
- * turn is split, the split turn's summary) and the preserved messages. Warns when that is less
- * than `keepRecentTokens`.
+ * turn is split, the split turn's summary) and the preserved messages. `keepRecentTokens` is a
+ * size of the context, so it is in the run's one measure (as the provider counts it): the cut
+ * keeps `run.countedTokens(keepRecentTokens)` of our count. Warns when less than that fits.
  */
 export function selectCut(
   run: CompactionRun<unknown>,
@@ -14,20 +15,24 @@ export function selectCut(
   sizes: SummarySizes,
 ): Cut | undefined {
   const { keepRecentTokens, maxTurnBoundaryLoss } = options;
+  const keepCounted = run.countedTokens(keepRecentTokens);
   let summaryTokens = sizes.maxTokens + run.summaryOverheadTokens;
   // keepRecentTokens, but never more than the budget leaves after the summary and what the core
   // always keeps (system prompt, pinned messages and their tool partners).
-  const allowance = () => Math.min(keepRecentTokens, keptRoom(run.view, { budget: run.budget, summaryTokens }));
+  const allowance = () => Math.min(keepCounted, keptRoom(run.view, { budget: run.budget, summaryTokens }));
   let keep = allowance();
   let cut = chooseCut(run.view, { keepRecentTokens: keep, maxTurnBoundaryLoss });
-  if (cut !== undefined && keep < keepRecentTokens && splitsTurn(run.view.facts, cut.firstKeptIndex)) {
+  if (cut !== undefined && keep < keepCounted && splitsTurn(run.view.facts, cut.firstKeptIndex)) {
     summaryTokens += sizes.turnPrefixMaxTokens + sizes.separatorTokens;
     keep = allowance();
     cut = chooseCut(run.view, { keepRecentTokens: keep, maxTurnBoundaryLoss });
   }
-  if (keep < keepRecentTokens) {
+  if (keep < keepCounted) {
+    // Every figure in the warning is in the run's counter, as hosts say of warnings; the setting
+    // itself is the provider's measure, and says so.
+    const setting = run.providerRatio > 1 ? `${keepCounted}: ${keepRecentTokens} in the provider's measure` : `${keepRecentTokens}`;
     run.warn(
-      `keepRecentTokens (${keepRecentTokens}) was lowered to ${keep} for this run, to leave room for the summary (${summaryTokens} tokens) and the preserved messages in the budget of ${run.budget} tokens.`,
+      `keepRecentTokens (${setting}) was lowered to ${keep} for this run, to leave room for the summary (${summaryTokens} tokens) and the preserved messages in the budget of ${run.budget} tokens.`,
     );
   }
   return cut;

@@ -6,6 +6,7 @@ import {
   createTiktokenCounter,
   lastUserIndex,
   type PiMessage,
+  providerRatio,
 } from "@compaction/core";
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
 import { afterAll, describe, expect, it } from "vitest";
@@ -30,15 +31,19 @@ describe("sliding-window on the real pi-large-session with a 64k window", () => 
     expect(result.messages.length).toBeLessThan(messages.length);
   });
 
-  it("keeps the newest messages verbatim within 40% of the window", async () => {
+  it("keeps the newest messages verbatim within 40% of the window, as the provider counts them", async () => {
     const result = await first;
     const kept = result.messages.slice(1);
     expect(kept).toEqual(messages.slice(result.cut?.firstKeptIndex));
-    expect(compactor.tokens.total(kept)).toBeLessThanOrEqual(SHARE);
+    // The run's one measure: Claude's usage figure over our count of the input (about 1.29 here).
+    const ratio = providerRatio(result.tokensBefore, compactor.tokens.total(messages));
+    expect(ratio).toBeGreaterThan(1.2);
+    const share = Math.floor(SHARE / ratio);
+    expect(compactor.tokens.total(kept)).toBeLessThanOrEqual(share);
     // the next older place a cut may start (not a tool result) would not fit
     let older = (result.cut?.firstKeptIndex ?? 0) - 1;
     while (older > 0 && factsOf(messages[older] as PiMessage).kind === "toolResult") older--;
-    expect(compactor.tokens.total(messages.slice(older))).toBeGreaterThan(SHARE);
+    expect(compactor.tokens.total(messages.slice(older))).toBeGreaterThan(share);
   });
 
   it("keeps the last user message", async () => {

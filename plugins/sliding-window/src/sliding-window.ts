@@ -53,7 +53,10 @@ export function slidingWindow(options?: SlidingWindowInput): CompactionPlugin {
 
 function selectCut(run: CompactionRun<unknown>, config: SlidingWindowOptions) {
   const room = run.budget - alwaysKept(run.view).tokens;
-  const keepTokens = keepTokensFor(run.contextWindow, room, config.keepRatio);
+  // keepRatio is a share of the window, so of the context as the provider counts it (the run's
+  // one measure); the cut keeps that many of the provider's tokens, in our count.
+  const keepTokens = keepTokensFor(run.contextWindow, room, config.keepRatio, run.providerRatio);
+  const share = `${config.keepRatio} of the window${run.providerRatio > 1 ? ", in the provider's measure" : ""}`;
   // Keeping the newest turn whole beside the summary must fit the room: the new summary takes
   // in the earlier one, so at least its size is needed. When it does not fit, the turn is still
   // kept from its request on (the newest user message is never compacted) and the core shrinks it.
@@ -66,7 +69,7 @@ function selectCut(run: CompactionRun<unknown>, config: SlidingWindowOptions) {
     );
   } else if (cut.overShare) {
     run.warn(
-      `The newest turn needs ${cut.keptTokens} tokens, more than the ${keepTokens} tokens kept verbatim (keepRatio ${config.keepRatio}); it is kept whole from its user message.`,
+      `The newest turn needs ${cut.keptTokens} tokens, more than the ${keepTokens} tokens kept verbatim (keepRatio ${config.keepRatio}${run.providerRatio > 1 ? " of the window, in the provider's measure" : ""}); it is kept whole from its user message.`,
     );
   }
   return {
@@ -76,7 +79,7 @@ function selectCut(run: CompactionRun<unknown>, config: SlidingWindowOptions) {
       ? `kept the newest turn whole (${cut.keptTokens} tokens, more than the budget leaves; the core shrinks it)`
       : cut.overShare
         ? `kept the newest turn whole (${cut.keptTokens} tokens, more than ${keepTokens})`
-        : `kept the newest messages within ${keepTokens} tokens (${config.keepRatio} of the window)`,
+        : `kept the newest messages within ${keepTokens} tokens (${share})`,
   };
 }
 
