@@ -132,6 +132,16 @@ describe("compaction compact", () => {
     expect(sandbox.bytes().equals(before)).toBe(true);
   });
 
+  it("says the ratio After is at: Before over our count of the messages before (Claude's figures, about 1.29 on this session)", () => {
+    const json = JSON.parse(sandbox.run(["compact", "--dry-run", "--json"]).stdout) as { afterRatio: number; tokensBefore: number; tokensAfter: number };
+    expect(json.afterRatio).toBeGreaterThan(1.25);
+    expect(json.afterRatio).toBeLessThan(1.35);
+    const text = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1" }).stdout;
+    expect(text).toContain(`; After: o200k x${json.afterRatio.toFixed(2)} (Before over our count of the 914 messages before)`);
+    // The newest usage figure covers every message: Before counts nothing, so no calibration is shown for it.
+    expect(text).toMatch(/Measure {3}provider's: usage figure of the newest message \(nothing after it to count\); After/);
+  });
+
   it("reports the entry it wrote with --yes --json", () => {
     const run = sandbox.run(["compact", "--yes", "--json"]);
     expect(run.code).toBe(0);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { colorEnabled, colors, describeMeasure, formatAge, type TokenMeasure, usageBar } from "./output.js";
+import { colorEnabled, colors, describeAfterMeasure, describeMeasure, formatAge, type TokenMeasure, usageBar } from "./output.js";
 
 const plain = colors(false);
 
@@ -49,7 +49,16 @@ describe("describeMeasure", () => {
     ["no figure, calibrated from usage pairs", { base: "count", counted: 5 }, "provider's: o200k x1.25 +13/message of every message (from 14 usage pairs, anthropic/claude-sonnet-4-5)"],
     ["no figure and nothing to calibrate from", { base: "count", counted: 5, ratio: 1, perMessage: 0, source: "none", samples: 0, model: null }, "raw o200k count of every message (no usage figure to start from or calibrate with yet)"],
     ["no usage pairs after a usage figure", { ratio: 1, perMessage: 0, source: "none", samples: 0, model: null }, "usage figure + raw o200k count after it (no usage pairs to calibrate from yet)"],
+    ["a usage figure covering every message, calibrated (compact)", { counted: 0 }, "provider's: usage figure of the newest message (nothing after it to count)"],
+    ["the compaction's After covering every message, calibrated", { base: "compaction", counted: 0 }, "provider's: the last compaction's After (no messages since)"],
   ])("%s", (_case, overrides, expected) => {
     expect(describeMeasure(measure(overrides))).toBe(expected);
+  });
+});
+
+describe("describeAfterMeasure", () => {
+  it("names the counter, the run's ratio and what it is", () => {
+    expect(describeAfterMeasure("tiktoken:o200k_base", 177_657 / 137_498, 914)).toBe("After: o200k x1.29 (Before over our count of the 914 messages before)");
+    expect(describeAfterMeasure("estimate", 1, 1)).toBe("After: estimate x1.00 (Before over our count of the 1 message before)");
   });
 });

@@ -122,6 +122,15 @@ export function tokenMeasure(counter: string, size: ContextTokens | ContextBase,
 }
 
 /**
+ * How `compact`'s After is measured: our count of the messages it leaves at the run's ratio,
+ * Before over our count of the `messages` before (`CompactionRun.providerRatio`), so what no
+ * message shows (system prompt, tools) and the provider's tokenizer scale with what is kept.
+ */
+export function describeAfterMeasure(counter: string, afterRatio: number, messages: number): string {
+  return `After: ${counterLabel(counter)} x${afterRatio.toFixed(2)} (Before over our count of the ${plural(messages, "message")} before)`;
+}
+
+/**
  * One line saying which measure the figures are in: the provider's (its newest usage figure, or
  * the last compaction's recorded After when no usage figure is newer, plus our count of what
  * followed, calibrated) or our raw count.
@@ -129,7 +138,8 @@ export function tokenMeasure(counter: string, size: ContextTokens | ContextBase,
 export function describeMeasure(measure: TokenMeasure): string {
   const count = counterLabel(measure.counter);
   const from = measure.base === "compaction" ? "the last compaction's After" : "usage figure";
-  if (measure.source === null || measure.ratio === null || measure.perMessage === null) {
+  // A figure that covers every message is the size as it stands: no count is calibrated.
+  if (measure.source === null || measure.ratio === null || measure.perMessage === null || (measure.counted === 0 && measure.base !== "count")) {
     return measure.base === "compaction" ? `provider's: ${from} (no messages since)` : `provider's: ${from} of the newest message (nothing after it to count)`;
   }
   const framing = measure.perMessage >= 0.5 ? ` +${Math.round(measure.perMessage)}/message` : "";

@@ -18,7 +18,7 @@ import { confirm } from "../confirm.js";
 import { CliError } from "../errors.js";
 import { ExitCode } from "../exit-codes.js";
 import { configOf, configSummary, type ConfigSummary } from "../load-compactor.js";
-import { describeMeasure, formatTokens, plural, sessionLabel, tokenMeasure, type TokenMeasure } from "../output.js";
+import { describeAfterMeasure, describeMeasure, formatTokens, plural, sessionLabel, tokenMeasure, type TokenMeasure } from "../output.js";
 import { requirePiSession, type TranscriptContext } from "../session-target.js";
 import { checkRecallTool, type RecallToolCheck, withoutRecall } from "../recall-tool.js";
 import { upgradeBeforeWriting, upgradeDryRun, upgradeDryRunNote, type UpgradeReport } from "./session-upgrade.js";
@@ -52,6 +52,11 @@ export interface CompactReport {
    * the messages before; see describeMeasure).
    */
   readonly measure: TokenMeasure;
+  /**
+   * The ratio After is at: tokensBefore over our count of the messages before (at least 1), by
+   * which our count of the messages after is scaled (see describeAfterMeasure).
+   */
+  readonly afterRatio: number;
   readonly messagesBefore: number;
   readonly messagesAfter: number;
   readonly messagesCompacted: number;
@@ -137,18 +142,19 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
     compaction.result.event?.tokensAfterCompaction ?? compactor.tokens.providerTokensAfter(transcript.messages, compaction.result.messages, anchor);
   const { result } = compaction;
   for (const warning of result.warnings) io.stderr.write(`${context.err.yellow("warning:")} ${warning}\n`);
-  const note = warningsMeasureNote(result.warnings, compactor.tokens.counter.name, providerRatio(result.tokensBefore, compactor.tokens.total(transcript.messages)));
+  const afterRatio = providerRatio(result.tokensBefore, compactor.tokens.total(transcript.messages));
+  const note = warningsMeasureNote(result.warnings, compactor.tokens.counter.name, afterRatio);
   if (note !== null) io.stderr.write(`${context.err.dim("note:")} ${note} Before and After are in the provider's measure (see Measure).\n`);
 
   const plan = planOf(compaction.plan);
-  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options, applied, measure), tokensAfter, recallTool: recall, ...fields });
+  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options, applied, measure, afterRatio), tokensAfter, recallTool: recall, ...fields });
   if (plan.refusal !== null) {
     scope.say(`${context.out.bold("Session")}   ${path}\n${context.out.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${plural(transcript.messages.length, "message")})\n`);
     return scope.fail(plan.refusal, report({ reason: plan.refusal.message }));
   }
   // An old file is upgraded before the entry is written: say so before asking or writing.
   const upgradeNeeded = pi === null ? null : upgradeDryRun(path, pi.version);
-  scope.say(renderPlan(transcript, result, plan.firstKeptEntryId as string, tokensAfter, measure, context));
+  scope.say(renderPlan(transcript, result, plan.firstKeptEntryId as string, tokensAfter, measure, afterRatio, context));
   if (upgradeNeeded !== null) scope.say(`${context.out.bold("Upgrade")}   ${upgradeDryRunNote(upgradeNeeded)}\n`);
   if (!writing) return report({ upgrade: upgradeNeeded });
   if (options.yes !== true) {
@@ -216,6 +222,7 @@ function reportOf(
   options: CompactOptions,
   config: ConfigSummary,
   measure: TokenMeasure,
+  afterRatio: number,
 ): CompactReport {
   return {
     session: { path: transcript.path, id: transcript.sessionId, format: transcript.format },
@@ -228,6 +235,7 @@ function reportOf(
     tokensBefore: result.tokensBefore,
     tokensAfter: result.tokensAfter,
     measure,
+    afterRatio,
     messagesBefore: transcript.messages.length,
     messagesAfter: result.messages.length,
     messagesCompacted: result.cut?.compactedIndices.length ?? 0,
@@ -249,6 +257,7 @@ function renderPlan(
   firstKeptEntryId: string,
   tokensAfter: number,
   measure: TokenMeasure,
+  afterRatio: number,
   { out: c }: CommandContext,
 ): string {
   const cut = result.cut as NonNullable<CompactionResult<unknown>["cut"]>;
@@ -259,7 +268,7 @@ function renderPlan(
     `${c.bold("After")}     ${c.green(formatTokens(tokensAfter))} tokens (${plural(result.messages.length, "message")}: the summary and ${result.messages.length - 1} kept)`,
     `${c.bold("Compacts")}  ${plural(cut.compactedIndices.length, "message")}, by ${result.event?.strategy ?? cut.selectedBy}${layer === null ? "" : ` (layer ${layer})`}`,
     `${c.bold("Keeps")}     from ${transcript.format === "pi" ? "entry " : ""}${firstKeptEntryId}${cut.isSplitTurn ? " (mid-turn)" : ""}`,
-    `${c.bold("Measure")}   ${c.dim(describeMeasure(measure))}`,
+    `${c.bold("Measure")}   ${c.dim(`${describeMeasure(measure)}; ${describeAfterMeasure(measure.counter, afterRatio, transcript.messages.length)}`)}`,
     "",
   ].join("\n");
 }

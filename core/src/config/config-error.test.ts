@@ -64,6 +64,8 @@ describe("describeValue", () => {
     [{}, "an object"],
     [() => 1, "a function"],
     ["x".repeat(60), `string "${"x".repeat(36)}...`],
+    [Number.POSITIVE_INFINITY, "number Infinity (not a finite number)"],
+    [Number.NaN, "number NaN (not a finite number)"],
   ])("describes %j as %s", (value, text) => {
     expect(describeValue(value)).toBe(text);
   });

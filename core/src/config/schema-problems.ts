@@ -122,6 +122,8 @@ export function describeValue(value: unknown): string {
   if (Array.isArray(value)) return value.length === 0 ? "an empty array" : `an array of ${value.length} item${value.length === 1 ? "" : "s"}`;
   if (typeof value === "function") return "a function";
   if (typeof value === "object") return "an object";
+  // JSON.stringify writes Infinity and NaN as null: a number too large for JSON (1e400) or YAML's .inf.
+  if (typeof value === "number" && !Number.isFinite(value)) return `number ${String(value)} (not a finite number)`;
   const text = JSON.stringify(value);
   const shown = text.length > 40 ? `${text.slice(0, 37)}...` : text;
   if (typeof value === "string") return `string ${shown}`;
