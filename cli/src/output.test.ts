@@ -49,6 +49,7 @@ describe("describeMeasure", () => {
     ["no figure, calibrated from usage pairs", { base: "count", counted: 5 }, "provider's: o200k x1.25 +13/message of every message (from 14 usage pairs, anthropic/claude-sonnet-4-5)"],
     ["no figure and nothing to calibrate from", { base: "count", counted: 5, ratio: 1, perMessage: 0, source: "none", samples: 0, model: null }, "raw o200k count of every message (no usage figure to start from or calibrate with yet)"],
     ["no usage pairs after a usage figure", { ratio: 1, perMessage: 0, source: "none", samples: 0, model: null }, "usage figure + raw o200k count after it (no usage pairs to calibrate from yet)"],
+    ["the compaction's After and a message since, measured by the calibration the compaction recorded", { base: "compaction", counted: 1, source: "compaction", samples: 16, model: "anthropic/claude-opus-4-5" }, "provider's: the last compaction's After + o200k x1.25 +13/message on the 1 message since (from 16 usage pairs before the last compaction, anthropic/claude-opus-4-5)"],
     ["a usage figure covering every message, calibrated (compact)", { counted: 0 }, "provider's: usage figure of the newest message (nothing after it to count)"],
     ["the compaction's After covering every message, calibrated", { base: "compaction", counted: 0 }, "provider's: the last compaction's After (no messages since)"],
   ])("%s", (_case, overrides, expected) => {

@@ -102,7 +102,7 @@ export interface TokenMeasure {
    */
   readonly ratio: number | null;
   readonly perMessage: number | null;
-  /** `usage`: learned from the session's usage figures; `config`: tokenizer.ratio; `exact`: OpenAI's tokenizer; `none`: raw count. */
+  /** `usage`: learned from the session's usage figures; `compaction`: learned before the last compaction, which recorded it (no pairs since); `config`: tokenizer.ratio; `exact`: OpenAI's tokenizer; `none`: raw count. */
   readonly source: Calibration["source"] | null;
   /** Pairs of usage figures the ratio rests on. */
   readonly samples: number;
@@ -151,6 +151,8 @@ export function describeMeasure(measure: TokenMeasure): string {
   switch (measure.source) {
     case "usage":
       return `provider's: ${start}${scaled} ${after} (from ${measure.samples} usage pairs${measure.model === null ? "" : `, ${measure.model}`})`;
+    case "compaction":
+      return `provider's: ${start}${scaled} ${after} (from ${measure.samples} usage pairs before the last compaction${measure.model === null ? "" : `, ${measure.model}`})`;
     case "config":
       return `provider's: ${start}${scaled} ${after} (tokenizer.ratio)`;
     case "exact":

@@ -296,7 +296,8 @@ describe("the size after a compaction: the After the compaction recorded (issue 
     expect(after).toBeGreaterThan(result.tokensAfter);
     expect(manager.tokens).toBe(after);
     expect(ends).toEqual([after]);
-    expect(compactionAnchor(loadBoundary(path))).toEqual({ tokens: after, lastIndex: manager.messages.length - 1 });
+    expect(compactionAnchor(loadBoundary(path))).toEqual({ tokens: after, lastIndex: manager.messages.length - 1, calibration: result.event?.calibration });
+    expect(result.event?.calibration?.samples).toBeGreaterThanOrEqual(3);
 
     const reopened = await open(path, options);
     expect(reopened.tokens).toBe(after);

@@ -359,7 +359,8 @@ export class ContextManager<T> {
   }
 
   #shape(budget: number): ShapedRequest<T> {
-    const shaped = this.compactor.shapeRequest(this.#store.messages, { contextWindow: this.contextWindow, budget });
+    const anchor = this.#store.anchor;
+    const shaped = this.compactor.shapeRequest(this.#store.messages, { contextWindow: this.contextWindow, budget, ...(anchor === undefined ? {} : { anchor }) });
     for (const warning of shaped.warnings) this.#warnOnceText("shape-failed", warning);
     return shaped;
   }

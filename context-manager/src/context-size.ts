@@ -6,7 +6,7 @@
  * in the provider's measure by the calibration the usage figures give), at O(1) per appended
  * message instead of a scan per turn.
  */
-import { type Calibration, CalibrationSampler, checkAnchor, type ContextAnchor, type MessageTokenCounter, providerMeasure } from "@compaction/core";
+import { type Calibration, CalibrationSampler, checkAnchor, type ContextAnchor, type MessageTokenCounter, providerMeasure, type RecordedCalibration, withRecorded } from "@compaction/core";
 
 export class ContextSize<T> {
   readonly #tokens: MessageTokenCounter<T>;
@@ -21,6 +21,8 @@ export class ContextSize<T> {
   #usage: number | undefined;
   #trailing = 0;
   #trailingMessages = 0;
+  /** The calibration the anchor's compaction recorded (stands while the messages give none). */
+  #recorded: RecordedCalibration | undefined;
 
   constructor(tokens: MessageTokenCounter<T>, messages: readonly T[] = [], anchor?: ContextAnchor) {
     this.#tokens = tokens;
@@ -30,7 +32,7 @@ export class ContextSize<T> {
 
   /** The context size of the messages pushed since the last reset, in the provider's measure. */
   get tokens(): number {
-    const calibration = this.#sampler.calibration;
+    const calibration = this.calibration;
     return this.#usage === undefined
       ? providerMeasure(calibration, this.#total, this.#messages)
       : this.#usage + providerMeasure(calibration, this.#trailing, this.#trailingMessages);
@@ -38,7 +40,7 @@ export class ContextSize<T> {
 
   /** The provider-to-counter ratio in force (see `MessageTokenCounter.calibration`). */
   get calibration(): Calibration {
-    return this.#sampler.calibration;
+    return withRecorded(this.#sampler.calibration, this.#recorded);
   }
 
   /**
@@ -55,6 +57,7 @@ export class ContextSize<T> {
     this.#trailing = 0;
     this.#trailingMessages = 0;
     this.#sampler.reset();
+    this.#recorded = anchor?.calibration;
     if (anchor?.lastIndex === -1) this.#anchorAt(anchor.tokens);
     messages.forEach((message, index) => {
       this.push(message);

@@ -71,7 +71,11 @@ export class MemoryStore<T> implements ContextStore<T> {
   commit(result: CompactionResult<T>): null {
     this.#messages = [...result.messages];
     this.#compactions += 1;
-    this.#anchor = result.event === null ? undefined : { tokens: result.event.tokensAfterCompaction, lastIndex: this.#messages.length - 1 };
+    const event = result.event;
+    this.#anchor =
+      event === null
+        ? undefined
+        : { tokens: event.tokensAfterCompaction, lastIndex: this.#messages.length - 1, ...(event.calibration === undefined ? {} : { calibration: event.calibration }) };
     return null;
   }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { RecordedCalibration } from "./tokens/calibration.js";
 
 export type CompactionTrigger = "manual" | "auto";
 
@@ -33,6 +34,12 @@ export interface CompactionEvent {
   readonly strategy: string;
   /** Warnings raised during the run. */
   readonly warnings: readonly string[];
+  /**
+   * The calibration the run measured with, when it was learned from usage figures (absent
+   * otherwise, and in events of older releases): what the context it leaves is measured by until
+   * that context's own usage figures give enough pairs again (`ContextAnchor.calibration`).
+   */
+  readonly calibration?: RecordedCalibration;
 }
 
 export interface CreateEventInput {
@@ -46,6 +53,7 @@ export interface CreateEventInput {
   boundaryMessageId?: string | null;
   strategy: string;
   warnings?: readonly string[];
+  calibration?: RecordedCalibration;
   now?: Date;
 }
 
@@ -64,5 +72,6 @@ export function createCompactionEvent(input: CreateEventInput): CompactionEvent 
     boundaryMessageId: input.boundaryMessageId ?? null,
     strategy: input.strategy,
     warnings: [...(input.warnings ?? [])],
+    ...(input.calibration === undefined ? {} : { calibration: input.calibration }),
   };
 }

@@ -186,6 +186,10 @@ export {
   modelEncoding,
   NO_CALIBRATION,
   providerMeasure,
+  readRecordedCalibration,
+  type RecordedCalibration,
+  recordedCalibration,
+  withRecorded,
 } from "./tokens/calibration.js";
 
 // Cut rules and message selection.

@@ -8,8 +8,10 @@
  * Entries written before the After was recorded in the provider's measure hold our plain count:
  * they anchor all the same (the size then matches what `context history` shows for them) until
  * the next response's usage figure replaces it. pi's own compactions record no After: no anchor.
+ * The anchor also carries the calibration the compaction recorded (`event.calibration`), which
+ * measures what is appended after it until the kept messages' own usage figures give enough pairs.
  */
-import type { ContextAnchor } from "@compaction/core";
+import { type ContextAnchor, readRecordedCalibration } from "@compaction/core";
 import type { SessionContext } from "./context.js";
 
 /** What the anchor is read from: a branch's context as `buildContext` and `loadBoundary` give it. */
@@ -30,5 +32,8 @@ export function compactionAnchor(context: AnchoredContext): ContextAnchor | unde
   if (at < 0) return undefined;
   const after = new Set(context.branch.slice(at + 1).map((entry) => entry.id));
   const firstAfter = context.entryIds.findIndex((id) => after.has(id));
-  return { tokens, lastIndex: (firstAfter < 0 ? context.messages.length : firstAfter) - 1 };
+  const lastIndex = (firstAfter < 0 ? context.messages.length : firstAfter) - 1;
+  // The calibration the compaction measured with, when it recorded one (a usable one only).
+  const calibration = readRecordedCalibration(details?.["calibration"]);
+  return { tokens, lastIndex, ...(calibration === undefined ? {} : { calibration }) };
 }

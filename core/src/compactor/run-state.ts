@@ -6,6 +6,7 @@ import type { MessageView } from "../cut/message-view.js";
 import { makeSummaryRoom } from "./fit-budget.js";
 import type { ShrinkResult } from "../shrink/shrink-to-budget.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
+import type { Calibration } from "../tokens/calibration.js";
 import type { MessageTokenCounter } from "../tokens/message-tokens.js";
 import type { CompactInput, RunInit, SummarizeOptions } from "./run.js";
 
@@ -33,6 +34,8 @@ export class RunState<T> {
    * Computed once, with the budget it scales.
    */
   readonly providerRatio: number;
+  /** The calibration `tokensBefore` was measured with. */
+  readonly calibration: Calibration;
   /** Tokens the summary message's own wrapping costs in this format (beyond the summary text). */
   readonly summaryOverheadTokens: number;
   readonly warnings: string[] = [];
@@ -79,6 +82,7 @@ export class RunState<T> {
     this.budget = init.budget;
     this.tokensBefore = init.tokensBefore;
     this.providerRatio = init.providerRatio;
+    this.calibration = init.calibration;
     this.summaryOverheadTokens = init.summaryOverheadTokens;
     this.#facts = init.facts;
     this.#tokens = init.tokens;

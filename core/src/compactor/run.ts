@@ -3,6 +3,7 @@ import type { FactsCache, MessageFacts } from "../messages/adapter.js";
 import type { CheckedCut } from "../cut/cut.js";
 import type { MessageView } from "../cut/message-view.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
+import type { Calibration } from "../tokens/calibration.js";
 import type { ContextAnchor, MessageTokenCounter } from "../tokens/message-tokens.js";
 import type { RunState } from "./run-state.js";
 
@@ -66,6 +67,8 @@ export interface RunInit<T> {
   readonly tokensBefore: number;
   /** `tokensBefore` over our count of the input, at least 1 (`CompactionRun.providerRatio`). */
   readonly providerRatio: number;
+  /** The calibration `tokensBefore` was measured with (the event records it when it was learned). */
+  readonly calibration: Calibration;
   readonly summaryOverheadTokens: number;
   /** The recall tool shrink markers point at, when one is configured. */
   readonly recallTool: string | undefined;

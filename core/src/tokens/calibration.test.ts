@@ -1,7 +1,18 @@
 import { describe, expect, it } from "vitest";
 import type { MessageFacts } from "../messages/adapter.js";
 import { buildFacts } from "../messages/message-fields.js";
-import { calibrationFrom, type CalibrationSample, CalibrationSampler, isExactModel, modelEncoding, NO_CALIBRATION, providerMeasure } from "./calibration.js";
+import {
+  calibrationFrom,
+  type CalibrationSample,
+  CalibrationSampler,
+  isExactModel,
+  modelEncoding,
+  NO_CALIBRATION,
+  providerMeasure,
+  readRecordedCalibration,
+  recordedCalibration,
+  withRecorded,
+} from "./calibration.js";
 
 const sample = (counted: number, ratio: number, messages = 2, perMessage = 0, model?: string): CalibrationSample => ({
   provider: Math.round(counted * ratio + messages * perMessage),
@@ -112,6 +123,39 @@ describe("calibrationFrom", () => {
   it("gives counts in the provider's measure", () => {
     expect(providerMeasure({ ratio: 1.25, perMessage: 4, source: "usage", samples: 3 }, 1000, 5)).toBe(1270);
     expect(providerMeasure(NO_CALIBRATION, 1000, 5)).toBe(1000);
+  });
+});
+
+describe("a calibration a compaction records", () => {
+  const model = "anthropic/claude-sonnet-4-5";
+  const learned = calibrationFrom([sample(1000, 1.25, 2, 10, model), sample(400, 1.25, 6, 10, model), sample(2500, 1.25, 1, 10, model)], model);
+
+  it("is recorded when learned from usage figures (or carried from an earlier compaction), not for a host's ratio, an exact count or none", () => {
+    expect(recordedCalibration(learned)).toEqual({ ratio: learned.ratio, perMessage: learned.perMessage, samples: 3, model: "anthropic/claude-sonnet-4-5" });
+    expect(recordedCalibration(withRecorded(NO_CALIBRATION, recordedCalibration(learned)))).toEqual(recordedCalibration(learned));
+    expect(recordedCalibration(calibrationFrom([], undefined, { knownRatio: 1.3 }))).toBeUndefined();
+    expect(recordedCalibration(calibrationFrom([], "openai/gpt-4o"))).toBeUndefined();
+    expect(recordedCalibration(NO_CALIBRATION)).toBeUndefined();
+  });
+
+  it("stands only where the messages give nothing to learn from, with source 'compaction'", () => {
+    const recorded = { ratio: 1.29, perMessage: 10, samples: 16, model: "anthropic/claude-opus-4-5" };
+    expect(withRecorded(NO_CALIBRATION, recorded)).toEqual({ ...recorded, source: "compaction" });
+    expect(withRecorded(NO_CALIBRATION, undefined)).toBe(NO_CALIBRATION);
+    expect(withRecorded(learned, recorded)).toBe(learned);
+    const known = calibrationFrom([], undefined, { knownRatio: 1.4 });
+    expect(withRecorded(known, recorded)).toBe(known);
+    const exact = calibrationFrom([], "openai/gpt-4o");
+    expect(withRecorded(exact, recorded)).toBe(exact);
+  });
+
+  it("is read back from a transcript only when it is one a calibration could have learned", () => {
+    const recorded = { ratio: 1.29, perMessage: 10.3, samples: 16, model: "anthropic/claude-opus-4-5" };
+    expect(readRecordedCalibration(JSON.parse(JSON.stringify(recorded)))).toEqual(recorded);
+    expect(readRecordedCalibration({ ratio: 1.29, perMessage: 0, samples: 3 })).toEqual({ ratio: 1.29, perMessage: 0, samples: 3 });
+    for (const bad of [undefined, null, "1.29", [], { ratio: 9, perMessage: 0, samples: 3 }, { ratio: 0.1, perMessage: 0, samples: 3 }, { ratio: 1.2, perMessage: -1, samples: 3 }, { ratio: 1.2, perMessage: 0, samples: 2.5 }, { ratio: 1.2, samples: 3 }, { ratio: Number.NaN, perMessage: 0, samples: 3 }]) {
+      expect(readRecordedCalibration(bad)).toBeUndefined();
+    }
   });
 });
 

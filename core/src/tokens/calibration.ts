@@ -22,6 +22,12 @@ export type CalibrationSource =
   | "config"
   /** The newest response came from a provider whose tokenizer is the counter's (OpenAI's o200k). */
   | "exact"
+  /**
+   * Learned before the context's last compaction, which recorded it (`CompactionEvent.calibration`,
+   * `ContextAnchor.calibration`): the compaction kept fewer than three usable pairs, and no new
+   * ones have come since.
+   */
+  | "compaction"
   /** Nothing to learn from yet: the raw count stands. */
   | "none";
 
@@ -62,6 +68,48 @@ export interface CalibrationSample {
 }
 
 export const NO_CALIBRATION: Calibration = Object.freeze({ ratio: 1, perMessage: 0, source: "none", samples: 0 });
+
+/**
+ * A calibration learned from usage figures, as a compaction records it for the context it leaves
+ * (`CompactionEvent.calibration`): what the summary and kept messages are measured by until their
+ * own usage figures give three pairs again.
+ */
+export interface RecordedCalibration {
+  readonly ratio: number;
+  readonly perMessage: number;
+  readonly samples: number;
+  readonly model?: string;
+}
+
+/** What a compaction records of `calibration`: a learned one (from usage, or recorded before), else nothing. */
+export function recordedCalibration(calibration: Calibration): RecordedCalibration | undefined {
+  if (calibration.source !== "usage" && calibration.source !== "compaction") return undefined;
+  const { ratio, perMessage, samples, model } = calibration;
+  return { ratio, perMessage, samples, ...(model === undefined ? {} : { model }) };
+}
+
+/**
+ * `calibration`, or the `recorded` one when the messages gave nothing to learn from (`none`):
+ * with source `compaction`. A host's ratio, an exact count and a learned ratio win over it.
+ */
+export function withRecorded(calibration: Calibration, recorded: RecordedCalibration | undefined): Calibration {
+  if (calibration.source !== "none" || recorded === undefined) return calibration;
+  return { ratio: recorded.ratio, perMessage: recorded.perMessage, source: "compaction", samples: recorded.samples, ...(recorded.model === undefined ? {} : { model: recorded.model }) };
+}
+
+/**
+ * A recorded calibration read from a transcript (JSON written by this or an older release, or by
+ * hand): undefined unless it is one a calibration could have learned (the ratio within the range
+ * learned ratios are clamped to, perMessage 0 or more, samples a whole number).
+ */
+export function readRecordedCalibration(value: unknown): RecordedCalibration | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { ratio, perMessage, samples, model } = value as Record<string, unknown>;
+  if (typeof ratio !== "number" || !(ratio >= MIN_RATIO && ratio <= MAX_RATIO)) return undefined;
+  if (typeof perMessage !== "number" || !(perMessage >= 0 && Number.isFinite(perMessage))) return undefined;
+  if (typeof samples !== "number" || !Number.isInteger(samples) || samples < 0) return undefined;
+  return { ratio, perMessage, samples, ...(typeof model === "string" ? { model } : {}) };
+}
 
 /** Fewer inlier samples than this and the ratio is not trusted. */
 const MIN_SAMPLES = 3;

@@ -4,7 +4,7 @@
  * scaled by the provider-to-counter ratio the context's own usage figures give (calibration.ts).
  */
 import type { FactsCache, MessageFacts } from "../messages/adapter.js";
-import { type Calibration, calibrate, type CalibrationOptions, checkKnownRatio, providerMeasure } from "./calibration.js";
+import { type Calibration, calibrate, type CalibrationOptions, checkKnownRatio, providerMeasure, type RecordedCalibration, withRecorded } from "./calibration.js";
 import { forEachLineSegment } from "./line-segments.js";
 import { IMAGE_TOKENS, type TokenCounter } from "./token-counter.js";
 
@@ -20,6 +20,12 @@ export interface ContextAnchor {
   readonly tokens: number;
   /** Index of the last message the figure covers (-1: none, the figure is the context's fixed part). */
   readonly lastIndex: number;
+  /**
+   * The calibration the compaction measured with (`CompactionEvent.calibration`): it stands when
+   * the messages give none to learn from (the compaction kept fewer than three usable pairs of
+   * usage figures), so what is appended after it is still counted in the provider's measure.
+   */
+  readonly calibration?: RecordedCalibration;
 }
 
 /** Where a context size's base figure (`usageTokens`) comes from. */
@@ -242,10 +248,12 @@ export class MessageTokenCounter<T> {
 
   /**
    * The provider-to-counter ratio for these messages: the host's, else learned from the newest
-   * pairs of usage figures (see calibration.ts), else 1.
+   * pairs of usage figures (see calibration.ts), else the one the `anchor`'s compaction recorded
+   * (`ContextAnchor.calibration`), else 1.
    */
-  calibration(messages: readonly T[]): Calibration {
-    return calibrate(messages, (message) => this.facts.of(message), (message) => this.count(message), this.calibrationOptions);
+  calibration(messages: readonly T[], anchor?: ContextAnchor): Calibration {
+    const learned = calibrate(messages, (message) => this.facts.of(message), (message) => this.count(message), this.calibrationOptions);
+    return withRecorded(learned, anchor?.calibration);
   }
 
   /** What `calibration` learns with: the host's ratio, if any, and this counter's name (for `exact`). */
@@ -263,7 +271,7 @@ export class MessageTokenCounter<T> {
    */
   contextTokens(messages: readonly T[], anchor?: ContextAnchor): ContextTokens {
     const { usageTokens, lastUsageIndex, base } = this.contextBase(messages, anchor);
-    const calibration = this.calibration(messages);
+    const calibration = this.calibration(messages, anchor);
     const index = lastUsageIndex ?? -1;
     let trailingTokens = 0;
     for (let after = index + 1; after < messages.length; after++) trailingTokens += this.count(messages[after] as T);
@@ -301,8 +309,8 @@ export class MessageTokenCounter<T> {
    * sent does not move it (a pi session file keeps the full outputs, and the newest figure
    * describes what was sent).
    */
-  budgetRatio(messages: readonly T[]): number {
-    return budgetRatioOf(this.calibration(messages));
+  budgetRatio(messages: readonly T[], anchor?: ContextAnchor): number {
+    return budgetRatioOf(this.calibration(messages, anchor));
   }
 
   /**
