@@ -22,7 +22,6 @@ const messages = loadPiMessages(file);
 const started = performance.now();
 const result = await compactor.compact({ messages, ...(contextWindow ? { contextWindow } : {}) });
 const ms = performance.now() - started;
-compactor.dispose();
 
 const fmt = (n: number) => n.toLocaleString("en-US");
 const window = contextWindow ?? compactor.contextWindow ?? 0;
@@ -31,7 +30,11 @@ console.log(`preset:         ${(compactor.config as { preset: string }).preset} 
 console.log(`context window: ${fmt(window)} tokens`);
 console.log(`status:         ${result.status}${result.reason ? ` (${result.reason})` : ""}`);
 console.log(`before:         ${fmt(messages.length)} messages, ${fmt(result.tokensBefore)} tokens`);
-console.log(`after:          ${fmt(result.messages.length)} messages, ${fmt(result.tokensAfter)} tokens`);
+// Before is the provider's measure (its usage figure); After in the same measure is the event's
+// (our count of what is left at Before's ratio to our count of the input). result.tokensAfter is
+// our plain count, the measure the budget and the cut check use.
+const after = result.event?.tokensAfterCompaction ?? compactor.tokens.providerTokensAfter(messages, result.messages);
+console.log(`after:          ${fmt(result.messages.length)} messages, ${fmt(after)} tokens (our count: ${fmt(result.tokensAfter)})`);
 if (result.cut) {
   console.log(
     `cut:            ${fmt(result.cut.compactedIndices.length)} messages summarised, first kept #${result.cut.firstKeptIndex}` +
@@ -40,6 +43,7 @@ if (result.cut) {
 }
 for (const warning of result.warnings) console.log(`warning:        ${warning}`);
 console.log(`took:           ${ms.toFixed(0)} ms`);
+compactor.dispose();
 if (result.summary) {
   const lines = result.summary.split("\n");
   console.log(`\nsummary (${fmt(lines.length)} lines, first 40):\n`);
