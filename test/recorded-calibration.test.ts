@@ -54,7 +54,11 @@ describe(`the calibration a compaction records (${FIXTURE})`, () => {
     // Without the recorded calibration the new message would be counted raw.
     expect(compactor.tokens.contextTokens(next, { tokens: anchor.tokens, lastIndex: anchor.lastIndex }).tokens).toBe(event.tokensAfterCompaction + counted);
     // The budget of the next run is sized with it too.
-    expect(compactor.tokens.budgetRatio(next, anchor)).toBeCloseTo(learned.ratio, 6);
+    expect(compactor.tokens.budgetRatio(next, anchor.calibration)).toBeCloseTo(learned.ratio, 6);
+    expect(compactor.tokens.budgetRatio(next)).toBe(1);
+    // And the request send-time shaping builds (shapeRequest's recordedCalibration).
+    const shaped = compactor.shapeRequest(next, { contextWindow: WINDOW, recordedCalibration: anchor.calibration });
+    expect(shaped.budget).toBe(Math.floor(compactor.shapeRequest(next, { contextWindow: WINDOW }).budget / learned.ratio));
     compactor.dispose();
   });
 

@@ -31,7 +31,7 @@ describe("compaction context history", () => {
     expect(sandbox.run(["compact", "--yes"]).code).toBe(0);
     const run = sandbox.run(["context", "history"], { NO_COLOR: "1" });
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/  warning: \[safeguard\] keepRecentTokens \(\d+: 20000 in the provider's measure\) was lowered/);
+    expect(run.stdout).toMatch(/  warning: \[safeguard\] keepRecentTokens \(20000 in the provider's measure, \d+ in our count\) was lowered/);
     expect(run.stdout).toContain("  (token figures in warnings are our count; Tokens are in the provider's measure)");
   });
 

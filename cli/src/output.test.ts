@@ -59,7 +59,11 @@ describe("describeMeasure", () => {
 
 describe("describeAfterMeasure", () => {
   it("names the counter, the run's ratio and what it is", () => {
-    expect(describeAfterMeasure("tiktoken:o200k_base", 177_657 / 137_498, 914)).toBe("After: o200k x1.29 (Before over our count of the 914 messages before)");
-    expect(describeAfterMeasure("estimate", 1, 1)).toBe("After: estimate x1.00 (Before over our count of the 1 message before)");
+    expect(describeAfterMeasure("tiktoken:o200k_base", 177_657, 137_498, 914)).toBe("After: o200k x1.29 (Before over our count of the 914 messages before)");
+    expect(describeAfterMeasure("estimate", 100, 100, 1)).toBe("After: estimate x1.00 (Before over our count of the 1 message before)");
+  });
+
+  it("says After is our count when Before is under it (a provider that counts fewer tokens: the run's ratio is at least 1)", () => {
+    expect(describeAfterMeasure("tiktoken:o200k_base", 110_000, 137_498, 914)).toBe("After: o200k x1.00 (Before is under our count of the 914 messages before: After is our count)");
   });
 });

@@ -1,4 +1,4 @@
-import { type Calibration, type ContextBase, type ContextTokens, counterLabel } from "@compaction/core";
+import { type Calibration, type ContextBase, type ContextTokens, counterLabel, providerRatio } from "@compaction/core";
 /** Colours (NO_COLOR, FORCE_COLOR, terminal detection, --no-color), numbers and the usage bar. */
 import { formatTokenCount, formatUsageLine, type UsageTone, usagePercent } from "@compaction/context-manager";
 import { type TranscriptFormat } from "@compaction/transcript";
@@ -116,18 +116,23 @@ export interface TokenMeasure {
 export function tokenMeasure(counter: string, size: ContextTokens | ContextBase, messages: number): TokenMeasure {
   const base: MeasureBase = size.base === "anchor" ? "compaction" : size.base;
   const counted = messages - 1 - (size.lastUsageIndex ?? -1);
-  if (!("calibration" in size)) return { base, counted, counter, ratio: null, perMessage: null, source: null, samples: 0, model: null };
+  // A figure that covers every message is the size as it stands: no count is calibrated.
+  if (!("calibration" in size) || (counted === 0 && base !== "count")) return { base, counted, counter, ratio: null, perMessage: null, source: null, samples: 0, model: null };
   const { ratio, perMessage, source, samples } = size.calibration;
   return { base, counted, counter, ratio, perMessage, source, samples, model: size.calibration.model ?? null };
 }
 
 /**
  * How `compact`'s After is measured: our count of the messages it leaves at the run's ratio,
- * Before over our count of the `messages` before (`CompactionRun.providerRatio`), so what no
- * message shows (system prompt, tools) and the provider's tokenizer scale with what is kept.
+ * Before over our count (`countedBefore`) of the `messages` before, at least 1
+ * (`CompactionRun.providerRatio`), so what no message shows (system prompt, tools) and the
+ * provider's tokenizer scale with what is kept.
  */
-export function describeAfterMeasure(counter: string, afterRatio: number, messages: number): string {
-  return `After: ${counterLabel(counter)} x${afterRatio.toFixed(2)} (Before over our count of the ${plural(messages, "message")} before)`;
+export function describeAfterMeasure(counter: string, tokensBefore: number, countedBefore: number, messages: number): string {
+  const label = counterLabel(counter);
+  const before = `our count of the ${plural(messages, "message")} before`;
+  if (countedBefore > 0 && tokensBefore < countedBefore) return `After: ${label} x1.00 (Before is under ${before}: After is our count)`;
+  return `After: ${label} x${providerRatio(tokensBefore, countedBefore).toFixed(2)} (Before over ${before})`;
 }
 
 /**

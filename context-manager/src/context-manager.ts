@@ -359,8 +359,8 @@ export class ContextManager<T> {
   }
 
   #shape(budget: number): ShapedRequest<T> {
-    const anchor = this.#store.anchor;
-    const shaped = this.compactor.shapeRequest(this.#store.messages, { contextWindow: this.contextWindow, budget, ...(anchor === undefined ? {} : { anchor }) });
+    const recorded = this.#store.anchor?.calibration;
+    const shaped = this.compactor.shapeRequest(this.#store.messages, { contextWindow: this.contextWindow, budget, ...(recorded === undefined ? {} : { recordedCalibration: recorded }) });
     for (const warning of shaped.warnings) this.#warnOnceText("shape-failed", warning);
     return shaped;
   }

@@ -142,7 +142,8 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
     compaction.result.event?.tokensAfterCompaction ?? compactor.tokens.providerTokensAfter(transcript.messages, compaction.result.messages, anchor);
   const { result } = compaction;
   for (const warning of result.warnings) io.stderr.write(`${context.err.yellow("warning:")} ${warning}\n`);
-  const afterRatio = providerRatio(result.tokensBefore, compactor.tokens.total(transcript.messages));
+  const countedBefore = compactor.tokens.total(transcript.messages);
+  const afterRatio = providerRatio(result.tokensBefore, countedBefore);
   const note = warningsMeasureNote(result.warnings, compactor.tokens.counter.name, afterRatio);
   if (note !== null) io.stderr.write(`${context.err.dim("note:")} ${note} Before and After are in the provider's measure (see Measure).\n`);
 
@@ -154,7 +155,7 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
   }
   // An old file is upgraded before the entry is written: say so before asking or writing.
   const upgradeNeeded = pi === null ? null : upgradeDryRun(path, pi.version);
-  scope.say(renderPlan(transcript, result, plan.firstKeptEntryId as string, tokensAfter, measure, afterRatio, context));
+  scope.say(renderPlan(transcript, result, plan.firstKeptEntryId as string, tokensAfter, measure, countedBefore, context));
   if (upgradeNeeded !== null) scope.say(`${context.out.bold("Upgrade")}   ${upgradeDryRunNote(upgradeNeeded)}\n`);
   if (!writing) return report({ upgrade: upgradeNeeded });
   if (options.yes !== true) {
@@ -257,7 +258,7 @@ function renderPlan(
   firstKeptEntryId: string,
   tokensAfter: number,
   measure: TokenMeasure,
-  afterRatio: number,
+  countedBefore: number,
   { out: c }: CommandContext,
 ): string {
   const cut = result.cut as NonNullable<CompactionResult<unknown>["cut"]>;
@@ -268,7 +269,7 @@ function renderPlan(
     `${c.bold("After")}     ${c.green(formatTokens(tokensAfter))} tokens (${plural(result.messages.length, "message")}: the summary and ${result.messages.length - 1} kept)`,
     `${c.bold("Compacts")}  ${plural(cut.compactedIndices.length, "message")}, by ${result.event?.strategy ?? cut.selectedBy}${layer === null ? "" : ` (layer ${layer})`}`,
     `${c.bold("Keeps")}     from ${transcript.format === "pi" ? "entry " : ""}${firstKeptEntryId}${cut.isSplitTurn ? " (mid-turn)" : ""}`,
-    `${c.bold("Measure")}   ${c.dim(`${describeMeasure(measure)}; ${describeAfterMeasure(measure.counter, afterRatio, transcript.messages.length)}`)}`,
+    `${c.bold("Measure")}   ${c.dim(`${describeMeasure(measure)}; ${describeAfterMeasure(measure.counter, result.tokensBefore, countedBefore, transcript.messages.length)}`)}`,
     "",
   ].join("\n");
 }

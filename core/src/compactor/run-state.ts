@@ -7,7 +7,7 @@ import { makeSummaryRoom } from "./fit-budget.js";
 import type { ShrinkResult } from "../shrink/shrink-to-budget.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
 import type { Calibration } from "../tokens/calibration.js";
-import type { MessageTokenCounter } from "../tokens/message-tokens.js";
+import { budgetRatioOf, type MessageTokenCounter } from "../tokens/message-tokens.js";
 import type { CompactInput, RunInit, SummarizeOptions } from "./run.js";
 
 /**
@@ -36,6 +36,8 @@ export class RunState<T> {
   readonly providerRatio: number;
   /** The calibration `tokensBefore` was measured with. */
   readonly calibration: Calibration;
+  /** `budgetRatioOf(calibration)`: the provider's tokens per token of ours for messages alone (`CompactionRun.messageRatio`). */
+  readonly messageRatio: number;
   /** Tokens the summary message's own wrapping costs in this format (beyond the summary text). */
   readonly summaryOverheadTokens: number;
   readonly warnings: string[] = [];
@@ -83,6 +85,7 @@ export class RunState<T> {
     this.tokensBefore = init.tokensBefore;
     this.providerRatio = init.providerRatio;
     this.calibration = init.calibration;
+    this.messageRatio = budgetRatioOf(init.calibration);
     this.summaryOverheadTokens = init.summaryOverheadTokens;
     this.#facts = init.facts;
     this.#tokens = init.tokens;

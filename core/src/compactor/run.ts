@@ -240,6 +240,20 @@ export class CompactionRun<T> {
   get contextTokens(): number {
     return this.#run.contextTokens;
   }
+  /**
+   * The provider's tokens per token of ours for messages alone: the calibrated ratio
+   * (`MessageTokenCounter.budgetRatio`: learned from the spans between usage figures, or the
+   * host's; 1 to 4; 1 with neither). Unlike `providerRatio` it leaves out what no message shows
+   * (system prompt, tools), which on Claude Code's transcripts is 15,000–30,000 tokens: sizes of
+   * messages a plugin keeps (`keepRecentTokens`, a share of the window) convert with it.
+   */
+  get messageRatio(): number {
+    return this.#run.messageRatio;
+  }
+  /** Our count of messages the provider counts as `providerTokens` (at `messageRatio`), rounded down. */
+  countedMessageTokens(providerTokens: number): number {
+    return Math.floor(providerTokens / this.#run.messageRatio);
+  }
 
   // --- What a plugin may do, under its own name ----------------------------------------------
 

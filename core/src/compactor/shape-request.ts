@@ -16,7 +16,8 @@ import type { MessageAdapter, MessageFacts } from "../messages/adapter.js";
 import { CompactionError, describeError, ErrorCodes } from "../errors.js";
 import { describeValue } from "../messages/message-fields.js";
 import { type ShrinkResult, shrinkToBudget } from "../shrink/shrink-to-budget.js";
-import { type ContextAnchor, countedBudget, type MessageTokenCounter } from "../tokens/message-tokens.js";
+import type { RecordedCalibration } from "../tokens/calibration.js";
+import { countedBudget, type MessageTokenCounter } from "../tokens/message-tokens.js";
 
 /** What a host tells the compactor about the request it is about to send. */
 export interface ShapeRequestInput {
@@ -33,10 +34,10 @@ export interface ShapeRequestInput {
   /** Run the plugins' `shapeRequest` taps (default true); the core's shrinking always runs. */
   readonly plugins?: boolean;
   /**
-   * The anchor of the context's newest compaction (as `compact()`'s input takes it): the
-   * calibration it recorded sizes the budget when the messages give none to learn from.
+   * The calibration the context's newest compaction recorded (`CompactionEvent.calibration`,
+   * `ContextAnchor.calibration`): it sizes the budget when the messages give none to learn from.
    */
-  readonly anchor?: ContextAnchor;
+  readonly recordedCalibration?: RecordedCalibration;
 }
 
 /** What each `shapeRequest` tap receives beside the messages. */
@@ -92,7 +93,7 @@ export function shapeRequest<T>(engine: ShapingEngine<T>, messages: readonly T[]
     });
   }
   const systemPromptTokens = input.systemPrompt ? engine.tokens.counter.count(input.systemPrompt) : 0;
-  const providerRatio = engine.tokens.budgetRatio(messages, input.anchor);
+  const providerRatio = engine.tokens.budgetRatio(messages, input.recordedCalibration);
   const budget = Math.max(1, input.budget ?? countedBudget(contextWindow - engine.reserveTokens, providerRatio) - systemPromptTokens);
   const shaping: RequestShaping<T> = {
     contextWindow,

@@ -248,12 +248,12 @@ export class MessageTokenCounter<T> {
 
   /**
    * The provider-to-counter ratio for these messages: the host's, else learned from the newest
-   * pairs of usage figures (see calibration.ts), else the one the `anchor`'s compaction recorded
-   * (`ContextAnchor.calibration`), else 1.
+   * pairs of usage figures (see calibration.ts), else the one the context's newest compaction
+   * `recorded` (`ContextAnchor.calibration`, `CompactionEvent.calibration`), else 1.
    */
-  calibration(messages: readonly T[], anchor?: ContextAnchor): Calibration {
+  calibration(messages: readonly T[], recorded?: RecordedCalibration): Calibration {
     const learned = calibrate(messages, (message) => this.facts.of(message), (message) => this.count(message), this.calibrationOptions);
-    return withRecorded(learned, anchor?.calibration);
+    return withRecorded(learned, recorded);
   }
 
   /** What `calibration` learns with: the host's ratio, if any, and this counter's name (for `exact`). */
@@ -271,7 +271,7 @@ export class MessageTokenCounter<T> {
    */
   contextTokens(messages: readonly T[], anchor?: ContextAnchor): ContextTokens {
     const { usageTokens, lastUsageIndex, base } = this.contextBase(messages, anchor);
-    const calibration = this.calibration(messages, anchor);
+    const calibration = this.calibration(messages, anchor?.calibration);
     const index = lastUsageIndex ?? -1;
     let trailingTokens = 0;
     for (let after = index + 1; after < messages.length; after++) trailingTokens += this.count(messages[after] as T);
@@ -309,8 +309,8 @@ export class MessageTokenCounter<T> {
    * sent does not move it (a pi session file keeps the full outputs, and the newest figure
    * describes what was sent).
    */
-  budgetRatio(messages: readonly T[], anchor?: ContextAnchor): number {
-    return budgetRatioOf(this.calibration(messages, anchor));
+  budgetRatio(messages: readonly T[], recorded?: RecordedCalibration): number {
+    return budgetRatioOf(this.calibration(messages, recorded));
   }
 
   /**

@@ -230,7 +230,7 @@ describe("session_before_compact says which measure its warnings' token figures 
   it("adds a note after the warnings: our count, and the provider's ratio on this session", async () => {
     const { reports, run } = handle(setup);
     await run();
-    expect(reports.of("warning")).toContainEqual(expect.stringMatching(/^compaction: \[safeguard\] keepRecentTokens \(\d+: 20000 in the provider's measure\) was lowered to \d+ .* budget of \d+ tokens\.$/));
+    expect(reports.of("warning")).toContainEqual(expect.stringMatching(/^compaction: \[safeguard\] keepRecentTokens \(20000 in the provider's measure, \d+ in our count\) was lowered to \d+ .* budget of \d+ tokens\.$/));
     expect(reports.of("info")).toContainEqual(expect.stringMatching(/^compaction: the token figures in this warning are our estimate:chars\/4 count; the provider counts \d\.\d\dx that on this session\.$/));
   });
 });

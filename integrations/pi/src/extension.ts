@@ -15,6 +15,7 @@ import { ensureRequestPruning } from "@compaction/plugin-layered";
 import { explain, hintOf } from "./explain.js";
 import { type PiCompactionOptions, resolvePiCompactionOptions, type ResolvedPiCompactionOptions } from "./options.js";
 import { RecallLink, type RecallStatus } from "./recall-link.js";
+import { branchRecordedCalibration } from "./recorded-calibration.js";
 import { projectTrust } from "./project-trust.js";
 import { claimRuntime } from "./single-instance.js";
 
@@ -97,7 +98,13 @@ class PiCompactionHost {
     try {
       if (pruneContext) ensureRequestPruning(compactor);
       const messages = event.messages as PiMessage[];
-      const shaped = compactor.shapeRequest(messages, { contextWindow, systemPrompt: ctx.getSystemPrompt(), plugins: pruneContext });
+      const recorded = branchRecordedCalibration(ctx);
+      const shaped = compactor.shapeRequest(messages, {
+        contextWindow,
+        systemPrompt: ctx.getSystemPrompt(),
+        plugins: pruneContext,
+        ...(recorded === undefined ? {} : { recordedCalibration: recorded }),
+      });
       for (const warning of shaped.warnings) this.#reportOnce("warning", `compaction: ${warning} The rest of the request was shaped as usual.`, ctx);
       return shaped.messages === messages ? undefined : { messages: shaped.messages as ContextEvent["messages"] };
     } catch (error) {

@@ -48,7 +48,7 @@ export const ROLLING_OPTIONS_SCHEMA = {
     },
     keepRecentTokens: {
       description:
-        "Safeguard fallback only (no recall): tokens of the newest messages kept verbatim after the summary, as the provider counts them (the run's one measure), capped at the rolling target.",
+        "Safeguard fallback only (no recall): tokens of the newest messages kept verbatim after the summary, as the provider counts them (our count at the calibrated ratio: learned from the usage figures, or the config's tokenizer.ratio; our count itself with neither), capped at the rolling target.",
       type: "integer",
       minimum: 0,
       default: 20000,

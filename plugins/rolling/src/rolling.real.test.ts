@@ -9,7 +9,6 @@ import {
   createPiAdapter,
   lastUserIndex,
   type MessageAdapter,
-  providerRatio,
 } from "@compaction/core";
 import { loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
 import { describe, expect, it } from "vitest";
@@ -62,7 +61,7 @@ describe.each(cases)("rolling on the real transcript $name", ({ load, adapter })
     const compactor = new Compactor<unknown>({ adapter, tokenCounter: createEstimateCounter(), plugins: [rolling({ recall: false, minKeepMessages: 0 })] });
     const result = await compactor.compact({ messages, contextWindow: 200_000 });
     expect(result.status).toBe("compacted");
-    const ratio = providerRatio(result.tokensBefore, compactor.tokens.total(messages));
+    const ratio = compactor.tokens.budgetRatio(messages);
     expect(ratio).toBeGreaterThan(1.1);
     const keep = Math.floor(20_000 / ratio);
     const kept = compactor.tokens.total(messages.slice(result.cut!.firstKeptIndex));

@@ -128,10 +128,10 @@ function fallbackCut<T>(run: CompactionRun<T>, settings: RollingOptions, target:
   run.warn(
     `${why}: rolling fell back to a safeguard summary instead of evicting, since evicted messages could not be searched. Add a recall plugin, or set recall: true if the host offers '${settings.recallTool}' itself.`,
   );
-  // keepRecentTokens and the target are sizes of the context as the provider counts it (the run's
-  // one measure); the cut counts ours.
+  // keepRecentTokens is a size of messages as the provider counts them (at the calibrated ratio);
+  // the target is of the whole context (the run's ratio, which holds the system prompt and tools).
+  const keepRecentTokens = Math.max(0, Math.min(run.countedMessageTokens(settings.keepRecentTokens), run.countedTokens(target)));
   const keepProvider = Math.min(settings.keepRecentTokens, target);
-  const keepRecentTokens = Math.max(0, run.countedTokens(keepProvider));
   const cut = findCutPoint(run.view, { keepRecentTokens, minKeepMessages: settings.minKeepMessages });
   if (cut.firstKeptIndex === 0) return undefined;
   const checked = checkCut(run.view, cut, { plugin: PLUGIN_NAME, budget: Number.POSITIVE_INFINITY });
@@ -145,7 +145,7 @@ function fallbackCut<T>(run: CompactionRun<T>, settings: RollingOptions, target:
   return {
     firstKeptIndex: cut.firstKeptIndex,
     layer: "summarize",
-    reason: `no recall configured: summarise all but the newest ${keepProvider} tokens${run.providerRatio > 1 ? " as the provider counts them" : ""}, as safeguard does`,
+    reason: `no recall configured: summarise all but the newest ${keepProvider} tokens${run.messageRatio > 1 ? " as the provider counts them" : ""}, as safeguard does`,
   };
 }
 

@@ -7,7 +7,6 @@ import {
   createPiAdapter,
   createTiktokenCounter,
   isCutPoint,
-  providerRatio,
   readSummary,
 } from "@compaction/core";
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
@@ -95,12 +94,12 @@ describe.each(FIXTURES)("safeguard on the real transcript $name", (fixture) => {
     expect(result.tokensAfter).toBeLessThan(result.tokensBefore);
   }
 
-  it("keeps the newest messages within keepRecentTokens as the provider counts them (the run's ratio of its usage figure to our count)", () => {
+  it("keeps the newest messages within keepRecentTokens as the provider counts them (the calibrated ratio)", () => {
     for (const [input, result] of [
       [messages.slice(0, half), first],
       [[...first.messages, ...messages.slice(half)], second],
     ] as const) {
-      const ratio = providerRatio(result.tokensBefore, compactor.tokens.total(input));
+      const ratio = compactor.tokens.budgetRatio(input);
       expect(ratio).toBeGreaterThan(1.1);
       const keep = Math.floor(KEEP / ratio);
       const kept = compactor.tokens.total(input.slice(result.cut!.firstKeptIndex));

@@ -6,8 +6,9 @@ import type { SummarySizes } from "./write-summary.js";
 /**
  * `chooseCut` within the tokens the budget leaves after the summary message (and, when the
  * turn is split, the split turn's summary) and the preserved messages. `keepRecentTokens` is a
- * size of the context, so it is in the run's one measure (as the provider counts it): the cut
- * keeps `run.countedTokens(keepRecentTokens)` of our count. Warns when less than that fits.
+ * size of messages as the provider counts them: the cut keeps `run.countedMessageTokens(keepRecentTokens)`
+ * of our count (at the calibrated ratio, which leaves out the system prompt and tools). Warns when
+ * less than that fits.
  */
 export function selectCut(
   run: CompactionRun<unknown>,
@@ -15,7 +16,7 @@ export function selectCut(
   sizes: SummarySizes,
 ): Cut | undefined {
   const { keepRecentTokens, maxTurnBoundaryLoss } = options;
-  const keepCounted = run.countedTokens(keepRecentTokens);
+  const keepCounted = run.countedMessageTokens(keepRecentTokens);
   let summaryTokens = sizes.maxTokens + run.summaryOverheadTokens;
   // keepRecentTokens, but never more than the budget leaves after the summary and what the core
   // always keeps (system prompt, pinned messages and their tool partners).
@@ -30,7 +31,7 @@ export function selectCut(
   if (keep < keepCounted) {
     // Every figure in the warning is in the run's counter, as hosts say of warnings; the setting
     // itself is the provider's measure, and says so.
-    const setting = run.providerRatio > 1 ? `${keepCounted}: ${keepRecentTokens} in the provider's measure` : `${keepRecentTokens}`;
+    const setting = run.messageRatio > 1 ? `${keepRecentTokens} in the provider's measure, ${keepCounted} in our count` : `${keepRecentTokens}`;
     run.warn(
       `keepRecentTokens (${setting}) was lowered to ${keep} for this run, to leave room for the summary (${summaryTokens} tokens) and the preserved messages in the budget of ${run.budget} tokens.`,
     );

@@ -19,13 +19,13 @@ export interface WindowCut extends Cut {
 
 /**
  * Tokens the newest messages may hold, in our count: `keepRatio` of the context window (a size
- * as the provider counts it) over `providerRatio` (the run's, `CompactionRun.providerRatio`;
- * default 1), rounded down, and never more than `room` (the run's budget less what the core
- * always keeps, the core's `alwaysKept`), so a small budget shrinks the window instead of
- * failing the run.
+ * as the provider counts it) over `messageRatio` (the run's calibrated ratio,
+ * `CompactionRun.messageRatio`; default 1), rounded down, and never more than `room` (the run's
+ * budget less what the core always keeps, the core's `alwaysKept`), so a small budget shrinks
+ * the window instead of failing the run.
  */
-export function keepTokensFor(contextWindow: number, room: number, keepRatio: number, providerRatio = 1): number {
-  return Math.max(0, Math.floor(Math.min((contextWindow * keepRatio) / providerRatio, room)));
+export function keepTokensFor(contextWindow: number, room: number, keepRatio: number, messageRatio = 1): number {
+  return Math.max(0, Math.floor(Math.min((contextWindow * keepRatio) / messageRatio, room)));
 }
 
 /** Tokens of the earlier summaries in the working set (the next summary takes them in). */

@@ -53,10 +53,10 @@ export function slidingWindow(options?: SlidingWindowInput): CompactionPlugin {
 
 function selectCut(run: CompactionRun<unknown>, config: SlidingWindowOptions) {
   const room = run.budget - alwaysKept(run.view).tokens;
-  // keepRatio is a share of the window, so of the context as the provider counts it (the run's
-  // one measure); the cut keeps that many of the provider's tokens, in our count.
-  const keepTokens = keepTokensFor(run.contextWindow, room, config.keepRatio, run.providerRatio);
-  const share = `${config.keepRatio} of the window${run.providerRatio > 1 ? ", in the provider's measure" : ""}`;
+  // keepRatio is a share of the window, so of messages as the provider counts them: the cut keeps
+  // that many of the provider's tokens, in our count at the calibrated ratio (`run.messageRatio`).
+  const keepTokens = keepTokensFor(run.contextWindow, room, config.keepRatio, run.messageRatio);
+  const share = `${config.keepRatio} of the window${run.messageRatio > 1 ? ", in the provider's measure" : ""}`;
   // Keeping the newest turn whole beside the summary must fit the room: the new summary takes
   // in the earlier one, so at least its size is needed. When it does not fit, the turn is still
   // kept from its request on (the newest user message is never compacted) and the core shrinks it.
@@ -69,7 +69,7 @@ function selectCut(run: CompactionRun<unknown>, config: SlidingWindowOptions) {
     );
   } else if (cut.overShare) {
     run.warn(
-      `The newest turn needs ${cut.keptTokens} tokens, more than the ${keepTokens} tokens kept verbatim (keepRatio ${config.keepRatio}${run.providerRatio > 1 ? " of the window, in the provider's measure" : ""}); it is kept whole from its user message.`,
+      `The newest turn needs ${cut.keptTokens} tokens, more than the ${keepTokens} tokens kept verbatim (keepRatio ${config.keepRatio}${run.messageRatio > 1 ? " of the window, in the provider's measure" : ""}); it is kept whole from its user message.`,
     );
   }
   return {
