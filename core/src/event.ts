@@ -53,7 +53,8 @@ export interface CreateEventInput {
   boundaryMessageId?: string | null;
   strategy: string;
   warnings?: readonly string[];
-  calibration?: RecordedCalibration;
+  /** Recorded only when given (a run records it when its calibration was learned: `recordedCalibration`). */
+  calibration?: RecordedCalibration | undefined;
   now?: Date;
 }
 

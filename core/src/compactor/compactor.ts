@@ -12,7 +12,7 @@ import { fitCompacted, fitCutToBudget, keepNewestRequest, latestCutIndex } from 
 import { summarizeCut } from "./summarize-cut.js";
 import { guardShapingTap, type RequestShaping, type ShapedRequest, type ShapeRequestInput, shapeRequest } from "./shape-request.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
-import { type Calibration, type RecordedCalibration, recordedCalibration } from "../tokens/calibration.js";
+import { recordedCalibration } from "../tokens/calibration.js";
 import { budgetRatioOf, checkAnchor, countedBudget, MessageTokenCounter, providerRatio } from "../tokens/message-tokens.js";
 import { createTiktokenCounter } from "../tokens/tiktoken-counter.js";
 import type { TokenCounter } from "../tokens/token-counter.js";
@@ -437,7 +437,7 @@ export class Compactor<T> {
       boundaryMessageId: firstKept === undefined ? null : (run.factsOf(firstKept).id ?? null),
       strategy: selectedBy ?? run.modifiedBy ?? "core",
       warnings: run.warnings,
-      ...recordedOf(run.calibration),
+      calibration: recordedCalibration(run.calibration),
     });
     const result: CompactionResult<T> = {
       status: "compacted",
@@ -669,8 +669,3 @@ function shrunkByIndex<T>(run: RunState<T>): Map<number, T> {
   return map;
 }
 
-/** The event's `calibration`: the run's, when it was learned from usage figures. */
-function recordedOf(calibration: Calibration): { calibration?: RecordedCalibration } {
-  const recorded = recordedCalibration(calibration);
-  return recorded === undefined ? {} : { calibration: recorded };
-}
