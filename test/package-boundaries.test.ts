@@ -4,7 +4,8 @@
  * the context manager imports the engine and the transcript store; a plugin imports the engine
  * (recall may import the transcript store, a model summarizer its machinery) and never another
  * plugin; a preset imports the plugins it lists; a framework integration (AI SDK) imports only
- * the engine and takes its framework as a peer dependency. Checked on every source file's imports and on
+ * the engine and takes its framework as a peer dependency; the replay imports the engine, the transcript store
+ * and the context manager. Checked on every source file's imports and on
  * every package.json's dependencies, so a forbidden import fails here before it ships.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -39,6 +40,7 @@ const ENGINE = "@compaction/core";
 const STORE = "@compaction/transcript";
 const LOOP = "@compaction/context-manager";
 const MODEL = "@compaction/model-summarizer";
+const REPLAY = "@compaction/replay";
 
 /**
  * Framework integrations depend only on the engine and their framework (a peer dependency with
@@ -58,6 +60,8 @@ function allowedImports(from: Workspace): ReadonlySet<string> | undefined {
   if (name === ENGINE) return new Set();
   if (name === STORE || name === MODEL) return new Set([ENGINE]);
   if (name === LOOP) return new Set([ENGINE, STORE]);
+  // The replay runs a session as a host does (the context manager) and measures it.
+  if (name === REPLAY) return new Set([ENGINE, STORE, LOOP]);
   if (name === "@compaction/fixtures") return new Set([ENGINE]);
   if (Object.hasOwn(FRAMEWORK_INTEGRATIONS, name)) return new Set([ENGINE]);
   if (dir.startsWith("plugins/")) {

@@ -1,0 +1,18 @@
+/**
+ * @compaction/replay — replay a recorded session through a compaction preset as a host runs it,
+ * and measure it: what the requests cost with the provider's prompt cache, and (continuity) what
+ * the agent needed next that the context still held. The benchmarks and `compaction compare` use it.
+ */
+export {
+  ANTHROPIC_PRICES,
+  billedTokens,
+  CACHE_PRICES,
+  type CachePrices,
+  type CacheSummary,
+  MOSTLY_UNCACHED_BELOW,
+  OPENAI_PRICES,
+  PromptCacheMeter,
+  type RequestCost,
+} from "./prompt-cache.js";
+export { isModelCall, type ModelCall, type ReplayHost, type ReplayOptions, type ReplayPolicy, type ReplayResult, replaySession } from "./replay.js";
+export { CLEAR_TOOL_USES_DEFAULTS, clearToolUsesPolicy, type ClearToolUsesOptions, contextManagerPolicy, noCompactionPolicy } from "./policies.js";
