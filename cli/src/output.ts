@@ -168,3 +168,13 @@ export function describeMeasure(measure: TokenMeasure): string {
         : `${from} + raw ${count} count ${after} (no usage pairs to calibrate from yet)`;
   }
 }
+
+/**
+ * After an auto-compaction threshold in tokens: where the share came from when the usable window
+ * (core's `usableWindow`) is less than the context window, else nothing.
+ */
+export function usableWindowNote(usable: number, contextWindow: number): string {
+  return usable < contextWindow
+    ? `, of ${formatTokens(usable)} usable: the reserve for the reply takes over a tenth of the ${formatTokens(contextWindow)}-token window`
+    : "";
+}

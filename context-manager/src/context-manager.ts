@@ -18,6 +18,8 @@ import {
   ErrorCodes,
   isCompactionError,
   lastUserIndex,
+  markCacheBreakpoints,
+  type RequestShaper,
   type ShapedRequest,
 } from "@compaction/core";
 import { ContextSize } from "./context-size.js";
@@ -58,9 +60,20 @@ export interface ContextCompactOptions {
   readonly signal?: AbortSignal;
 }
 
-export interface ContextSendOptions {
+export interface ContextSendOptions extends RequestOptions {
   /** Whether a thrown value means "the request was too long". Default: `isContextOverflowError`. */
   readonly isOverflow?: (error: unknown) => boolean;
+}
+
+export interface RequestOptions {
+  /**
+   * Mark where the request's stable prefix ends (`ShapedRequest.cacheBreakpoints`: after the
+   * summary or note, after the last message unchanged since the previous request, after the newest
+   * message) in the way the provider needs it, through the adapter's `markCacheBreakpoint`
+   * (Anthropic's `cache_control`). Default false; a format with no marker sends the messages as
+   * they are. The context itself is never marked.
+   */
+  readonly markCache?: boolean;
 }
 
 /** What the manager is built from; see `createContextManager`. */
@@ -84,6 +97,8 @@ export class ContextManager<T> {
   readonly #ownsCompactor: boolean;
   readonly #store: ContextStore<T>;
   readonly #size: ContextSize<T>;
+  /** Sends prefix-stable requests between compactions (see `Compactor.createRequestShaper`). */
+  readonly #shaper: RequestShaper<T>;
   readonly #autoOption: boolean | undefined;
   readonly #agent: string | undefined;
   readonly #emitter: TypedEmitter<ContextManagerEvents<T>>;
@@ -106,6 +121,7 @@ export class ContextManager<T> {
     this.#autoOption = init.autoCompact;
     this.#agent = init.agent;
     this.#size = new ContextSize(init.compactor.tokens, init.store.messages, init.store.anchor);
+    this.#shaper = init.compactor.createRequestShaper();
     this.#emitter = new TypedEmitter((error, event) => {
       if (event === "error") return;
       this.#emitter.emit("error", { error: error instanceof Error ? error : new Error(describeError(error)), during: "listener" });
@@ -130,9 +146,14 @@ export class ContextManager<T> {
     return this.#size.tokens;
   }
 
-  /** The auto-compaction threshold in tokens: the configured share of the context window. */
+  /**
+   * The auto-compaction threshold in tokens, as the provider counts them: the configured share of
+   * the usable window (`compactor.autoCompactTokens`: the window, or less when the reserve for the
+   * reply takes over a tenth of it), so the context is compacted before it outgrows what a request
+   * can hold, and between compactions what is sent only grows at its end.
+   */
   get threshold(): number {
-    return this.compactor.autoCompact.threshold * this.contextWindow;
+    return this.compactor.autoCompactTokens(this.contextWindow);
   }
 
   /** True while a compaction runs (appended messages are queued until it ends). */
@@ -239,12 +260,14 @@ export class ContextManager<T> {
     await this.check();
     await this.idle();
     const first = this.#shape(this.budget);
+    const marked = (shaped: ShapedRequest<T>): readonly T[] =>
+      options.markCache === true ? markCacheBreakpoints(this.compactor.adapter, shaped.messages, shaped.cacheBreakpoints) : shaped.messages;
     let retry: readonly T[];
     try {
-      return await request(first.messages);
+      return await request(marked(first));
     } catch (error) {
       if (!isOverflow(error)) throw error;
-      retry = await this.#serial(() => this.#recoverFromOverflow(error, first));
+      retry = marked(await this.#serial(() => this.#recoverFromOverflow(error, first)));
       await this.idle();
     }
     try {
@@ -351,16 +374,19 @@ export class ContextManager<T> {
    * the preset's send-time shaping first (layered prunes old tool outputs), then what is still
    * over the budget shrunk to head and tail (the core's `shrinkToBudget`: largest tool outputs,
    * then the newest turn's other messages, the newest user message last). The context itself (and
-   * its session file) keeps the full text. Deterministic: the same context gives the same
-   * request, so the provider's prompt cache stays warm. The context itself when nothing changes.
+   * its session file) keeps the full text. Prefix-stable (`Compactor.createRequestShaper`): between
+   * two compactions a message shrunk once is sent in the same form, and a request that must shrink
+   * frees room for the next ones, so each request differs from the previous one only at its end and
+   * the provider's prompt cache holds. The context itself when nothing changes.
    */
-  requestMessages(): readonly T[] {
-    return this.#shape(this.budget).messages;
+  requestMessages(options: RequestOptions = {}): readonly T[] {
+    const shaped = this.#shape(this.budget);
+    return options.markCache === true ? markCacheBreakpoints(this.compactor.adapter, shaped.messages, shaped.cacheBreakpoints) : shaped.messages;
   }
 
   #shape(budget: number): ShapedRequest<T> {
     const recorded = this.#store.anchor?.calibration;
-    const shaped = this.compactor.shapeRequest(this.#store.messages, { contextWindow: this.contextWindow, budget, ...(recorded === undefined ? {} : { recordedCalibration: recorded }) });
+    const shaped = this.#shaper.shape(this.#store.messages, { contextWindow: this.contextWindow, budget, ...(recorded === undefined ? {} : { recordedCalibration: recorded }) });
     for (const warning of shaped.warnings) this.#warnOnceText("shape-failed", warning);
     return shaped;
   }
@@ -371,7 +397,7 @@ export class ContextManager<T> {
    * smaller than what was rejected. Throws COMPACTION_CONTEXT_OVERFLOW when no such request
    * exists: the system prompt, pinned messages and newest user message alone are too large.
    */
-  async #recoverFromOverflow(cause: unknown, sent: ShapedRequest<T>): Promise<readonly T[]> {
+  async #recoverFromOverflow(cause: unknown, sent: ShapedRequest<T>): Promise<ShapedRequest<T>> {
     const rejected = `The provider rejected the request as too long for the context window (${describeError(cause)})`;
     if (!this.autoCompact) {
       throw overflowError(`${rejected}, and auto-compaction is off for this ${this.#store.path === null ? "context" : "session"}, so nothing was compacted.`, "Compact by hand (compact()), or turn auto-compaction on.", cause);
@@ -408,7 +434,7 @@ export class ContextManager<T> {
         cause,
       );
     }
-    return shaped.messages;
+    return shaped;
   }
 
   /** One compaction, start to end: notification, compactor, store, warnings. Never throws. */

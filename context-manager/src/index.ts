@@ -11,6 +11,7 @@ export {
   type ContextUsage,
   MIN_MESSAGES_TO_COMPACT,
   type ContextSendOptions,
+  type RequestOptions,
 } from "./context-manager.js";
 export { type ContextManagerOptions, createContextManager } from "./create-context-manager.js";
 export type {

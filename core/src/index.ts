@@ -17,6 +17,9 @@ export {
 export { CompactionRun, type CompactInput, isEmptyDraft, type SummaryDraft, type SummarizeOptions } from "./compactor/run.js";
 export type { CompactionResult, CompactionStatus } from "./compactor/result.js";
 export type { RequestShaping, ShapedRequest, ShapeRequestInput } from "./compactor/shape-request.js";
+export { RequestShaper, type RequestShaperEngine } from "./compactor/request-shaper.js";
+export { cacheBreakpoints, markCacheBreakpoints, MAX_MESSAGE_BREAKPOINTS } from "./compactor/cache-breakpoints.js";
+export { autoCompactTokens, COMPACTED_SHARE, compactedTargetTokens, USABLE_SHARE, usableWindow } from "./compactor/usable-window.js";
 export type { CompactionPlugin, PluginFactory, Preset, PresetEntry } from "./compactor/plugin.js";
 export {
   STAGE_AUGMENT,

@@ -28,7 +28,7 @@ export async function compactionInputFilter(options: { agent: string; cwd: strin
   const filter: CallModelInputFilter = async ({ modelData }) => {
     const items = modelData.input as ResponsesItem[];
     const instructions = compactor.tokens.counter.count(modelData.instructions ?? "");
-    if (compactor.tokens.total(items) + instructions <= compactor.autoCompact.threshold * window) return modelData;
+    if (compactor.tokens.total(items) + instructions <= compactor.autoCompactTokens(window)) return modelData;
     const result = await compactor.compact({ messages: items, contextWindow: window - instructions, trigger: "auto", agent: options.agent });
     options.onCompaction?.(result);
     return { ...modelData, input: result.messages as AgentInputItem[] };

@@ -26,7 +26,10 @@ export const ANTHROPIC_PRICES: CachePrices = Object.freeze({ provider: "anthropi
 export const OPENAI_PRICES: CachePrices = Object.freeze({ provider: "openai", cached: 0.1, uncached: 1 });
 export const CACHE_PRICES: readonly CachePrices[] = Object.freeze([ANTHROPIC_PRICES, OPENAI_PRICES]);
 
-/** A request counts as mostly uncached when less than this share of its tokens was cached. */
+/**
+ * A request is a cache miss when it reads less than this share of the previous request from the
+ * cache (and a request counts as mostly uncached when less than this share of its tokens was).
+ */
 export const MOSTLY_UNCACHED_BELOW = 0.5;
 
 /** One request as the cache saw it. */
@@ -43,7 +46,15 @@ export interface RequestCost {
 /** A run of requests, summed. */
 export interface CacheSummary {
   readonly requests: number;
-  /** Requests with less than half of their tokens cached (`MOSTLY_UNCACHED_BELOW`). */
+  /**
+   * Requests that threw the cache away: they read less than half of what the previous request
+   * sent from the cache (`MOSTLY_UNCACHED_BELOW`), because something early in it changed (a
+   * compaction, a prune, a message shrunk anew). The first request counts (the cache is cold). A
+   * request that only appends much new text (a large tool output) is not one: nothing could
+   * have cached that.
+   */
+  readonly misses: number;
+  /** Requests with less than half of their own tokens cached, for whatever reason (misses and large appends). */
   readonly mostlyUncached: number;
   /** Input tokens over every request. */
   readonly inputTokens: number;
@@ -73,6 +84,7 @@ export class PromptCacheMeter<T> {
   /** JSON of messages seen, by object, so an unchanged object is serialised once. */
   readonly #keys = new WeakMap<object, string>();
   #requests = 0;
+  #misses = 0;
   #mostlyUncached = 0;
   #inputTokens = 0;
   #cachedTokens = 0;
@@ -98,8 +110,12 @@ export class PromptCacheMeter<T> {
       total += count;
       if (i < cachedMessages) cached += count;
     });
+    let previousTotal = 0;
+    for (const count of this.#previous.tokens) previousTotal += count;
     this.#previous = { keys, tokens };
     this.#requests += 1;
+    const reusable = Math.min(previousTotal, total);
+    if (reusable === 0 || cached < MOSTLY_UNCACHED_BELOW * reusable) this.#misses += 1;
     if (total > 0 && cached / total < MOSTLY_UNCACHED_BELOW) this.#mostlyUncached += 1;
     this.#inputTokens += total;
     this.#cachedTokens += cached;
@@ -111,6 +127,7 @@ export class PromptCacheMeter<T> {
   summary(): CacheSummary {
     return {
       requests: this.#requests,
+      misses: this.#misses,
       mostlyUncached: this.#mostlyUncached,
       inputTokens: this.#inputTokens,
       cachedTokens: this.#cachedTokens,

@@ -3,13 +3,14 @@
  * passes the threshold, or turns that on or off for this session only (a pi `custom` entry
  * appended to the session file; the config's `autoCompact.enabled` stays the default).
  */
+import { usableWindow } from "@compaction/core";
 import { appendEntries, autoCompactEntry, buildContext, sessionAutoCompact } from "@compaction/transcript";
 import type { CommandContext } from "../command-context.js";
 import { type CommandCall, type CommandScope, defineCommand } from "../command-scaffold.js";
 import { CliError } from "../errors.js";
 import { ExitCode } from "../exit-codes.js";
 import { configOf, configSummary, type ConfigSummary } from "../load-compactor.js";
-import { formatTokens } from "../output.js";
+import { formatTokens, usableWindowNote } from "../output.js";
 import { upgradeBeforeWriting } from "./session-upgrade.js";
 
 interface AutocompactOptions {
@@ -27,7 +28,11 @@ export interface AutocompactState {
   /** What the config alone says. */
   readonly configEnabled: boolean;
   readonly threshold: number;
+  /** The threshold in tokens: its share of the usable window (core's `autoCompactTokens`). */
   readonly thresholdTokens: number;
+  readonly contextWindow: number;
+  /** The window the threshold is a share of: the context window, or less when the reserve for the reply takes over a tenth of it. */
+  readonly usableWindow: number;
   readonly preset: string;
   /** Which configuration applied: the file, the agent's section, what the project may not run. */
   readonly config: ConfigSummary;
@@ -82,7 +87,9 @@ async function autocompact(scope: CommandScope<AutocompactOptions, boolean | und
     source: wanted === undefined && own === undefined ? "config" : "session",
     configEnabled,
     threshold: compactor.autoCompact.threshold,
-    thresholdTokens: Math.floor(compactor.autoCompact.threshold * window),
+    thresholdTokens: compactor.autoCompactTokens(window),
+    contextWindow: window,
+    usableWindow: Math.floor(usableWindow(window, Math.min(compactor.reserveTokens, window - 1))),
     preset: config.preset,
     config: configSummary(config),
     changed,
@@ -91,7 +98,7 @@ async function autocompact(scope: CommandScope<AutocompactOptions, boolean | und
 
 function renderState(state: AutocompactState, requested: boolean, { out: c }: CommandContext): string {
   const onOff = state.enabled ? c.green("on") : c.yellow("off");
-  const at = `at ${Math.round(state.threshold * 100)}% of the window (${formatTokens(state.thresholdTokens)} tokens), preset ${state.preset}`;
+  const at = `at ${Math.round(state.threshold * 100)}% of the window (${formatTokens(state.thresholdTokens)} tokens${usableWindowNote(state.usableWindow, state.contextWindow)}), preset ${state.preset}`;
   const source =
     state.source === "session"
       ? `set for this session${state.configEnabled === state.enabled ? "" : ` (the config says ${state.configEnabled ? "on" : "off"})`}`

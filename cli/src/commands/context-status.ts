@@ -1,11 +1,11 @@
 /** `compaction context status`: how full the context is, auto-compaction, and the compaction history. */
-import { type AdapterName, type ContextAnchor } from "@compaction/core";
+import { type AdapterName, type ContextAnchor, usableWindow } from "@compaction/core";
 import { buildContext, compactionAnchor, sessionAutoCompact, type TranscriptFormat } from "@compaction/transcript";
 import type { CommandContext } from "../command-context.js";
 import { type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { compactionHistory, degradationRisk, riskAdvice, type DegradationRisk } from "../compaction-history.js";
 import { configOf, configSummary, type ConfigSummary } from "../load-compactor.js";
-import { describeMeasure, formatAge, formatTokens, percentUsed, sessionLabel, tokenMeasure, type TokenMeasure, usageBar } from "../output.js";
+import { describeMeasure, formatAge, formatTokens, percentUsed, sessionLabel, tokenMeasure, type TokenMeasure, usageBar, usableWindowNote } from "../output.js";
 import type { TargetSession } from "../session-target.js";
 
 /** Everything `context status` reports; `--json` prints it as is. */
@@ -30,7 +30,10 @@ export interface ContextStatus {
     /** `session`: set for this session with `compaction autocompact on|off`; `config`: from the config (or its default). */
     readonly source: "session" | "config";
     readonly threshold: number;
+    /** The threshold in tokens: its share of the usable window (core's `autoCompactTokens`). */
     readonly thresholdTokens: number;
+    /** The window the threshold is a share of: the context window, or less when the reserve for the reply takes over a tenth of it. */
+    readonly usableWindow: number;
   };
   readonly compactions: { readonly count: number; readonly lastAt: string | null; readonly sinceLastMs: number | null };
   readonly risk: DegradationRisk;
@@ -115,7 +118,8 @@ async function contextStatus(scope: CommandScope<CommonOptions, undefined>): Pro
       enabled: facts.autoCompact ?? compactor.autoCompact.enabled,
       source: facts.autoCompact === undefined ? "config" : "session",
       threshold: compactor.autoCompact.threshold,
-      thresholdTokens: Math.floor(compactor.autoCompact.threshold * window),
+      thresholdTokens: compactor.autoCompactTokens(window),
+      usableWindow: Math.floor(usableWindow(window, Math.min(compactor.reserveTokens, window - 1))),
     },
     compactions: { count: facts.compactions, lastAt: facts.lastAt, sinceLastMs: Number.isNaN(lastMs) ? null : Math.max(0, Date.now() - lastMs) },
     risk,
@@ -126,7 +130,7 @@ async function contextStatus(scope: CommandScope<CommonOptions, undefined>): Pro
 function renderStatus(status: ContextStatus, { out: c }: CommandContext): string {
   const auto = status.autoCompact;
   const autoText = auto.enabled
-    ? `${c.green("on")} at ${Math.round(auto.threshold * 100)}% (${formatTokens(auto.thresholdTokens)} tokens)`
+    ? `${c.green("on")} at ${Math.round(auto.threshold * 100)}% (${formatTokens(auto.thresholdTokens)} tokens${usableWindowNote(auto.usableWindow, status.contextWindow)})`
     : `${c.yellow("off")} (threshold ${Math.round(auto.threshold * 100)}%)`;
   const since = status.compactions.sinceLastMs === null ? "" : `, last ${formatAge(status.compactions.sinceLastMs)}`;
   const riskColor = status.risk === "high" ? c.red : status.risk === "medium" ? c.yellow : c.green;

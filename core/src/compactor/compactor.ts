@@ -6,11 +6,13 @@ import { describeValue } from "../messages/message-fields.js";
 import { checkCut } from "../cut/check-cut.js";
 import type { Cut } from "../cut/cut.js";
 import { shrinkToBudget } from "../shrink/shrink-to-budget.js";
+import { autoCompactTokens, compactedTargetTokens, usableWindow } from "./usable-window.js";
+import { RequestShaper } from "./request-shaper.js";
 import { createExtractiveSummarizer } from "../summarizer/extractive.js";
 import { summaryHasContent } from "../summarizer/has-content.js";
 import { fitCompacted, fitCutToBudget, keepNewestRequest, latestCutIndex } from "./fit-budget.js";
 import { summarizeCut } from "./summarize-cut.js";
-import { guardShapingTap, type RequestShaping, type ShapedRequest, type ShapeRequestInput, shapeRequest } from "./shape-request.js";
+import { guardShapingTap, type RequestShaping, type ShapedRequest, type ShapeRequestInput, type ShapingEngine, shapeRequest } from "./shape-request.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
 import { recordedCalibration } from "../tokens/calibration.js";
 import { budgetRatioOf, checkAnchor, countedBudget, MessageTokenCounter, providerRatio } from "../tokens/message-tokens.js";
@@ -123,6 +125,21 @@ export class Compactor<T> {
     for (const plugin of options.plugins ?? []) this.use(plugin);
   }
 
+  /**
+   * The size, as the provider counts it, past which a host compacts on its own: the auto-compaction
+   * threshold's share of the usable window (`usableWindow`: the window, or less when the reserve
+   * for the reply takes over a tenth of it), so a host compacts before what it holds outgrows what
+   * it can send, and between two compactions its requests only grow at their end.
+   */
+  autoCompactTokens(contextWindow: number | undefined = this.contextWindow): number {
+    if (contextWindow === undefined || !Number.isFinite(contextWindow) || contextWindow <= 0) {
+      throw new CompactionError(ErrorCodes.INPUT_INVALID, `autoCompactTokens() needs a positive contextWindow; found ${String(contextWindow)}.`, {
+        hint: "Pass the model's context window, or set contextWindow in .compactionrc.",
+      });
+    }
+    return autoCompactTokens(contextWindow, Math.min(this.reserveTokens, contextWindow - 1), this.autoCompact.threshold);
+  }
+
   /** Applies a plugin: it taps the hooks it needs. */
   use(plugin: CompactionPlugin): this {
     if (typeof plugin !== "object" || plugin === null || typeof plugin.name !== "string" || typeof plugin.apply !== "function") {
@@ -189,6 +206,7 @@ export class Compactor<T> {
         summaryOverheadTokens: run.summaryOverheadTokens,
         summaryMaxTokens: run.summaryMaxTokens,
         recallTool: run.recallTool,
+        headroomTo: run.targetCounted,
       });
       for (const repair of fitted.repairs) run.warnings.push(`[core] ${repair}`);
       run.cut = fitted.cut;
@@ -238,18 +256,31 @@ export class Compactor<T> {
    * extension's `context` event, OpenClaw's `assemble`).
    */
   shapeRequest(messages: readonly T[], input: ShapeRequestInput = {}): ShapedRequest<T> {
-    return shapeRequest(
-      {
-        adapter: this.adapter,
-        tokens: this.tokens,
-        contextWindow: this.contextWindow,
-        reserveTokens: this.reserveTokens,
-        recallTool: this.#recallTool(),
-        runTaps: (list, shaping) => (this.hooks.shapeRequest.isUsed() ? this.hooks.shapeRequest.call(list, shaping) : list),
-      },
-      messages,
-      input,
-    );
+    return shapeRequest(this.#shapingEngine(), messages, input);
+  }
+
+  /**
+   * A sender for one conversation that keeps what it sends prefix-stable (see `RequestShaper`):
+   * a message shrunk or left out once goes out in that same form until the context is compacted,
+   * and a request that must shrink frees room for the ones after it. Hosts that send request
+   * after request (the context manager, the pi extension, OpenClaw) use one per conversation, so
+   * the provider's prompt cache holds between compactions; `shapeRequest()` is the same shaping
+   * without the memory.
+   */
+  createRequestShaper(): RequestShaper<T> {
+    const engine = this.#shapingEngine();
+    return new RequestShaper<T>({ ...engine, autoCompactTokens: (contextWindow) => this.autoCompactTokens(contextWindow) });
+  }
+
+  #shapingEngine(): ShapingEngine<T> {
+    return {
+      adapter: this.adapter,
+      tokens: this.tokens,
+      contextWindow: this.contextWindow,
+      reserveTokens: this.reserveTokens,
+      recallTool: this.#recallTool(),
+      runTaps: (list, shaping) => (this.hooks.shapeRequest.isUsed() ? this.hooks.shapeRequest.call(list, shaping) : list),
+    };
   }
 
   /**
@@ -308,6 +339,8 @@ export class Compactor<T> {
       summarizer: this.summarizer,
       summaryMaxTokens: this.summaryMaxTokens,
       contextWindow,
+      usableWindow: usableWindow(contextWindow, reserve),
+      targetTokens: compactedTargetTokens(contextWindow, reserve, this.autoCompact.threshold),
       budget: countedBudget(contextWindow - reserve, Math.max(budgetRatioOf(before.calibration), runRatio)),
       tokensBefore: before.tokens,
       providerRatio: runRatio,
@@ -326,7 +359,7 @@ export class Compactor<T> {
     // Nothing to cut, yet over the budget: shrink the working set itself (a host that records
     // only summary + suffix shrinks at send time instead, see shrinkToBudget).
     if (!run.suffixOnly && sumAll(run.view.tokens) > run.budget) {
-      const shrink = shrinkToBudget(run.messages, this.tokens, { budget: run.budget, recallTool: run.recallTool });
+      const shrink = shrinkToBudget(run.messages, this.tokens, { budget: run.budget, recallTool: run.recallTool, headroomTo: run.targetCounted });
       if (!shrink.fits) {
         const error = new CompactionError(
           ErrorCodes.CONTEXT_OVERFLOW,

@@ -76,6 +76,12 @@ export interface FitInput<T> {
   readonly summaryOverheadTokens: number;
   readonly summaryMaxTokens: number;
   readonly recallTool: string | undefined;
+  /**
+   * What the compacted context should come down to when rule 3 must shrink anyway (the run's
+   * target, `CompactionRun.targetTokens`, in our count): tool outputs are shrunk further towards
+   * it (`ShrinkOptions.headroomTo`), so the next request does not need shrinking again. Default: none.
+   */
+  readonly headroomTo?: number;
 }
 
 export interface FittedCut<T> {
@@ -106,7 +112,8 @@ export function fitCutToBudget<T>(input: FitInput<T>): FittedCut<T> {
   }
 
   const atRequest = latest > checked.firstKeptIndex ? recheck(view, checked, latest) : checked;
-  let kept = shrinkKept(input, atRequest, target);
+  const room = input.summaryOverheadTokens + summaryAllowance(budget, input.summaryMaxTokens);
+  let kept = shrinkKept(input, atRequest, target, input.headroomTo === undefined ? undefined : input.headroomTo - room);
   // No room for a summary of its own: the summary may be short, but the request must fit.
   if (!kept.shrink.fits) kept = shrinkKept(input, atRequest, budget - input.summaryOverheadTokens - 1);
   if (!kept.shrink.fits) throw overflow(view, keptIndicesOf(atRequest, view.facts.length), kept.raw, budget);
@@ -167,12 +174,12 @@ function keptIndicesOf(cut: CheckedCut, length: number): number[] {
  * What `cut` keeps, from the working set's originals, shrunk to `budget`: the result with its
  * indices in the working set (`shrink`), as shrinkToBudget gave it (`raw`), and in a sentence.
  */
-function shrinkKept<T>(input: Pick<FitInput<T>, "messages" | "tokens" | "recallTool">, cut: CheckedCut, budget: number) {
+function shrinkKept<T>(input: Pick<FitInput<T>, "messages" | "tokens" | "recallTool">, cut: CheckedCut, budget: number, headroomTo?: number) {
   const keptIndices = keptIndicesOf(cut, input.messages.length);
   const raw = shrinkToBudget(
     keptIndices.map((i) => input.messages[i] as T),
     input.tokens,
-    { budget, recallTool: input.recallTool },
+    { budget, recallTool: input.recallTool, ...(headroomTo === undefined ? {} : { headroomTo }) },
   );
   const shrunk = raw.shrunk.map((s) => ({ ...s, index: keptIndices[s.index] as number }));
   const text = shrunk.map((s) => `message ${s.index} (${s.what}, ${s.tokensBefore} -> ${s.tokensAfter} tokens)`).join(", ");

@@ -17,6 +17,14 @@ import type { CompactInput, RunInit, SummarizeOptions } from "./run.js";
 export class RunState<T> {
   readonly input: CompactInput<T>;
   readonly contextWindow: number;
+  /** See `CompactionRun.usableWindow`. */
+  readonly usableWindow: number;
+  /** See `CompactionRun.targetTokens`. */
+  readonly targetTokens: number;
+  /** `targetTokens` in our count (at the run's ratio), never above the budget: what shrinking makes room down to. */
+  get targetCounted(): number {
+    return Math.min(this.budget, this.countedTokens(this.targetTokens));
+  }
   /**
    * Most tokens the compacted context may hold, by our count: the context window minus the
    * reserve, at the calibrated ratio (`countedBudget` at `MessageTokenCounter.budgetRatio`) or at
@@ -81,6 +89,8 @@ export class RunState<T> {
   constructor(init: RunInit<T>) {
     this.input = init.input;
     this.contextWindow = init.contextWindow;
+    this.usableWindow = init.usableWindow;
+    this.targetTokens = init.targetTokens;
     this.budget = init.budget;
     this.tokensBefore = init.tokensBefore;
     this.providerRatio = init.providerRatio;

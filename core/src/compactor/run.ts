@@ -63,6 +63,10 @@ export interface RunInit<T> {
   readonly summarizer: Summarizer;
   readonly summaryMaxTokens: number;
   readonly contextWindow: number;
+  /** The window the shares in thresholds and targets apply to (`usableWindow`). */
+  readonly usableWindow: number;
+  /** The most this compaction should leave, as the provider counts it (`compactedTargetTokens`). */
+  readonly targetTokens: number;
   readonly budget: number;
   readonly tokensBefore: number;
   /** `tokensBefore` over our count of the input, at least 1 (`CompactionRun.providerRatio`). */
@@ -109,6 +113,24 @@ export class CompactionRun<T> {
   }
   get contextWindow(): number {
     return this.#run.contextWindow;
+  }
+  /**
+   * The window a plugin's shares are of (`usableWindow` in the core): the context window, or,
+   * when the reserve for the reply takes over a tenth of it, (window - reserve) / 0.9, so that a
+   * threshold or target of at most 90% is reached before the context outgrows what can be sent.
+   */
+  get usableWindow(): number {
+    return this.#run.usableWindow;
+  }
+  /**
+   * The most this compaction should leave, as the provider counts it: half the size at which the
+   * host compacts on its own (`compactor.autoCompactTokens`), so the next compaction, and the
+   * prompt-cache miss it costs, is many turns away. A soft target: a strategy that can choose how
+   * much it keeps stays within it (and says so when a setting of the user's was lowered); `budget`
+   * remains the hard limit.
+   */
+  get targetTokens(): number {
+    return this.#run.targetTokens;
   }
   /**
    * Most tokens the compacted context may hold, by our count: the context window minus the

@@ -18,6 +18,8 @@ import { describeValue } from "../messages/message-fields.js";
 import { type ShrinkResult, shrinkToBudget } from "../shrink/shrink-to-budget.js";
 import type { RecordedCalibration } from "../tokens/calibration.js";
 import { countedBudget, type MessageTokenCounter } from "../tokens/message-tokens.js";
+import { usableWindow } from "./usable-window.js";
+import { cacheBreakpoints } from "./cache-breakpoints.js";
 
 /** What a host tells the compactor about the request it is about to send. */
 export interface ShapeRequestInput {
@@ -43,6 +45,12 @@ export interface ShapeRequestInput {
 /** What each `shapeRequest` tap receives beside the messages. */
 export interface RequestShaping<T> {
   readonly contextWindow: number;
+  /**
+   * The window shares apply to (`usableWindow`: the context window, or less when the reserve for
+   * the reply takes over a tenth of it), as `CompactionRun.usableWindow`. Optional for a shaping
+   * object built by hand; the context window stands then.
+   */
+  readonly usableWindow?: number;
   /** Most tokens the messages may hold (see ShapeRequestInput.budget). */
   readonly budget: number;
   /** Our count of the system prompt sent beside the messages (0 when none). */
@@ -68,6 +76,13 @@ export interface ShapedRequest<T> extends ShrinkResult<T> {
   readonly shapedBy: readonly string[];
   /** Taps that failed and were skipped, one sentence each (`[plugin] ...`). */
   readonly warnings: readonly string[];
+  /**
+   * Where the stable prefix ends, as indices into `messages` (`cacheBreakpoints`): after the
+   * summary or eviction note, after the last message unchanged since the previous request (a
+   * `RequestShaper` knows it), and after the newest message. A host whose provider caches only at
+   * marked places applies them with `markCacheBreakpoints` (Anthropic's `cache_control`).
+   */
+  readonly cacheBreakpoints: readonly number[];
 }
 
 /** What a compactor lends the shaping: its hook, adapter, counter and reserve. */
@@ -86,6 +101,18 @@ const TRACES = new WeakMap<object, { shapedBy: string[]; warnings: string[] }>()
 
 /** The messages to send for `messages` (see the file's doc comment). Deterministic. */
 export function shapeRequest<T>(engine: ShapingEngine<T>, messages: readonly T[], input: ShapeRequestInput = {}): ShapedRequest<T> {
+  const { shaping, shaped, trace } = runShapingTaps(engine, messages, input);
+  const shrunk = shrinkToBudget(shaped, engine.tokens, { budget: shaping.budget, recallTool: engine.recallTool, dropOlder: true });
+  const breakpoints = cacheBreakpoints(shrunk.messages.map((m) => engine.tokens.facts.of(m)));
+  return { ...shrunk, budget: shaping.budget, shapedBy: trace.shapedBy, warnings: trace.warnings, cacheBreakpoints: breakpoints };
+}
+
+/** Step 1 of the shaping: the shaping facts, and the messages after the plugins' taps, with who changed them. */
+export function runShapingTaps<T>(
+  engine: ShapingEngine<T>,
+  messages: readonly T[],
+  input: ShapeRequestInput,
+): { shaping: RequestShaping<T>; shaped: readonly T[]; trace: { shapedBy: string[]; warnings: string[] } } {
   const contextWindow = input.contextWindow ?? engine.contextWindow;
   if (contextWindow === undefined || !Number.isFinite(contextWindow) || contextWindow <= 0) {
     throw new CompactionError(ErrorCodes.INPUT_INVALID, `shapeRequest() needs a positive contextWindow; found ${String(contextWindow)}.`, {
@@ -97,6 +124,7 @@ export function shapeRequest<T>(engine: ShapingEngine<T>, messages: readonly T[]
   const budget = Math.max(1, input.budget ?? countedBudget(contextWindow - engine.reserveTokens, providerRatio) - systemPromptTokens);
   const shaping: RequestShaping<T> = {
     contextWindow,
+    usableWindow: usableWindow(contextWindow, Math.min(engine.reserveTokens, contextWindow - 1)),
     budget,
     systemPromptTokens,
     providerRatio,
@@ -107,8 +135,7 @@ export function shapeRequest<T>(engine: ShapingEngine<T>, messages: readonly T[]
   const trace = { shapedBy: [] as string[], warnings: [] as string[] };
   TRACES.set(shaping, trace);
   const shaped = input.plugins === false ? messages : engine.runTaps(messages, shaping);
-  const shrunk = shrinkToBudget(shaped, engine.tokens, { budget, recallTool: engine.recallTool, dropOlder: true });
-  return { ...shrunk, budget, shapedBy: trace.shapedBy, warnings: trace.warnings };
+  return { shaping, shaped, trace };
 }
 
 /** A registered tap, as tapable hands it to a `register` interceptor. */

@@ -98,6 +98,15 @@ export interface MessageAdapter<T> {
    * Without it tool-call arguments are never shortened.
    */
   mapToolArguments?(message: T, rewrite: (text: string) => string): T;
+  /**
+   * Optional. A copy of `message` marked as the end of a prefix the provider should cache, in the
+   * way the provider needs it marked (Anthropic's `cache_control: { type: "ephemeral" }` on the
+   * message's last content block; the AI SDK's `providerOptions.anthropic.cacheControl`). Hosts
+   * apply it at the places a shaped request names (`ShapedRequest.cacheBreakpoints`, through
+   * `markCacheBreakpoints`), on what they send, never on the context they keep. Formats whose
+   * provider caches on its own (OpenAI) leave it out.
+   */
+  markCacheBreakpoint?(message: T): T;
 }
 
 /** Options every built-in adapter takes. */

@@ -414,6 +414,19 @@ export function createAnthropicAdapter(
       const content = withoutBlocks(fields["content"], "thinking", "redacted_thinking");
       return content === fields["content"] ? message : { ...message, content: content as AnthropicContentBlock[] };
     },
+    markCacheBreakpoint(message) {
+      const fields = requireMessageObject(ADAPTER_NAME, message);
+      const content = fields["content"];
+      const blocks: unknown[] = typeof content === "string" ? [{ type: "text", text: content }] : Array.isArray(content) ? [...content] : [];
+      // Thinking blocks cannot carry cache_control: the breakpoint goes on the last block that can.
+      for (let i = blocks.length - 1; i >= 0; i--) {
+        const block = blocks[i];
+        if (!isFields(block) || block["type"] === "thinking" || block["type"] === "redacted_thinking") continue;
+        blocks[i] = { ...block, cache_control: { type: "ephemeral" } };
+        return { ...message, content: blocks as AnthropicContentBlock[] };
+      }
+      return message;
+    },
     mapToolArguments(message, rewrite) {
       const fields = requireMessageObject(ADAPTER_NAME, message);
       if (!Array.isArray(fields["content"])) return message;

@@ -29,6 +29,13 @@
  *    prompt, the pinned messages and the request, and the model answers the request afresh.
  * The system prompt, pinned messages and summaries are never shortened.
  *
+ * With `headroomTo`, once the budget is met, tool outputs, tool-call arguments and the newest
+ * turn's other messages are shortened further, oldest first and never the newest step (the calls
+ * being answered and their results): to the readable head and tail, then tool outputs and
+ * arguments to `minimumKeepTokens`, until the messages hold at most that many tokens: shrinking changes messages early in the request, which costs a miss of the provider's
+ * prompt cache, so a step that must shrink frees room for the requests after it too, instead of
+ * shrinking again with every message appended.
+ *
  * Deterministic: the same messages and budget always give the same result (prompt caches stay
  * warm), and messages that already fit are returned as they are (the same array).
  */
@@ -53,6 +60,13 @@ export interface ShrinkOptions {
    * a compaction's result: the transcript keeps them. Default false.
    */
   readonly dropOlder?: boolean;
+  /**
+   * Once within the budget, shorten tool outputs, tool-call arguments and the newest turn's other
+   * messages further (oldest first, never the newest step) until the messages hold at most this
+   * many tokens, when they can (see the file's comment). Only applies when some shrinking was
+   * needed. Default: none.
+   */
+  readonly headroomTo?: number;
 }
 
 /** One message the shrinking shortened. */
@@ -150,7 +164,9 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
   const edits = new Map<number, Edit>();
   const shrunk = new Map<number, ShrunkMessage>();
   const dropped = new Set<number>();
-  const over = () => total > options.budget;
+  /** What the steps shrink to: the budget, then (with headroomTo) the headroom's mark. */
+  let limit = options.budget;
+  const over = () => total > limit;
 
   /** The message at `i` with `edit` applied to the original (text, arguments and thinking are independent). */
   const build = (i: number, edit: Edit): T => {
@@ -186,7 +202,7 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
       if (!over()) return;
       if (dropped.has(i)) continue;
       const current = counts[i] as number;
-      const target = Math.max(floor, current - (total - options.budget));
+      const target = Math.max(floor, current - (total - limit));
       if (current < smallestPiece || target >= current) continue;
       const what: ShrinkMarkerInfo["what"] = i === newestUser ? "request" : facts[i]?.kind === "toolResult" ? "tool output" : "message";
       const edit = edits.get(i) ?? { what };
@@ -202,7 +218,7 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
       if (dropped.has(i)) continue;
       const current = counts[i] as number;
       const size = argumentTokens(i);
-      const target = current - Math.min(size - floor, total - options.budget);
+      const target = current - Math.min(size - floor, total - limit);
       if (target >= current) continue;
       const edit = edits.get(i) ?? { what: "tool-call arguments" as const };
       const text = facts[i]?.toolCalls.map((call) => argumentText(call.arguments)).join("") ?? "";
@@ -271,6 +287,19 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
   // that whatever holds the system prompt, the pinned messages and the request fits; the model
   // answers the request afresh.
   if (options.dropOlder === true && over()) dropStep(newestTurnSteps(facts, newestUser).slice(-1).filter((step) => !step.some(alwaysSent)));
+  if (options.headroomTo !== undefined && options.headroomTo < options.budget && !over()) {
+    // Oldest first, and never the newest step (the call being answered and its results): the
+    // model needs those whole, and what is older was already in what was sent before.
+    const newestStep = lastAssistant >= 0 ? lastAssistant : messages.length;
+    const older = (indices: readonly number[]) => indices.filter((i) => i < newestStep && !dropped.has(i)).sort((a, b) => a - b);
+    limit = Math.max(0, options.headroomTo);
+    textStep(older(toolOutputs), keep, smallest);
+    argumentStep(older(withArguments), keep);
+    textStep(older(newestTurn), keep, smallest);
+    textStep(older(toolOutputs), minimum, smallest);
+    argumentStep(older(withArguments), minimum);
+    limit = options.budget;
+  }
 
   const list = [...shrunk.values()].sort((a, b) => a.index - b.index);
   const changed = list.length > 0 || dropped.size > 0;

@@ -314,5 +314,13 @@ export function createAiSdkAdapter(options: AiSdkAdapterOptions = {}): MessageAd
       if (!Array.isArray(content)) return message;
       return { ...fields, content: mapTextParts(content, rewrite) } as ModelMessage;
     },
+    // The AI SDK's Anthropic provider reads a message-level cache breakpoint from
+    // providerOptions.anthropic.cacheControl; other providers ignore the anthropic key.
+    markCacheBreakpoint(message) {
+      const fields = requireMessage(message);
+      const providerOptions = isFields(fields["providerOptions"]) ? fields["providerOptions"] : {};
+      const anthropic = isFields(providerOptions["anthropic"]) ? providerOptions["anthropic"] : {};
+      return { ...fields, providerOptions: { ...providerOptions, anthropic: { ...anthropic, cacheControl: { type: "ephemeral" } } } } as unknown as ModelMessage;
+    },
   };
 }

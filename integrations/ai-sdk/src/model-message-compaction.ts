@@ -13,6 +13,8 @@
  * the prompt passes the threshold, by updating the summary already there.
  */
 import {
+  autoCompactTokens,
+  cacheBreakpoints,
   CompactionError,
   type CompactionResult,
   type Compactor,
@@ -23,6 +25,7 @@ import {
   ErrorCodes,
   configWarnings,
   isCompactionError,
+  markCacheBreakpoints,
 } from "@compaction/core";
 import type { ModelMessage } from "ai";
 import { createAiSdkAdapter } from "./ai-sdk-adapter.js";
@@ -66,6 +69,10 @@ export class ModelMessageCompaction {
   /** The prompt of the last step this memory prepared, and what no message shows (system, tools). */
   #lastPrompt: readonly ModelMessage[] | undefined;
   #unseenTokens = 0;
+  /** With markCache: each marked message sent, to the message it was marked from. */
+  readonly #marked = new WeakMap<object, ModelMessage>();
+  /** With markCache: the last step's messages before marking. */
+  #lastSent: readonly ModelMessage[] = [];
 
   constructor(options: AiSdkCompactionOptions = {}) {
     checkOptions(options);
@@ -80,9 +87,28 @@ export class ModelMessageCompaction {
 
   /**
    * The messages to send for `messages`: the earlier compaction extended with what is new, and
-   * compacted again when over the threshold. The same history gives the same messages.
+   * compacted again when over the threshold. The same history gives the same messages. With
+   * `markCache`, the cache breakpoints are marked on them (see the option).
    */
   async compact(messages: readonly ModelMessage[], context: CompactContext = {}): Promise<ModelMessage[]> {
+    if (this.#options.markCache !== true) return this.#prepare(messages, context);
+    // ai 7 carries what a step was sent forward: the markers this memory added come off first.
+    const unmarked = Array.isArray(messages) ? messages.map((message) => this.#marked.get(message) ?? message) : messages;
+    const prepared = await this.#prepare(unmarked, context);
+    const compactor = await this.compactor();
+    const previous = this.#lastSent;
+    let unchanged = 0;
+    while (unchanged < previous.length && unchanged < prepared.length && messageKey(previous[unchanged] as ModelMessage) === messageKey(prepared[unchanged] as ModelMessage)) unchanged += 1;
+    this.#lastSent = prepared;
+    const points = cacheBreakpoints(prepared.map((message) => compactor.facts.of(message)), unchanged);
+    const marked = markCacheBreakpoints(compactor.adapter, prepared, points);
+    marked.forEach((message, i) => {
+      if (message !== prepared[i]) this.#marked.set(message, prepared[i] as ModelMessage);
+    });
+    return [...marked];
+  }
+
+  async #prepare(messages: readonly ModelMessage[], context: CompactContext): Promise<ModelMessage[]> {
     if (!Array.isArray(messages)) {
       throw new CompactionError(ErrorCodes.INPUT_INVALID, `@compaction/ai-sdk: expected an array of ModelMessage, found ${describeValue(messages)}.`, {
         path: "/messages",
@@ -99,7 +125,10 @@ export class ModelMessageCompaction {
 
     const contextWindow = this.#options.contextWindow ?? compactor.contextWindow ?? 200_000;
     const reserve = this.#options.reserveTokens ?? Math.min(compactor.reserveTokens, Math.floor(contextWindow / 4));
-    const threshold = compactor.autoCompact.enabled ? Math.min(compactor.autoCompact.threshold * contextWindow, contextWindow - reserve) : Infinity;
+    // The threshold's share of the usable window (the window, or less when the reserve takes over a
+    // tenth of it): compacted before the messages outgrow what a step can send, so between
+    // compactions each step's prompt only grows at its end and the provider's prompt cache holds.
+    const threshold = compactor.autoCompact.enabled ? autoCompactTokens(contextWindow, reserve, compactor.autoCompact.threshold) : Infinity;
     let output = working;
     const tokens = this.#measure(compactor, working);
     if (tokens > threshold) {

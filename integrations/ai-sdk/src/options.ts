@@ -1,5 +1,14 @@
 /** The options of `compactionPrepareStep` and `compactModelMessages`, and the events they send. */
-import { checkHostOptions, type CompactionPlugin, type CompactionResult, type Compactor, type HostCompactionOptions } from "@compaction/core";
+import {
+  checkHostOptions,
+  CompactionError,
+  type CompactionPlugin,
+  type CompactionResult,
+  type Compactor,
+  describeValue,
+  ErrorCodes,
+  type HostCompactionOptions,
+} from "@compaction/core";
 import type { ModelMessage } from "ai";
 
 export interface AiSdkCompactionOptions extends HostCompactionOptions<ModelMessage, AiSdkCompactionEvent> {
@@ -20,6 +29,14 @@ export interface AiSdkCompactionOptions extends HostCompactionOptions<ModelMessa
    * `configPath`, `preset`, `agent`'s section and `plugins` are then not read.
    */
   readonly compactor?: Compactor<ModelMessage>;
+  /**
+   * Mark where each step's stable prefix ends for the Anthropic provider's prompt cache
+   * (`providerOptions.anthropic.cacheControl` on the summary, on the last message unchanged since
+   * the previous step and on the newest message; core's `cacheBreakpoints`). Turn it on with
+   * `@ai-sdk/anthropic` models; other providers ignore the key. Markers are applied to what each
+   * step sends and taken off again when ai 7 carries those messages forward. Default false.
+   */
+  readonly markCache?: boolean;
 }
 
 /** Sent before a compaction runs. */
@@ -60,4 +77,10 @@ export type AiSdkCompactionEvent = CompactionStartEvent | CompactionEndEvent | C
 /** Throws COMPACTION_INPUT_INVALID naming the option, what was expected and what was found. */
 export function checkOptions(options: AiSdkCompactionOptions): void {
   checkHostOptions(options, { host: "@compaction/ai-sdk", pluginExample: "summarizerAiSdk({ model })" });
+  if (options.markCache !== undefined && typeof options.markCache !== "boolean") {
+    throw new CompactionError(ErrorCodes.INPUT_INVALID, `@compaction/ai-sdk: markCache must be true or false, found ${describeValue(options.markCache)}.`, {
+      path: "/markCache",
+      hint: "Pass markCache: true with Anthropic models, or leave it out.",
+    });
+  }
 }

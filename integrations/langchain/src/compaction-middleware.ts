@@ -22,7 +22,9 @@
 import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import {
+  autoCompactTokens,
   budgetRatioOf,
+  cacheBreakpoints,
   CompactionError,
   type CompactionResult,
   type Compactor,
@@ -31,6 +33,7 @@ import {
   createCompactor,
   describeError,
   ErrorCodes,
+  markCacheBreakpoints,
 } from "@compaction/core";
 import { createMiddleware } from "langchain";
 import { createLangChainAdapter } from "./langchain-adapter.js";
@@ -151,6 +154,20 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
    */
   const reserveFor = (engine: Compactor<BaseMessage>, room: number): number =>
     Math.max(0, Math.min(options.reserveTokens ?? Math.min(engine.reserveTokens, Math.floor(room / 4)), room - 1));
+  /**
+   * Where the state is compacted: the threshold's share of the usable window (core's
+   * `autoCompactTokens`: the window, or less when the reply's reserve takes over a tenth of it), so
+   * the messages are compacted before they outgrow what a call can hold, and between compactions
+   * each call only grows at its end (the provider's prompt cache holds).
+   */
+  const thresholdOf = (engine: Compactor<BaseMessage>, window: number): number =>
+    autoCompactTokens(window, reserveFor(engine, window), engine.autoCompact.threshold);
+  /** The call with its cache breakpoints marked (`markCache`), or as it is. */
+  const marked = <R extends { messages: BaseMessage[] }>(engine: Compactor<BaseMessage>, request: R): R => {
+    if (options.markCache !== true) return request;
+    const points = cacheBreakpoints(request.messages.map((message) => engine.facts.of(message)));
+    return { ...request, messages: [...markCacheBreakpoints(engine.adapter, request.messages, points)] };
+  };
 
   /**
    * Compacts `messages` so that, with `extra` tokens beside them (our count), the call fits
@@ -176,7 +193,7 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     emit({
       type: "compaction-start",
       tokens: before,
-      threshold: engine.autoCompact.threshold * window,
+      threshold: thresholdOf(engine, window),
       contextWindow: window,
       messages: messages.length,
       scope,
@@ -204,7 +221,7 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
       const window = windowOf(engine);
       const messages = state.messages as BaseMessage[];
       const tokens = callTokens(engine, messages, overhead, callRatio(engine, messages, overhead));
-      if (!engine.autoCompact.enabled || tokens <= engine.autoCompact.threshold * window) return undefined;
+      if (!engine.autoCompact.enabled || tokens <= thresholdOf(engine, window)) return undefined;
       const signal = (runtime as { signal?: AbortSignal } | undefined)?.signal;
       const done = await fit(engine, messages, window, overhead, "state", signal);
       if (done.result?.status !== "compacted") return undefined;
@@ -225,7 +242,7 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
       // The window is the provider's measure: our count at the call's ratio (callRatio) is compared with it.
       const ratio = callRatio(engine, request.messages, overhead);
       const sent = callTokens(engine, request.messages, overhead, ratio);
-      if (sent <= window) return handler(request);
+      if (sent <= window) return handler(marked(engine, request));
       let done: Fit;
       try {
         done = await fit(engine, request.messages, window, overhead, "request", undefined);
@@ -251,7 +268,7 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
         const left = shaped.dropped.length === 0 ? "" : ` and left ${shaped.dropped.length} older message(s) out`;
         emit({ type: "warning", message: `Shrunk ${shaped.shrunk.length} message(s) to head and tail${left} for this call to fit the ${window}-token window.`, code: null });
       }
-      return handler({ ...request, messages: [...shaped.messages] });
+      return handler(marked(engine, { ...request, messages: [...shaped.messages] }));
     },
   });
 }

@@ -265,5 +265,19 @@ export function createLangChainAdapter(options: AdapterOptions<BaseMessage> = {}
       if (typeof checked.content !== "string" && !Array.isArray(checked.content)) return checked;
       return withContent(checked, mapTextContent(checked.content, rewrite, "text"));
     },
+    // ChatAnthropic sends a content block's cache_control as it is (a cache breakpoint); thinking
+    // blocks cannot carry one, so it goes on the last block that can.
+    markCacheBreakpoint(message) {
+      const checked = requireMessage(message);
+      const content = checked.content;
+      const blocks: unknown[] = typeof content === "string" ? (content === "" ? [] : [{ type: "text", text: content }]) : Array.isArray(content) ? [...content] : [];
+      for (let i = blocks.length - 1; i >= 0; i--) {
+        const block = blocks[i];
+        if (!isBlock(block) || block["type"] === "thinking" || block["type"] === "redacted_thinking") continue;
+        blocks[i] = { ...block, cache_control: { type: "ephemeral" } };
+        return withContent(checked, blocks);
+      }
+      return checked;
+    },
   };
 }

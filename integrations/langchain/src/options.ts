@@ -18,6 +18,13 @@ export interface LangChainCompactionOptions extends HostCompactionOptions<BaseMe
    * `cwd`, `configPath`, `preset`, `agent`'s section, `plugins` and `isPinned` are then not read.
    */
   readonly compactor?: Compactor<BaseMessage>;
+  /**
+   * Mark where each model call's stable prefix ends for Anthropic's prompt cache: a content
+   * block's `cache_control` on the summary and on the newest message (core's `cacheBreakpoints`),
+   * which ChatAnthropic sends as it is. Only the call is marked, never the agent's state. Turn it on
+   * with ChatAnthropic; other providers may reject the field. Default false.
+   */
+  readonly markCache?: boolean;
 }
 
 /** Sent before a compaction runs. */
@@ -64,5 +71,11 @@ export function checkOptions(options: LangChainCompactionOptions): void {
         hint: `Pass a string or leave ${key} out.`,
       });
     }
+  }
+  if (options.markCache !== undefined && typeof options.markCache !== "boolean") {
+    throw new CompactionError(ErrorCodes.INPUT_INVALID, `@compaction/langchain: markCache must be true or false, found ${describeValue(options.markCache)}.`, {
+      path: "/markCache",
+      hint: "Pass markCache: true with ChatAnthropic, or leave it out.",
+    });
   }
 }

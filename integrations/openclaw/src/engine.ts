@@ -20,7 +20,7 @@
  *   `assemble`, `commitTurn`, `afterTurn` and `compact` also record the messages for recall's
  *   index (agents with recall only, see recall-tool.ts).
  */
-import { type Compactor, countedBudget, type PiMessage, type ResolvedConfig } from "@compaction/core";
+import { type Compactor, countedBudget, type PiMessage, type RequestShaper, type ResolvedConfig } from "@compaction/core";
 import { ensureRequestPruning } from "@compaction/plugin-layered";
 import { planPiCompaction } from "@compaction/transcript";
 import { anchorOf, findAnchor, sameAnchor } from "./anchor.js";
@@ -72,6 +72,8 @@ export class CompactionEngine implements ContextEngine {
   readonly #seen = new Map<string, readonly AgentMessage[]>();
   /** The token budget of each session's newest assemble (commitTurn is not given one). */
   readonly #budgets = new Map<string, number>();
+  /** Each session's request shaper, with the compactor it was made by (a config change makes a new one). */
+  readonly #shapers = new Map<string, { readonly compactor: Compactor<PiMessage>; readonly shaper: RequestShaper<PiMessage> }>();
   readonly #warned = new Set<string>();
 
   constructor(deps: EngineDeps) {
@@ -134,7 +136,8 @@ export class CompactionEngine implements ContextEngine {
     const ratio = budgetRatio(compactor, params.messages);
     if (params.tokenBudget !== undefined && params.tokenBudget > 0) {
       // compactor.shapeRequest: old tool outputs pruned by layered's rules (pruneContext), then what
-      // is still over the budget shrunk to head and tail; the same messages give the same request.
+      // is still over the budget shrunk to head and tail; prefix-stable per session (a message
+      // shrunk once goes out in the same form until the next compaction: the prompt cache holds).
       // OpenClaw's tokenBudget is already the room for these messages (its context budget less the
       // current turn's pending messages), so no reserve comes off it again; it is the provider's
       // measure, so it is our count at the calibrated ratio.
@@ -142,7 +145,7 @@ export class CompactionEngine implements ContextEngine {
         const pruneContext = this.#deps.options.pruneContext;
         if (pruneContext) ensureRequestPruning(compactor);
         const budget = countedBudget(params.tokenBudget, ratio);
-        const shaped = compactor.shapeRequest(view as unknown as PiMessage[], { contextWindow: params.tokenBudget, budget, plugins: pruneContext });
+        const shaped = this.#shaperFor(params.sessionId, compactor).shape(view as unknown as PiMessage[], { contextWindow: params.tokenBudget, budget, plugins: pruneContext });
         for (const warning of shaped.warnings) this.#warnOnce(`compaction: ${warning}`);
         messages = shaped.messages as unknown as AgentMessage[];
       } catch (error) {
@@ -252,6 +255,15 @@ export class CompactionEngine implements ContextEngine {
   async dispose(): Promise<void> {
     this.#seen.clear();
     this.#budgets.clear();
+    this.#shapers.clear();
+  }
+
+  #shaperFor(sessionId: string, compactor: Compactor<PiMessage>): RequestShaper<PiMessage> {
+    const known = this.#shapers.get(sessionId);
+    if (known !== undefined && known.compactor === compactor) return known.shaper;
+    const shaper = compactor.createRequestShaper();
+    this.#shapers.set(sessionId, { compactor, shaper });
+    return shaper;
   }
 
   /** The session's compaction applied to OpenClaw's messages: its head, then the messages from the first kept one. */

@@ -7,7 +7,7 @@
  * on `session_start`, or on first use by hosts that never emit it (a bare SDK session).
  */
 import { fileURLToPath } from "node:url";
-import { type Compactor, configWarnings, type PiMessage, type ResolvedConfig } from "@compaction/core";
+import { type Compactor, configWarnings, type PiMessage, type RequestShaper, type ResolvedConfig } from "@compaction/core";
 import type { ContextEvent, ExtensionAPI, ExtensionContext, ExtensionFactory } from "@earendil-works/pi-coding-agent";
 import { beforeCompact } from "./before-compact.js";
 import { CompactorCache } from "./compactor-cache.js";
@@ -49,6 +49,8 @@ export function compactionExtension(options: PiCompactionOptions = {}): Extensio
 class PiCompactionHost {
   readonly #settings: ResolvedPiCompactionOptions;
   readonly #compactors = new CompactorCache();
+  /** Each session's request shaper, by compactor (see `#shaperFor`). */
+  readonly #shapers = new WeakMap<Compactor<PiMessage>, Map<string, RequestShaper<PiMessage>>>();
   readonly #recall: RecallLink;
   /** Problems already shown, so a broken config is reported once, not before every model call. */
   readonly #reported = new Set<string>();
@@ -86,8 +88,10 @@ class PiCompactionHost {
   /**
    * Shapes what is sent (`compactor.shapeRequest`): with `pruneContext` (the default) the preset's
    * send-time shaping runs, and old tool outputs are pruned by layered's rules whatever the preset
-   * (`ensureRequestPruning`); then what is still over the window is shrunk. Deterministic: the
-   * same messages give the same request. Sends the messages unchanged on any problem.
+   * (`ensureRequestPruning`); then what is still over the window is shrunk. Prefix-stable, per
+   * session (`Compactor.createRequestShaper`): between two compactions a message shrunk once goes
+   * out in the same form, so each request differs from the previous one only at its end and the
+   * provider's prompt cache holds. Sends the messages unchanged on any problem.
    */
   async context(event: ContextEvent, ctx: ExtensionContext): Promise<{ messages: ContextEvent["messages"] } | undefined> {
     const compactor = await this.prepare(ctx);
@@ -99,7 +103,7 @@ class PiCompactionHost {
       if (pruneContext) ensureRequestPruning(compactor);
       const messages = event.messages as PiMessage[];
       const recorded = branchRecordedCalibration(ctx);
-      const shaped = compactor.shapeRequest(messages, {
+      const shaped = this.#shaperFor(compactor, ctx).shape(messages, {
         contextWindow,
         systemPrompt: ctx.getSystemPrompt(),
         plugins: pruneContext,
@@ -111,6 +115,22 @@ class PiCompactionHost {
       this.#reportOnce("warning", `compaction: could not shape the request to the context window: ${explain(error)}. The messages were sent as they are.`, ctx);
       return undefined;
     }
+  }
+
+  /** The request shaper of the session in `ctx` (one per session file and compactor: a compactor serves many sessions). */
+  #shaperFor(compactor: Compactor<PiMessage>, ctx: ExtensionContext): RequestShaper<PiMessage> {
+    let shapers = this.#shapers.get(compactor);
+    if (shapers === undefined) {
+      shapers = new Map();
+      this.#shapers.set(compactor, shapers);
+    }
+    const session = ctx.sessionManager.getSessionFile() ?? "(in memory)";
+    let shaper = shapers.get(session);
+    if (shaper === undefined) {
+      shaper = compactor.createRequestShaper();
+      shapers.set(session, shaper);
+    }
+    return shaper;
   }
 
   async shutdown(): Promise<void> {

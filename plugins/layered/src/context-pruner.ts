@@ -14,7 +14,7 @@
  *   messages sent stay the same from call to call (the provider's prompt cache keeps working)
  *   instead of changing whenever one more output leaves the protected tail.
  */
-import type { Compactor, MessageFacts, PiMessage, ResolvedConfig } from "@compaction/core";
+import { type Compactor, type MessageFacts, type PiMessage, type ResolvedConfig, usableWindow } from "@compaction/core";
 import { resolveLayeredOptions } from "./layered.js";
 import { shouldPrune } from "./layers.js";
 import type { LayeredOptions } from "./options.js";
@@ -35,7 +35,7 @@ export interface PrunedContext {
   readonly prunedCount: number;
   /** Tokens the markers save. */
   readonly tokensSaved: number;
-  /** The context before pruning (messages and system prompt) as a share of the window. */
+  /** The context before pruning (messages and system prompt) as a share of the usable window (`usableWindow`). */
   readonly ratio: number;
 }
 
@@ -71,7 +71,9 @@ export class ContextPruner {
       total += tokens;
       if (factsOf(message).kind === "toolResult") toolTokens += tokens;
     }
-    const ratio = total / input.contextWindow;
+    // A share of the usable window, as at compaction time (the window, or less when the reserve
+    // for the reply takes over a tenth of it).
+    const ratio = total / usableWindow(input.contextWindow, Math.min(compactor.reserveTokens, input.contextWindow - 1));
     if (!shouldPrune(ratio, toolTokens, this.#options)) return this.#none();
 
     const candidate = pruneToolOutputs(messages, {

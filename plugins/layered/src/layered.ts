@@ -94,7 +94,7 @@ export default layered;
 function pruneLayer<T>(run: CompactionRun<T>, adapter: MessageAdapter<T>, options: LayeredOptions): void {
   setState(run, { prunedCount: 0, prunedTokens: 0, splitLastTurn: false });
   if (run.suffixOnly) return;
-  if (!shouldPrune(run.contextTokens / run.contextWindow, toolOutputTokens(run.view), options)) return;
+  if (!shouldPrune(run.contextTokens / run.usableWindow, toolOutputTokens(run.view), options)) return;
   const pruned = pruneToolOutputs(run.messages, {
     adapter,
     factsOf: (m) => run.factsOf(m),
@@ -113,7 +113,7 @@ function pruneLayer<T>(run: CompactionRun<T>, adapter: MessageAdapter<T>, option
  * compact nothing is not offered, so it never discards what layer 1 pruned.
  */
 function selectLayer<T>(run: CompactionRun<T>, options: LayeredOptions): Cut | undefined {
-  const ratio = run.contextTokens / run.contextWindow;
+  const ratio = run.contextTokens / run.usableWindow;
   const layer = chooseSummaryLayer(ratio, run.trigger, options);
   const at = `the context is at ${percent(ratio)} of the window`;
   if (layer === undefined) {

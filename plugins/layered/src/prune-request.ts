@@ -47,7 +47,7 @@ export function pruneRequest<T>(messages: readonly T[], shaping: RequestShaping<
   }
   // A shaping object built by hand may lack the ratio: our count then stands.
   const providerRatio = Number.isFinite(shaping.providerRatio) && shaping.providerRatio > 0 ? shaping.providerRatio : 1;
-  const ratio = (total * providerRatio) / shaping.contextWindow;
+  const ratio = (total * providerRatio) / (shaping.usableWindow ?? shaping.contextWindow);
   const none: PrunedRequest<T> = { messages, prunedIndices: [], tokensSaved: 0, ratio };
   if (!shouldPrune(ratio, toolTokens, options)) return none;
   const candidate = pruneToolOutputs(messages, {

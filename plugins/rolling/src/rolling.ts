@@ -51,11 +51,21 @@ export function rolling(options?: RollingOptionsInput): CompactionPlugin {
 }
 
 /**
- * The rolling target, in the provider's measure: a share of the window, never above the budget
- * (window minus reserve; `run.budget` is it as our count).
+ * The rolling target, in the provider's measure: a share of the (usable) window, never above the
+ * budget (window minus reserve; `run.budget` is it as our count), and never above the run's target
+ * (half the auto-compaction threshold): a roll is a low-water mark, not a trim to just under the
+ * threshold, so each one frees room for many turns and the next roll (a cache miss of the whole
+ * request) is far away.
  */
 function targetTokens<T>(run: CompactionRun<T>, settings: RollingOptions): number {
-  return Math.min(Math.floor(run.contextWindow * settings.targetUtilization), run.providerTokens(run.budget));
+  return Math.min(Math.floor(run.usableWindow * settings.targetUtilization), run.providerTokens(run.budget), run.targetTokens);
+}
+
+/** Where the target came from, for reasons and warnings (the host picks the window, and the same transcript rolls in one and not in another). */
+function targetOrigin<T>(run: CompactionRun<T>, settings: RollingOptions, target: number): string {
+  if (target === run.targetTokens) return `half the auto-compaction threshold of the ${run.contextWindow}-token window, so the next roll is many turns away`;
+  if (target < Math.floor(run.usableWindow * settings.targetUtilization)) return `the ${run.contextWindow}-token window less the reserve for the reply`;
+  return `${Math.round(settings.targetUtilization * 100)}% of the ${run.contextWindow}-token window`;
 }
 
 /** Recall is checked at compaction time: plugin order varies, and a recall plugin may come later. */
@@ -81,7 +91,7 @@ function selectCut<T>(run: CompactionRun<T>, compactor: Compactor<T>, settings: 
       // Say which window the target came from: the same transcript rolls in a 200,000-token
       // window and not in a 1,000,000-token one, and the host picks the window.
       run.explainNoCut(
-        `the context holds about ${run.providerTokens(plan.keptTokens)} tokens, already within its target of ${target} (${Math.round(settings.targetUtilization * 100)}% of the ${run.contextWindow}-token window), so nothing is evicted`,
+        `the context holds about ${run.providerTokens(plan.keptTokens)} tokens, already within its target of ${target} (${targetOrigin(run, settings, target)}), so nothing is evicted`,
       );
     }
     return undefined;
@@ -101,7 +111,7 @@ function selectCut<T>(run: CompactionRun<T>, compactor: Compactor<T>, settings: 
   return {
     firstKeptIndex: plan.firstKeptIndex,
     layer: "evict",
-    reason: `evict the ${plan.evictedIndices.length} oldest messages (${plan.evictedTokens} tokens) to reach ${target} tokens (${Math.round(settings.targetUtilization * 100)}% of the ${run.contextWindow}-token window)`,
+    reason: `evict the ${plan.evictedIndices.length} oldest messages (${plan.evictedTokens} tokens) to reach ${target} tokens (${targetOrigin(run, settings, target)})`,
   };
 }
 

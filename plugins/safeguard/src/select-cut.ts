@@ -19,8 +19,11 @@ export function selectCut(
   const keepCounted = run.countedMessageTokens(keepRecentTokens);
   let summaryTokens = sizes.maxTokens + run.summaryOverheadTokens;
   // keepRecentTokens, but never more than the budget leaves after the summary and what the core
-  // always keeps (system prompt, pinned messages and their tool partners).
-  const allowance = () => Math.min(keepCounted, keptRoom(run.view, { budget: run.budget, summaryTokens }));
+  // always keeps (system prompt, pinned messages and their tool partners), nor more than the run's
+  // target leaves (half the auto-compaction trigger: at a small window, keeping up to the budget
+  // would bring the next compaction, and its cache miss, a few turns later).
+  const limit = Math.min(run.budget, run.countedTokens(run.targetTokens));
+  const allowance = () => Math.min(keepCounted, keptRoom(run.view, { budget: limit, summaryTokens }));
   let keep = allowance();
   let cut = chooseCut(run.view, { keepRecentTokens: keep, maxTurnBoundaryLoss });
   if (cut !== undefined && keep < keepCounted && splitsTurn(run.view.facts, cut.firstKeptIndex)) {
@@ -33,7 +36,7 @@ export function selectCut(
     // itself is the provider's measure, and says so.
     const setting = run.messageRatio > 1 ? `${keepRecentTokens} in the provider's measure, ${keepCounted} in our count` : `${keepRecentTokens}`;
     run.warn(
-      `keepRecentTokens (${setting}) was lowered to ${keep} for this run, to leave room for the summary (${summaryTokens} tokens) and the preserved messages in the budget of ${run.budget} tokens.`,
+      `keepRecentTokens (${setting}) was lowered to ${keep} for this run, to leave room for the summary (${summaryTokens} tokens) and the preserved messages in ${limit < run.budget ? `the run's target of ${limit} tokens (half the auto-compaction threshold, so the next compaction is many turns away)` : `the budget of ${run.budget} tokens`}.`,
     );
   }
   return cut;

@@ -122,7 +122,7 @@ export async function replayPreset(messages: readonly PiMessage[], options: Pres
   const sessionPath = join(options.sessionsDir, `${options.label}-${options.preset}.jsonl`);
   await createSession(sessionPath, { cwd: "/bench/project" });
 
-  const threshold = compactor.autoCompact.threshold * options.window;
+  const threshold = compactor.autoCompactTokens(options.window);
   const compactions: CompactionRecord[] = [];
   const notWritten = new Map<string, number>();
   const warnings = new Map<string, number>();

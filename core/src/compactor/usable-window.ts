@@ -1,0 +1,36 @@
+/**
+ * The usable window: what the shares in thresholds and targets are shares of. A request can hold
+ * at most the context window less the reserve for the reply; what a host holds beyond that is
+ * shrunk when sent, and a shrunk form changes with every message appended, so every request
+ * misses the provider's prompt cache. So a share of "the window" is a share of the window only
+ * while the reserve leaves at least `USABLE_SHARE` of it; with a larger reserve (a 32k or 64k
+ * model and the default 16,384), the shares apply to `(window - reserve) / USABLE_SHARE`, and
+ * every threshold at or below `USABLE_SHARE` (the presets' 80% and 90%) is crossed before the
+ * context outgrows what can be sent.
+ */
+
+/** The highest share of the usable window that still fits the window less the reserve. */
+export const USABLE_SHARE = 0.9;
+
+/**
+ * The share of the auto-compaction trigger a compaction should leave at most, so that the next
+ * one is many turns away (each compaction costs a cache miss of the whole request): strategies
+ * that can choose how much they keep (safeguard, sliding-window, rolling's low-water mark) keep
+ * within it (`CompactionRun.targetTokens`).
+ */
+export const COMPACTED_SHARE = 0.5;
+
+/** See the file's comment: the context window, or less when the reserve takes over a tenth of it. */
+export function usableWindow(contextWindow: number, reserveTokens: number): number {
+  return Math.min(contextWindow, (contextWindow - reserveTokens) / USABLE_SHARE);
+}
+
+/** The size, as the provider counts it, past which a host compacts on its own: `threshold` of the usable window. */
+export function autoCompactTokens(contextWindow: number, reserveTokens: number, threshold: number): number {
+  return Math.floor(threshold * usableWindow(contextWindow, reserveTokens));
+}
+
+/** The most a compaction should leave, as the provider counts it: `COMPACTED_SHARE` of the auto-compaction trigger. */
+export function compactedTargetTokens(contextWindow: number, reserveTokens: number, threshold: number): number {
+  return Math.floor(COMPACTED_SHARE * autoCompactTokens(contextWindow, reserveTokens, threshold));
+}
