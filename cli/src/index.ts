@@ -7,6 +7,7 @@ import { Command, CommanderError } from "commander";
 import type { CliCommand, CommandRuntime } from "./command-scaffold.js";
 import { autocompactCommand } from "./commands/autocompact.js";
 import { compactCommand } from "./commands/compact.js";
+import { compareCommand } from "./commands/compare.js";
 import { configCommand } from "./commands/config.js";
 import { contextExportCommand } from "./commands/context-export.js";
 import { contextHistoryCommand } from "./commands/context-history.js";
@@ -74,7 +75,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
 }
 
 /** The program's commands, in the order `--help` lists them; `context` and `session` are groups. */
-const COMMANDS: readonly CliCommand[] = [compactCommand, searchCommand, autocompactCommand, configCommand];
+const COMMANDS: readonly CliCommand[] = [compactCommand, compareCommand, searchCommand, autocompactCommand, configCommand];
 const CONTEXT_COMMANDS: readonly CliCommand[] = [contextStatusCommand, contextHistoryCommand, contextInspectCommand, contextExportCommand, contextImportCommand];
 const SESSION_COMMANDS: readonly CliCommand[] = [sessionBranchCommand, sessionUpgradeCommand];
 

@@ -27,6 +27,8 @@ export interface ProgressLineOptions {
   /** Work on fewer bytes than this shows nothing. Default PROGRESS_MIN_BYTES (reading); slower work (indexing) passes less. */
   readonly minBytes?: number;
   readonly now?: () => number;
+  /** What is done of what, after the percentage, for work that is not bytes (e.g. `200 / 452 messages`). Default: MiB. */
+  readonly describe?: (done: number, total: number) => string;
 }
 
 /**
@@ -46,7 +48,7 @@ export function progressLine(io: CliIo, label: string, totalBytes: number, optio
       if (time - lastDraw < REDRAW_MS && progress.bytesRead < progress.totalBytes) return;
       lastDraw = time;
       drawn = true;
-      io.stderr.write(`\r\u001b[2K${progressText(label, progress)}`);
+      io.stderr.write(`\r\u001b[2K${progressText(label, progress, options.describe)}`);
     },
     done() {
       if (drawn) io.stderr.write("\r\u001b[2K");
@@ -55,8 +57,9 @@ export function progressLine(io: CliIo, label: string, totalBytes: number, optio
   };
 }
 
-/** `Reading s.jsonl  45% (45.0 / 100.0 MiB)`. */
-export function progressText(label: string, { bytesRead, totalBytes }: ByteProgress): string {
+/** `Reading s.jsonl  45% (45.0 / 100.0 MiB)`, or with `describe` what it says in the brackets. */
+export function progressText(label: string, { bytesRead, totalBytes }: ByteProgress, describe?: (done: number, total: number) => string): string {
   const percent = totalBytes > 0 ? Math.min(100, Math.floor((bytesRead / totalBytes) * 100)) : 100;
-  return `${label} ${String(percent).padStart(3)}% (${(bytesRead / MIB).toFixed(1)} / ${(totalBytes / MIB).toFixed(1)} MiB)`;
+  const done = describe === undefined ? `${(bytesRead / MIB).toFixed(1)} / ${(totalBytes / MIB).toFixed(1)} MiB` : describe(bytesRead, totalBytes);
+  return `${label} ${String(percent).padStart(3)}% (${done})`;
 }

@@ -14,5 +14,12 @@ export {
   PromptCacheMeter,
   type RequestCost,
 } from "./prompt-cache.js";
-export { isModelCall, type ModelCall, type ReplayHost, type ReplayOptions, type ReplayPolicy, type ReplayResult, replaySession } from "./replay.js";
-export { CLEAR_TOOL_USES_DEFAULTS, clearToolUsesPolicy, type ClearToolUsesOptions, contextManagerPolicy, noCompactionPolicy } from "./policies.js";
+export { isModelCall, type ModelCall, type ReplayHost, type ReplayOptions, type ReplayPolicy, type ReplayResult, replaySession, withoutUsage } from "./replay.js";
+export {
+  CLEAR_TOOL_USES_DEFAULTS,
+  clearToolUsesPolicy,
+  type ClearToolUsesOptions,
+  contextManagerPolicy,
+  type ContextManagerPolicyOptions,
+  noCompactionPolicy,
+} from "./policies.js";

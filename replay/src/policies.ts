@@ -7,12 +7,22 @@ import { createContextManager } from "@compaction/context-manager";
 import type { Compactor, MessageAdapter } from "@compaction/core";
 import type { ReplayHost, ReplayPolicy } from "./replay.js";
 
+export interface ContextManagerPolicyOptions {
+  /** Whether the policy disposes of the compactor `create` gave when the replay ends (default true). */
+  readonly ownsCompactor?: boolean;
+}
+
 /**
  * A compactor run by an in-memory context manager, as a host runs it: appended messages, a
- * threshold check before each model call, and `requestMessages()` sent. `create` builds a new
- * compactor for each session (the policy disposes of it).
+ * threshold check before each model call, and `requestMessages()` sent. `create` gives the
+ * compactor for each session (the policy disposes of it unless `ownsCompactor` is false).
  */
-export function contextManagerPolicy<T>(name: string, create: () => Promise<Compactor<T>>, contextWindow: number): ReplayPolicy<T> {
+export function contextManagerPolicy<T>(
+  name: string,
+  create: () => Promise<Compactor<T>>,
+  contextWindow: number,
+  options: ContextManagerPolicyOptions = {},
+): ReplayPolicy<T> {
   return {
     name,
     async open(): Promise<ReplayHost<T>> {
@@ -29,7 +39,7 @@ export function contextManagerPolicy<T>(name: string, create: () => Promise<Comp
         },
         async close() {
           await manager.dispose();
-          compactor.dispose();
+          if (options.ownsCompactor !== false) compactor.dispose();
         },
       };
     },

@@ -28,6 +28,19 @@ export interface ReplayPolicy<T> {
   open(): Promise<ReplayHost<T>>;
 }
 
+/**
+ * The recording without its provider usage figures (a top-level `usage` field: pi's assistant
+ * messages, Claude Code's messages): they describe the uncompacted original's requests, so a
+ * replayed context would be sized by them. Messages without one are kept as they are.
+ */
+export function withoutUsage<T>(messages: readonly T[]): T[] {
+  return messages.map((message) => {
+    if (typeof message !== "object" || message === null || !("usage" in message)) return message;
+    const { usage: _usage, ...rest } = message as T & { usage: unknown };
+    return rest as T;
+  });
+}
+
 /** One model call of the replay. */
 export interface ModelCall<T> {
   /** Index in the recording of the reply this call produced (the request holds what came before it). */

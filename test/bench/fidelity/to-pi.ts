@@ -13,14 +13,8 @@
  */
 import type { AnthropicContentBlock, AnthropicMessage, PiMessage, PiToolCall } from "@compaction/core";
 
-/** pi messages without provider usage. */
-export function withoutUsage(messages: readonly PiMessage[]): PiMessage[] {
-  return messages.map((message) => {
-    if (message.role !== "assistant" || message.usage === undefined) return message;
-    const { usage: _usage, ...rest } = message;
-    return rest as PiMessage;
-  });
-}
+/** pi messages without provider usage (the replay's own, for every format that has a `usage` field). */
+export { withoutUsage } from "@compaction/replay";
 
 /** Claude Code main-chain messages as pi messages (see the file comment for the rules). */
 export function claudeToPi(messages: readonly AnthropicMessage[], start = Date.UTC(2025, 0, 1)): PiMessage[] {
