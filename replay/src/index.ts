@@ -16,3 +16,20 @@ export {
 } from "./prompt-cache.js";
 export { isModelCall, type ModelCall, type ReplayHost, type ReplayOptions, type ReplayPolicy, type ReplayResult, replaySession } from "./replay.js";
 export { CLEAR_TOOL_USES_DEFAULTS, clearToolUsesPolicy, type ClearToolUsesOptions, contextManagerPolicy, noCompactionPolicy } from "./policies.js";
+export {
+  chooseCutPoints,
+  ContinuityProbe,
+  type ContinuityOptions,
+  type ContinuityRecorder,
+  type ContinuityScore,
+  type ContinuityTotals,
+  type CutPoint,
+  DEFAULT_CUT_POINTS,
+  DEFAULT_LOOKAHEAD,
+  LONG_MEMORY_TAIL,
+  neededFromMemory,
+  type NeededOptions,
+  scoreContext,
+  sumScores,
+} from "./continuity.js";
+export { commandsOf, contextText, identifiersOf, messageIdentifiers, type MessageWords, wordsOf } from "./continuity-identifiers.js";
