@@ -70,7 +70,7 @@ describe.each(fixtures)("real transcript $file", (fixture) => {
     c.use(keepRecent(Math.floor(total * 0.2)));
     const result = await c.compact({ messages: fixture.messages, contextWindow: total });
     expect(result.status).toBe("compacted");
-    expect(result.tokensAfter).toBeLessThan(total / 2);
+    expect(result.countedTokensAfter).toBeLessThan(total / 2);
     expect(result.summary).toContain("## Goal");
     const kept = result.messages.slice(-(fixture.messages.length - (result.cut?.firstKeptIndex ?? 0)));
     expect(kept).toEqual(fixture.messages.slice(result.cut?.firstKeptIndex));

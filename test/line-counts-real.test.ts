@@ -70,7 +70,7 @@ describe("line-by-line counts on the real transcripts", () => {
         const window = Math.max(4_000, Math.floor(compactor.tokens.total(messages) / 3));
         const result = await compactor.compact({ messages, contextWindow: window, trigger: "auto" });
         expect(result.status, `${preset}: ${result.reason ?? ""}`).toBe("compacted");
-        expect(result.tokensAfter, preset).toBe(direct(result.messages));
+        expect(result.countedTokensAfter, preset).toBe(direct(result.messages));
       } finally {
         compactor.dispose();
       }

@@ -57,8 +57,8 @@ describe.each(PRESETS)("preset %s", (preset) => {
     compactor.dispose();
 
     expect(result.status, result.reason ?? "").toBe("compacted");
-    expect(result.tokensAfter).toBeLessThanOrEqual(contextWindow);
-    expect(result.tokensAfter).toBeLessThan(total);
+    expect(result.countedTokensAfter).toBeLessThanOrEqual(contextWindow);
+    expect(result.countedTokensAfter).toBeLessThan(total);
     expect(orphanedResults(compactor.adapter, result.messages)).toEqual([]);
     expect(result.messages).toContain(pinned);
     // The last user request survives: kept verbatim, or (when its turn is too large to keep

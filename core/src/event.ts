@@ -20,7 +20,7 @@ export interface CompactionEvent {
    * The compacted context in the same measure, the run's: our count of the compacted messages at
    * the ratio of `tokensBeforeCompaction` to our count of the input (`run.providerTokens`,
    * `tokens.providerTokensAfter`), the measure the strategies sized against. The result's
-   * `tokensAfter` is our plain count.
+   * `tokensAfter` (its `countedTokensAfter` is our plain count).
    */
   readonly tokensAfterCompaction: number;
   readonly trigger: CompactionTrigger;

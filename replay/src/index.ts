@@ -23,3 +23,20 @@ export {
   type ContextManagerPolicyOptions,
   noCompactionPolicy,
 } from "./policies.js";
+export {
+  chooseCutPoints,
+  ContinuityProbe,
+  type ContinuityOptions,
+  type ContinuityRecorder,
+  type ContinuityScore,
+  type ContinuityTotals,
+  type CutPoint,
+  DEFAULT_CUT_POINTS,
+  DEFAULT_LOOKAHEAD,
+  LONG_MEMORY_TAIL,
+  neededFromMemory,
+  type NeededOptions,
+  scoreContext,
+  sumScores,
+} from "./continuity.js";
+export { commandsOf, contextText, identifiersOf, messageIdentifiers, type MessageWords, wordsOf } from "./continuity-identifiers.js";

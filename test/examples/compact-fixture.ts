@@ -30,11 +30,10 @@ console.log(`preset:         ${(compactor.config as { preset: string }).preset} 
 console.log(`context window: ${fmt(window)} tokens`);
 console.log(`status:         ${result.status}${result.reason ? ` (${result.reason})` : ""}`);
 console.log(`before:         ${fmt(messages.length)} messages, ${fmt(result.tokensBefore)} tokens`);
-// Before is the provider's measure (its usage figure); After in the same measure is the event's
-// (our count of what is left at Before's ratio to our count of the input). result.tokensAfter is
-// our plain count, the measure the budget and the cut check use.
-const after = result.event?.tokensAfterCompaction ?? compactor.tokens.providerTokensAfter(messages, result.messages);
-console.log(`after:          ${fmt(result.messages.length)} messages, ${fmt(after)} tokens (our count: ${fmt(result.tokensAfter)})`);
+// Before is the provider's measure (its usage figure); After is in the same measure (our count of
+// what is left at Before's ratio to our count of the input). countedTokensAfter is our plain
+// count, the measure the budget and the cut check use.
+console.log(`after:          ${fmt(result.messages.length)} messages, ${fmt(result.tokensAfter)} tokens (our count: ${fmt(result.countedTokensAfter ?? 0)})`);
 if (result.cut) {
   console.log(
     `cut:            ${fmt(result.cut.compactedIndices.length)} messages summarised, first kept #${result.cut.firstKeptIndex}` +

@@ -349,18 +349,34 @@ describe("Compactor.compact", () => {
     expect(Number.isNaN(Date.parse(event?.timestamp ?? ""))).toBe(false);
   });
 
-  it("takes tokensBefore from the provider's usage and counts tokensAfter", async () => {
+  // Issue 31: tokensAfter used to be our count beside a usage-based tokensBefore (177,657 -> 16,776 where the event said 21,676).
+  it("takes tokensBefore from the provider's usage and gives tokensAfter in the same measure, with our counts named as such", async () => {
     const input = conversation();
     const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 5000 };
     input[7] = { ...(input[7] as object), usage, stopReason: "stop" } as PiMessage;
     const c = compactor([cutAt(4)]);
     const result = await c.compact({ messages: input });
     expect(result.tokensBefore).toBe(5000);
-    expect(result.tokensAfter).toBe(c.tokens.total(result.messages));
-    // The event keeps After in Before's measure, the run's: our count at the usage figure's ratio to our count of the input.
-    expect(result.event?.tokensAfterCompaction).toBe(Math.round((result.tokensAfter * 5000) / c.tokens.total(input)));
-    expect(result.event?.tokensAfterCompaction).toBeGreaterThan(result.tokensAfter);
-    expect(result.event?.tokensAfterCompaction).toBe(c.tokens.providerTokensAfter(input, result.messages));
+    expect(result.countedTokensBefore).toBe(c.tokens.total(input));
+    expect(result.countedTokensAfter).toBe(c.tokens.total(result.messages));
+    // After in Before's measure, the run's: our count at the usage figure's ratio to our count of the input.
+    expect(result.tokensAfter).toBe(Math.round(((result.countedTokensAfter ?? 0) * 5000) / c.tokens.total(input)));
+    expect(result.tokensAfter).toBeGreaterThan(result.countedTokensAfter ?? 0);
+    expect(result.tokensAfter).toBe(c.tokens.providerTokensAfter(input, result.messages));
+    expect(result.event?.tokensAfterCompaction).toBe(result.tokensAfter);
+    expect(result.event?.tokensBeforeCompaction).toBe(result.tokensBefore);
+  });
+
+  it("gives Before and After of a run that compacts nothing in one measure, equal", async () => {
+    const input = conversation();
+    const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 5000 };
+    input[7] = { ...(input[7] as object), usage, stopReason: "stop" } as PiMessage;
+    const c = compactor([]);
+    const result = await c.compact({ messages: input });
+    expect(result.status).toBe("noop");
+    expect(result.tokensAfter).toBe(result.tokensBefore);
+    expect(result.countedTokensAfter).toBe(result.countedTokensBefore);
+    expect(result.countedTokensBefore).toBe(c.tokens.total(input));
   });
 
   it("starts tokensBefore from the input's anchor (the last compaction's After) when no usage figure is newer", async () => {
@@ -375,7 +391,8 @@ describe("Compactor.compact", () => {
     expect(result.tokensBefore).not.toBe(covered + trailing);
     // After in Before's measure, anchored too: the event and providerTokensAfter agree.
     expect(result.event?.tokensAfterCompaction).toBe(c.tokens.providerTokensAfter(input, result.messages, anchor));
-    expect(result.event?.tokensAfterCompaction).toBe(Math.round((result.tokensAfter * result.tokensBefore) / c.tokens.total(input)));
+    expect(result.tokensAfter).toBe(Math.round(((result.countedTokensAfter ?? 0) * result.tokensBefore) / c.tokens.total(input)));
+    expect(result.event?.tokensAfterCompaction).toBe(result.tokensAfter);
   });
 
   it("lets a usage figure after the anchored messages win over the anchor", async () => {

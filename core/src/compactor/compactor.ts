@@ -453,10 +453,9 @@ export class Compactor<T> {
     } else if (counted > run.budget) {
       run.warnings.push(`[core] The compacted context is ${counted} tokens, still over the budget of ${run.budget} tokens.`);
     }
-    const tokensAfter = counted;
-    // The event, which transcripts record and `context history` shows beside tokensBefore, keeps
-    // both figures in one measure: the run's, anchored on the provider's figure (what the
-    // strategies sized against; tokens.providerTokensAfter gives the same).
+    // The result and the event, which transcripts record and `context history` shows, keep Before
+    // and After in one measure: the run's, anchored on the provider's figure (what the strategies
+    // sized against; tokens.providerTokensAfter gives the same). Our counts are named as such.
     const providerTokensAfter = run.providerTokens(counted);
     const firstKept = cut ? run.messages[cut.firstKeptIndex] : undefined;
     const event = createCompactionEvent({
@@ -479,7 +478,9 @@ export class Compactor<T> {
       cut: run.cut,
       event,
       tokensBefore: run.tokensBefore,
-      tokensAfter,
+      tokensAfter: providerTokensAfter,
+      countedTokensBefore: this.tokens.total(run.input.messages),
+      countedTokensAfter: counted,
       warnings: run.warnings,
       shrunk: shrunkMessages,
       reason: null,
@@ -512,6 +513,7 @@ export class Compactor<T> {
     error: CompactionError | null,
   ): CompactionResult<T> {
     const tokens = run.tokensBefore;
+    const counted = this.tokens.total(run.input.messages);
     return {
       status,
       messages: run.input.messages,
@@ -520,6 +522,8 @@ export class Compactor<T> {
       event: null,
       tokensBefore: tokens,
       tokensAfter: tokens,
+      countedTokensBefore: counted,
+      countedTokensAfter: counted,
       warnings: run.warnings,
       shrunk: [],
       reason,

@@ -18,20 +18,28 @@ export interface CompactionResult<T> {
   readonly cut: CheckedCut | null;
   readonly event: CompactionEvent | null;
   /**
-   * The context size before: the provider's newest usage figure plus counts of the messages
-   * after it, calibrated to the provider's measure (see `MessageTokenCounter.contextTokens`), else
-   * the input's `anchor` (the last compaction's recorded After) plus the calibrated count of the
-   * messages after it, else the (calibrated) count of every message.
+   * The context size before, in the provider's measure: the provider's newest usage figure plus
+   * counts of the messages after it, calibrated to the provider's measure (see
+   * `MessageTokenCounter.contextTokens`), else the input's `anchor` (the last compaction's
+   * recorded After) plus the calibrated count of the messages after it, else the (calibrated)
+   * count of every message. The event's `tokensBeforeCompaction`.
    */
   readonly tokensBefore: number;
   /**
-   * The context size after: our count of the new messages (usage stored on kept messages
-   * describes the old context). Unlike a usage-based `tokensBefore` it leaves out what no message
-   * shows (system prompt, tool definitions) and any gap between our tokenizer and the
-   * provider's; compare `tokensAfter` with a count of the input for a like-for-like saving, or
-   * convert it with `MessageTokenCounter.providerTokensAfter` to set it beside `tokensBefore`.
+   * The context size after, in the same measure as `tokensBefore` (our count of the new messages
+   * at the run's ratio of the provider's figure to our count: `MessageTokenCounter.providerTokensAfter`),
+   * so `tokensBefore - tokensAfter` is what the compaction saved. The event's
+   * `tokensAfterCompaction`, which transcripts record and `context history` shows. Equal to
+   * `tokensBefore` when nothing was compacted.
    */
   readonly tokensAfter: number;
+  /**
+   * Our count (the compactor's counter) of the messages before: the measure of the budget and of
+   * `cut.keptTokens`. Absent in results built by hosts.
+   */
+  readonly countedTokensBefore?: number;
+  /** Our count of `messages` after, beside `countedTokensBefore`. Absent in results built by hosts. */
+  readonly countedTokensAfter?: number;
   readonly warnings: readonly string[];
   /**
    * Messages the core shrank to head and tail because cutting alone could not bring the context

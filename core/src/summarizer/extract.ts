@@ -23,6 +23,7 @@ import {
   SLASH_COMMAND,
   TRAILING_PUNCTUATION,
 } from "./cues.js";
+import { declaredNames } from "./code-names.js";
 import { collectIdentifiers } from "./identifiers.js";
 import { ItemList } from "./item-list.js";
 import { WrittenFiles, findPlan, planFileSummary } from "./plan.js";
@@ -200,6 +201,8 @@ export function extractFacts(messages: readonly MessageFacts[], options: Extract
             if (!abandoned) (status === "ok" ? done : inProgress).add(fileWorkItem(reading, path, status));
             if (followWrite(written, reading, call.arguments, path)) planFile = { index, path };
           }
+          // The names in the code being changed: what the agent goes on to call and fix.
+          if (status === "ok") for (const name of declaredNames(call.arguments)) addIdentifier(name);
           break;
         case "command": {
           const command = item(reading.command ?? reading.argsSummary);

@@ -18,7 +18,7 @@ export interface ExtractiveSummarizerOptions {
   readonly maxItemsPerSection?: number;
   /** Most paths in each of Files/Read and Files/Modified. Default 50. */
   readonly maxFilesPerList?: number;
-  /** Most entries under Identifiers. Default 40. */
+  /** Most entries under Identifiers (names, paths, the names declared in the code being changed). Default 64. */
   readonly maxIdentifiers?: number;
   /** Longest item in characters; longer ones are cut with "…". Default 300. */
   readonly maxItemChars?: number;
@@ -30,7 +30,7 @@ const SUMMARIZER_NAME = "extractive";
 export const EXTRACTIVE_DEFAULT_LIMITS: SectionLimits = Object.freeze({
   maxItemsPerSection: 20,
   maxFilesPerList: 50,
-  maxIdentifiers: 40,
+  maxIdentifiers: 64,
   maxItemChars: 300,
 });
 

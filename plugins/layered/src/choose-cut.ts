@@ -33,19 +33,28 @@ export function summarizeLayerCut(view: MessageView, protectTokens: number, room
 }
 
 /**
- * Layer 3: cuts at the start of the last turn, so everything before it except system and
- * pinned messages (which the core preserves) is summarised. When the last turn alone does not
- * fit the budget, or nothing precedes it to summarise, keeps only its newest part: at most
- * `protectTokens`, and no more than fits. A conversation without a user message has no turns;
- * its newest message that may start a cut stands in for the last turn. `undefined` when even
- * that would compact nothing.
+ * Layer 3: summarises what it must and keeps the newest turns that fit. It keeps what layer 2
+ * keeps (about `protectTokens` of the newest messages, no more than fits beside the summary) and,
+ * when the last turn is longer than that and fits whole, the whole last turn; everything older,
+ * except system and pinned messages (which the core preserves), is summarised. Keeping only the
+ * last turn threw away the room a compaction far over the window still has: a 131k-token history
+ * at a 64k window became a summary and one user message, where the agent went on to use names
+ * from the turns just before it. When the last turn alone does not fit the budget, or nothing
+ * precedes it to summarise, keeps only its newest part: at most `protectTokens`, and no more than
+ * fits. A conversation without a user message has no turns; its newest message that may start a
+ * cut stands in for the last turn. `undefined` when even that would compact nothing.
  */
 export function fullLayerCut(view: MessageView, protectTokens: number, room: CutRoom): FullCut | undefined {
   const lastUser = lastUserIndex(view.facts);
   const turnStart = lastUser >= 0 ? lastUser : findCutPoint(view, { keepRecentTokens: 0 }).firstKeptIndex;
-  const whole = check(view, turnStart, room);
-  if (whole.compactedIndices.length > 0 && fits(whole, room)) return { firstKeptIndex: turnStart, splitLastTurn: false };
   const keep = Math.min(protectTokens, keptRoom(view, { budget: room.budget, summaryTokens: room.summaryTokens }));
+  const whole = check(view, turnStart, room);
+  if (whole.compactedIndices.length > 0 && fits(whole, room)) {
+    const recent = findCutPoint(view, { keepRecentTokens: keep }).firstKeptIndex;
+    const newest = recent < turnStart ? check(view, recent, room) : undefined;
+    const keepsMore = newest !== undefined && newest.compactedIndices.length > 0 && fits(newest, room);
+    return { firstKeptIndex: keepsMore ? recent : turnStart, splitLastTurn: false };
+  }
   const inside = findCutPoint(view, { keepRecentTokens: keep, startIndex: Math.min(turnStart + 1, view.facts.length) });
   if (check(view, inside.firstKeptIndex, room).compactedIndices.length === 0) return undefined;
   return { firstKeptIndex: inside.firstKeptIndex, splitLastTurn: true };

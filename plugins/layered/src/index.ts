@@ -1,6 +1,6 @@
 /**
  * @compaction/plugin-layered — prune old tool outputs, then summarise older messages, then
- * summarise everything but pinned messages and the last turn, each layer at its own share of
+ * summarise everything but pinned messages and the newest turns that fit, each layer at its own share of
  * the context window.
  */
 export {

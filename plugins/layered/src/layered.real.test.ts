@@ -135,15 +135,28 @@ describe("layers 2 and 3 on pi-large-session.jsonl", () => {
     expectNoOrphanedToolResult(c, result);
   });
 
-  it("layer 3: summarises everything before the last turn and warns of the full compaction", async () => {
+  it("layer 3: keeps the newest 25,000 tokens with the last turn, summarises the rest and warns of the full compaction", async () => {
     const c = compactorFor(createPiAdapter());
     const contextWindow = Math.round(afterPruning(c, messages).tokens / 0.97);
     const result = await c.compact({ messages, contextWindow, trigger: "auto" });
     expect(result.event?.layer).toBe("full");
     const lastUser = lastUserIndex(messages.map((m) => c.facts.of(m)));
-    expect(result.cut?.firstKeptIndex).toBe(lastUser);
-    expect(result.messages.slice(1)).toEqual(messages.slice(lastUser));
+    const first = result.cut?.firstKeptIndex ?? -1;
+    expect(first).toBeLessThanOrEqual(lastUser);
+    expect(result.cut?.keptTokens).toBeLessThanOrEqual(Math.max(25000, c.tokens.total(messages.slice(lastUser))));
+    expect(result.cut?.keptTokens).toBeGreaterThan(20000);
+    expect(result.messages.slice(1)).toEqual(messages.slice(first));
     expect(result.event?.warnings).toContain(`[layered] ${FULL_COMPACTION_WARNING}`);
+    expectNoOrphanedToolResult(c, result);
+  });
+
+  // Issue 31: at a 64k window the 137k-token history used to become the summary and one user message (2,358 tokens).
+  it("layer 3 far over the window (64k) keeps the newest turns that fit, not only the last user message", async () => {
+    const c = compactorFor(createPiAdapter());
+    const result = await c.compact({ messages, contextWindow: 64_000, trigger: "auto" });
+    expect(result.event?.layer).toBe("full");
+    expect(result.cut?.keptTokens).toBeGreaterThan(20000);
+    expect(result.tokensAfter).toBeLessThanOrEqual(64_000);
     expectNoOrphanedToolResult(c, result);
   });
 

@@ -20,7 +20,8 @@ import { pruneRequest } from "./prune-request.js";
 export const PLUGIN_NAME = "layered";
 
 /** The warning a full compaction (layer 3) adds to the result and its event. */
-export const FULL_COMPACTION_WARNING = "full compaction: everything but pinned messages and the last turn was summarised";
+export const FULL_COMPACTION_WARNING =
+  "full compaction: everything but pinned messages and the newest messages (summarizeProtectTokens, or the last turn whole when longer) was summarised";
 
 /** The warning of a full compaction that also summarised the early part of the last turn. */
 export const FULL_SPLIT_COMPACTION_WARNING =
@@ -54,7 +55,7 @@ export function resolveLayeredOptions(options?: Partial<LayeredOptions>): Layere
 /**
  * Layered compaction: prune old tool outputs (layer 1, `beforeCompact`, and in what every host
  * sends, `shapeRequest`), then summarise older messages (layer 2), then summarise everything but
- * pinned messages and the last turn (layer 3). `run.layer` and the event say which layer ran last. Pinned messages are never
+ * pinned messages, the newest messages layer 2 keeps and the last turn when it fits (layer 3). `run.layer` and the event say which layer ran last. Pinned messages are never
  * pruned or summarised.
  */
 export function layered(options?: Partial<LayeredOptions>): CompactionPlugin {

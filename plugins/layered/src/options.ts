@@ -52,7 +52,7 @@ export const LAYERED_OPTIONS_SCHEMA = {
     },
     fullThreshold: {
       description:
-        "Layer 3 (full) runs when the context, after pruning, is above this share of the window: everything but pinned messages and the last turn is summarised. In (0, 1], above summarizeThreshold.",
+        "Layer 3 (full) runs when the context, after pruning, is above this share of the window: everything but pinned messages, the newest summarizeProtectTokens and the last turn (when it fits whole) is summarised. In (0, 1], above summarizeThreshold.",
       type: "number",
       exclusiveMinimum: 0,
       maximum: 1,

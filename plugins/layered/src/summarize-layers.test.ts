@@ -67,13 +67,25 @@ describe.each(FORMATS)("layers 2 and 3 (%s)", (format) => {
     expect(result.messages).toHaveLength(1 + messages.length - first);
   });
 
-  it("layer 3 summarises everything before the last turn and keeps the last turn whole", async () => {
+  // Issue 31 changed this on purpose: layer 3 used to keep only the last turn, throwing away the room it still had.
+  it("layer 3 keeps the newest whole messages that fit summarizeProtectTokens, the last turn among them, and summarises the rest", async () => {
     const messages = chat();
     const { c, result } = await run(messages, 0.96);
-    const lastUser = lastUserAt(c, messages);
-    expect(result.cut?.firstKeptIndex).toBe(lastUser);
+    const first = result.cut?.firstKeptIndex ?? -1;
+    const kept = c.tokens.total(messages.slice(first));
+    expect(first).toBeLessThan(lastUserAt(c, messages));
+    expect(kept).toBeLessThanOrEqual(25000);
+    expect(kept + c.tokens.count(messages[first - 1])).toBeGreaterThan(25000);
     expect(result.cut?.isSplitTurn).toBe(false);
-    expect(result.messages.slice(1)).toEqual(messages.slice(lastUser));
+    expect(result.messages.slice(1)).toEqual(messages.slice(first));
+  });
+
+  it("layer 3 keeps a last turn longer than summarizeProtectTokens whole when it fits", async () => {
+    const messages = [...chat(), b.user("long task"), b.assistant(text(15000)), b.assistant(text(15000))];
+    const { c, result } = await run(messages, 0.96);
+    expect(result.event?.layer).toBe("full");
+    expect(result.cut?.firstKeptIndex).toBe(lastUserAt(c, messages));
+    expect(result.messages.slice(1)).toEqual(messages.slice(lastUserAt(c, messages)));
   });
 
   it("layer 3 says in a warning, in the result and its event, that a full compaction happened", async () => {
@@ -102,7 +114,9 @@ describe.each(FORMATS)("layers 2 and 3 (%s)", (format) => {
     expect(result.messages[0]).toBe(messages[2]);
     expect(c.facts.of(result.messages[1]).kind).toBe("summary");
     expect(seen).not.toContain(c.facts.of(messages[2]).text);
-    expect(seen.length).toBe(lastUserAt(c, messages) - 1);
+    const first = result.cut?.firstKeptIndex ?? -1;
+    expect(first).toBeGreaterThan(2);
+    expect(seen.length).toBe(first - 1);
   });
 
   // Issue 10 changed these on purpose: the newest turn is kept from its request on (shrunk to head and tail when over the budget), never split.
@@ -126,11 +140,13 @@ describe.each(FORMATS)("layers 2 and 3 (%s)", (format) => {
     expect(result.messages).toBe(messages);
   });
 
-  it("layer 3 without any user message keeps the newest message that may start a cut", async () => {
+  it("layer 3 without any user message keeps the newest messages that fit beside the summary", async () => {
     const messages = [b.assistant(text(5000)), b.assistant(text(5000)), b.assistant(text(5000))];
-    const { result } = await run(messages, 0.97);
+    const { c, result } = await run(messages, 0.97);
     expect(result.event?.layer).toBe("full");
-    expect(result.cut?.firstKeptIndex).toBe(2);
+    // The window is 15,000 / 0.97; after the 4,000-token summary's room, two of the three fit.
+    expect(result.cut?.firstKeptIndex).toBe(1);
+    expect(c.tokens.total(messages.slice(1)) + 4000).toBeLessThanOrEqual(windowFor(c.tokens.total(messages), 0.97));
   });
 
   it("an automatic run below every threshold changes nothing", async () => {
