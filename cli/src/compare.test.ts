@@ -9,7 +9,18 @@ interface Report {
   calls: number;
   contextWindow: number;
   reserveTokens: number;
-  presets: { preset: string; compactions: number; cacheMisses: number; cacheHitShare: number; billed: { anthropic: number; openai: number }; inputTokens: number; largestRequest: number }[];
+  continuity: { cuts: number; needed: number };
+  presets: {
+    preset: string;
+    compactions: number;
+    cacheMisses: number;
+    cacheHitShare: number;
+    billed: { anthropic: number; openai: number };
+    inputTokens: number;
+    largestRequest: number;
+    keptNext: number | null;
+    longMemory: number | null;
+  }[];
   cheapest: string | null;
 }
 
@@ -43,6 +54,23 @@ describe("compaction compare", () => {
     }
     const cheapest = [...report.presets].sort((a, b) => a.billed.anthropic - b.billed.anthropic)[0]?.preset;
     expect(report.cheapest).toBe(cheapest);
+  });
+
+  it("measures what the agent needed next that each preset's requests still held, at cut points past the window", () => {
+    const report = compare("--window", "64000", "--presets", "safeguard,sliding-window");
+    expect(report.continuity.cuts).toBeGreaterThan(0);
+    expect(report.continuity.needed).toBeGreaterThan(0);
+    for (const preset of report.presets) {
+      expect(preset.keptNext).toBeGreaterThan(0.5);
+      expect(preset.keptNext).toBeLessThanOrEqual(1);
+      expect(preset.longMemory).not.toBeNull();
+    }
+  });
+
+  it("says there is nothing to lose when the session fits the window", () => {
+    const report = compare("--window", "1000000", "--presets", "safeguard");
+    expect(report.continuity).toEqual({ cuts: 0, needed: 0 });
+    expect(report.presets[0]).toMatchObject({ compactions: 0, keptNext: null, longMemory: null });
   });
 
   it("prints the comparison as a table and writes nothing", () => {

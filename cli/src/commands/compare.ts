@@ -6,10 +6,12 @@
  * the recording, usage figures set aside since they describe the original), at the window given.
  * Per preset: compactions, the largest request, what the requests cost with the provider's prompt
  * cache (cache misses, the share of input read from the cache, input billed at Anthropic's and
- * OpenAI's prices). Nothing is written.
+ * OpenAI's prices), and continuity: at cut points past the window, the share of the identifiers
+ * the agent went on to use from memory that the request it was sent still held (`ContinuityProbe`).
+ * Nothing is written.
  */
 import type { AdapterName } from "@compaction/core";
-import { contextManagerPolicy, type ReplayResult, replaySession, withoutUsage } from "@compaction/replay";
+import { ContinuityProbe, type ContinuityTotals, contextManagerPolicy, type ReplayResult, replaySession, withoutUsage } from "@compaction/replay";
 import { entryMessage, SessionTree } from "@compaction/transcript";
 import { countOption } from "../command-context.js";
 import { type CommandCall, type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
@@ -46,6 +48,13 @@ export interface PresetComparison {
   /** Input tokens over every request, before cache pricing. */
   readonly inputTokens: number;
   readonly largestRequest: number;
+  /**
+   * Continuity: of the identifiers the agent used from memory after each cut point, the share the
+   * request sent there held (`keptNext`), and of those only an older part of the history showed
+   * (`longMemory`). Null when the session never outgrows the window (nothing to lose).
+   */
+  readonly keptNext: number | null;
+  readonly longMemory: number | null;
   readonly ms: number;
 }
 
@@ -57,6 +66,8 @@ export interface CompareReport {
   readonly calls: number;
   readonly contextWindow: number;
   readonly reserveTokens: number;
+  /** Cut points the continuity measure was taken at (model calls past the window), and what the agent needed there. */
+  readonly continuity: { readonly cuts: number; readonly needed: number };
   readonly presets: readonly PresetComparison[];
   /** The preset that billed least at Anthropic's prices. */
   readonly cheapest: string | null;
@@ -96,23 +107,30 @@ async function compare(scope: CommandScope<CompareOptions, CompareInput>): Promi
       "Pass a larger --window, or lower reserveTokens in .compactionrc.",
     );
   }
-  const results: { preset: string; result: ReplayResult }[] = [];
+  const tokensOf = (message: unknown): number => base.tokens.count(message);
+  const factsOf = (message: unknown) => base.facts.of(message);
+  // Cut points only where the history has outgrown the window: before that, nothing was dropped.
+  const outgrows = recording.reduce((sum: number, message) => sum + tokensOf(message), 0) > contextWindow;
+  const probe = outgrows ? ContinuityProbe.of(recording, { factsOf, tokensOf, window: contextWindow }) : null;
+  const results: { preset: string; result: ReplayResult; continuity: ContinuityTotals | null }[] = [];
   for (const preset of input.presets) {
     // Built here (not per replay) so a preset that does not resolve fails before any replay runs.
     const compactor = await scope.compactor({ preset, adapter, announce: false });
     const progress = progressLine(context.io, `Replaying ${preset}`, recording.length, { minBytes: 1, describe: (done, total) => `${done} / ${total} messages` });
     try {
+      const recorder = probe?.recorder();
       const result = await replaySession(recording, contextManagerPolicy(preset, async () => compactor, contextWindow, { ownsCompactor: false }), {
-        tokensOf: (message) => base.tokens.count(message),
-        factsOf: (message) => base.facts.of(message),
+        tokensOf,
+        factsOf,
+        ...(recorder === undefined ? {} : { onCall: recorder.onCall }),
         onProgress: (done, total) => progress.onProgress?.({ bytesRead: done, totalBytes: total }),
       });
-      results.push({ preset, result });
+      results.push({ preset, result, continuity: recorder?.totals() ?? null });
     } finally {
       progress.done();
     }
   }
-  const presets = results.map(({ preset, result }) => comparison(preset, result));
+  const presets = results.map(({ preset, result, continuity }) => comparison(preset, result, continuity));
   const cheapest = [...presets].sort((a, b) => a.billed.anthropic - b.billed.anthropic)[0]?.preset ?? null;
   return {
     session: { path: session.path, format },
@@ -120,6 +138,7 @@ async function compare(scope: CommandScope<CompareOptions, CompareInput>): Promi
     calls: results[0]?.result.calls ?? 0,
     contextWindow,
     reserveTokens,
+    continuity: { cuts: probe?.cuts.length ?? 0, needed: probe?.cuts.reduce((sum, cut) => sum + cut.needed.length, 0) ?? 0 },
     presets,
     cheapest,
   };
@@ -137,7 +156,7 @@ function history(session: TargetSession): { messages: readonly unknown[]; adapte
   return { messages: messages.filter((message) => message !== undefined), adapter: loaded.adapter, format: loaded.format };
 }
 
-function comparison(preset: string, result: ReplayResult): PresetComparison {
+function comparison(preset: string, result: ReplayResult, continuity: ContinuityTotals | null): PresetComparison {
   const { cache } = result;
   return {
     preset,
@@ -147,6 +166,8 @@ function comparison(preset: string, result: ReplayResult): PresetComparison {
     billed: { anthropic: cache.billed["anthropic"] ?? 0, openai: cache.billed["openai"] ?? 0 },
     inputTokens: cache.inputTokens,
     largestRequest: cache.largestRequest,
+    keptNext: continuity?.share ?? null,
+    longMemory: continuity?.longMemoryShare ?? null,
     ms: Math.round(result.ms),
   };
 }
@@ -154,7 +175,7 @@ function comparison(preset: string, result: ReplayResult): PresetComparison {
 type Colors = CommandScope<CompareOptions, CompareInput>["context"]["out"];
 
 function renderReport(report: CompareReport, c: Colors): string {
-  const header = ["preset", "compactions", "cache misses", "cache hits", "billed (Anthropic)", "billed (OpenAI)", "largest request"];
+  const header = ["preset", "compactions", "cache misses", "cache hits", "billed (Anthropic)", "billed (OpenAI)", "largest request", "kept next", "long memory"];
   const rows = report.presets.map((p) => [
     p.preset,
     String(p.compactions),
@@ -163,6 +184,8 @@ function renderReport(report: CompareReport, c: Colors): string {
     millions(p.billed.anthropic),
     millions(p.billed.openai),
     `${formatTokens(p.largestRequest)}${p.largestRequest > report.contextWindow - report.reserveTokens ? " (over the budget)" : ""}`,
+    percent(p.keptNext),
+    percent(p.longMemory),
   ]);
   const widths = header.map((cell, i) => Math.max(cell.length, ...rows.map((row) => (row[i] ?? "").length)));
   const line = (row: readonly string[]) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
@@ -176,9 +199,15 @@ function renderReport(report: CompareReport, c: Colors): string {
     "",
     c.dim("Cache misses: requests that read less than half of the previous request from the provider's prompt cache (the first one too)."),
     c.dim("Billed: input tokens at the base input price, cached input at 0.1x (Anthropic also bills cache writes at 1.25x)."),
+    c.dim(
+      report.continuity.cuts === 0
+        ? "Kept next: the session never outgrows the window, so no request left anything out."
+        : `Kept next: at ${report.continuity.cuts} model calls past the window, the share of the ${report.continuity.needed} identifiers the agent went on to use from memory that the request still held; long memory: of those only an older part of the history showed.`,
+    ),
   ];
   if (report.cheapest !== null) lines.push(`${c.bold("Cheapest")}  ${report.cheapest}`);
   return `${lines.join("\n")}\n`;
 }
 
+const percent = (share: number | null): string => (share === null ? "-" : `${(share * 100).toFixed(1)}%`);
 const millions = (tokens: number): string => (tokens >= 1e6 ? `${(tokens / 1e6).toFixed(2)}M` : formatTokens(Math.round(tokens)));

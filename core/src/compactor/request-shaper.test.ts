@@ -46,7 +46,8 @@ describe("RequestShaper", () => {
   it("keeps a shrunk message's form on later requests, and frees room for them when it must shrink", () => {
     const c = compactor();
     const shaper = c.createRequestShaper();
-    const context: PiMessage[] = [user("start"), assistant("", [{ id: "c1" }]), toolResult("c1", words(8_000))];
+    // The big output is an older step's (the newest step, the one being answered, is never shrunk for room).
+    const context: PiMessage[] = [user("start"), assistant("", [{ id: "c1" }]), toolResult("c1", words(8_000)), assistant("read it"), user("go on")];
     const first = shaper.shape(context);
     expect(first.shrunk.map((s) => s.index)).toEqual([2]);
     // Room was freed below the budget, for what comes next (half the auto-compaction threshold).

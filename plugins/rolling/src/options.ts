@@ -13,7 +13,7 @@ export const ROLLING_OPTIONS_SCHEMA = {
   properties: {
     targetUtilization: {
       description:
-        "Share of the context window the context may fill after a roll: the oldest messages are evicted until the context (eviction note included) is at or under floor(contextWindow * targetUtilization), and never over the budget (window minus reserve).",
+        "Share of the usable context window the context may fill after a roll: the oldest messages are evicted until the context (eviction note included) is at or under floor(usableWindow * targetUtilization), and never over the budget (window minus reserve). The usable window is the context window, or (window - reserve) / 0.9 when the reserve takes over a tenth of it. A low target makes rolls rarer: each one is a miss of the provider's prompt cache (the rolling preset sets 0.5 beside its 0.9 threshold).",
       type: "number",
       exclusiveMinimum: 0,
       maximum: 1,

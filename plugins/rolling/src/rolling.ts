@@ -51,21 +51,21 @@ export function rolling(options?: RollingOptionsInput): CompactionPlugin {
 }
 
 /**
- * The rolling target, in the provider's measure: a share of the (usable) window, never above the
- * budget (window minus reserve; `run.budget` is it as our count), and never above the run's target
- * (half the auto-compaction threshold): a roll is a low-water mark, not a trim to just under the
- * threshold, so each one frees room for many turns and the next roll (a cache miss of the whole
- * request) is far away.
+ * The rolling target, in the provider's measure: a share of the usable window (the window, or less
+ * when the reply's reserve takes over a tenth of it), never above the budget (window minus
+ * reserve; `run.budget` is it as our count). It is a low-water mark: the rolling preset sets it at
+ * half the window, well under its 90% threshold, so each roll (a miss of the provider's prompt
+ * cache for the whole request) frees room for many turns.
  */
 function targetTokens<T>(run: CompactionRun<T>, settings: RollingOptions): number {
-  return Math.min(Math.floor(run.usableWindow * settings.targetUtilization), run.providerTokens(run.budget), run.targetTokens);
+  return Math.min(Math.floor(run.usableWindow * settings.targetUtilization), run.providerTokens(run.budget));
 }
 
 /** Where the target came from, for reasons and warnings (the host picks the window, and the same transcript rolls in one and not in another). */
 function targetOrigin<T>(run: CompactionRun<T>, settings: RollingOptions, target: number): string {
-  if (target === run.targetTokens) return `half the auto-compaction threshold of the ${run.contextWindow}-token window, so the next roll is many turns away`;
   if (target < Math.floor(run.usableWindow * settings.targetUtilization)) return `the ${run.contextWindow}-token window less the reserve for the reply`;
-  return `${Math.round(settings.targetUtilization * 100)}% of the ${run.contextWindow}-token window`;
+  const usable = run.usableWindow < run.contextWindow ? ` (usable: ${Math.floor(run.usableWindow)}, as the reserve for the reply takes over a tenth of it)` : "";
+  return `${Math.round(settings.targetUtilization * 100)}% of the ${run.contextWindow}-token window${usable}`;
 }
 
 /** Recall is checked at compaction time: plugin order varies, and a recall plugin may come later. */

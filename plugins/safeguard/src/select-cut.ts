@@ -36,7 +36,7 @@ export function selectCut(
     // itself is the provider's measure, and says so.
     const setting = run.messageRatio > 1 ? `${keepRecentTokens} in the provider's measure, ${keepCounted} in our count` : `${keepRecentTokens}`;
     run.warn(
-      `keepRecentTokens (${setting}) was lowered to ${keep} for this run, to leave room for the summary (${summaryTokens} tokens) and the preserved messages in ${limit < run.budget ? `the run's target of ${limit} tokens (half the auto-compaction threshold, so the next compaction is many turns away)` : `the budget of ${run.budget} tokens`}.`,
+      `keepRecentTokens (${setting}) was lowered to ${keep} for this run, to leave room for the summary (${summaryTokens} tokens) and the preserved messages ${limit < run.budget ? `within the run's target (${limit} tokens: half the auto-compaction threshold, so the next compaction is many turns away) ` : ""}in the budget of ${run.budget} tokens.`,
     );
   }
   return cut;

@@ -1,4 +1,4 @@
-import { alwaysKept, ErrorCodes, type MessageFacts, lastUserIndex } from "@compaction/core";
+import { alwaysKept, ErrorCodes, type MessageFacts, lastUserIndex, usableWindow } from "@compaction/core";
 import { FORMATS, type Format, builders } from "@compaction/core/testing";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -41,7 +41,8 @@ async function runCase(format: Format, c: Case) {
   const suffix = (i: number) => tokens.slice(i).reduce((a, t) => a + t, 0);
   const lastUser = lastUserIndex(facts);
   const budget = c.contextWindow - reserveTokens;
-  const keep = keepTokensFor(c.contextWindow, budget - alwaysKept({ facts, tokens }).tokens, c.keepRatio);
+  // keepRatio is a share of the usable window (less than the window when the reserve takes over a tenth of it).
+  const keep = keepTokensFor(usableWindow(c.contextWindow, reserveTokens), budget - alwaysKept({ facts, tokens }).tokens, c.keepRatio);
   const room = budget - alwaysKept({ facts, tokens }).tokens;
   return { b, messages, result, facts, suffix, lastUser, keep, room, lastTurnFits: suffix(lastUser) <= keep };
 }

@@ -52,14 +52,12 @@ export function slidingWindow(options?: SlidingWindowInput): CompactionPlugin {
 }
 
 function selectCut(run: CompactionRun<unknown>, config: SlidingWindowOptions) {
-  const always = alwaysKept(run.view).tokens;
-  const room = run.budget - always;
-  // keepRatio is a share of the (usable) window, so of messages as the provider counts them: the
-  // cut keeps that many of the provider's tokens, in our count at the calibrated ratio
-  // (`run.messageRatio`), and no more than the run's target leaves beside the summary, so the
-  // next compaction is many turns away.
-  const targetRoom = Math.max(0, Math.min(room, run.countedTokens(run.targetTokens) - always - summaryTokens(run.view)));
-  const keepTokens = Math.min(keepTokensFor(run.usableWindow, room, config.keepRatio, run.messageRatio), targetRoom);
+  const room = run.budget - alwaysKept(run.view).tokens;
+  // keepRatio is a share of the usable window (the window, or less when the reply's reserve takes
+  // over a tenth of it), so of messages as the provider counts them: the cut keeps that many of the
+  // provider's tokens, in our count at the calibrated ratio (`run.messageRatio`). At the preset's
+  // 40% beside its 80% threshold, the next compaction is half the usable window away.
+  const keepTokens = keepTokensFor(run.usableWindow, room, config.keepRatio, run.messageRatio);
   const share = `${config.keepRatio} of the window${run.messageRatio > 1 ? ", in the provider's measure" : ""}`;
   // Keeping the newest turn whole beside the summary must fit the room: the new summary takes
   // in the earlier one, so at least its size is needed. When it does not fit, the turn is still
