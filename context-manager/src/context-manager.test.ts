@@ -412,10 +412,11 @@ describe("overflow recovery (send)", () => {
   // Issue 10 changed this on purpose: a summary over the budget on its own is left out of the
   // retry (the context keeps it), since the request alone fits; before, send() gave up.
   it("retries once without a summary that alone is over the budget, keeping the newest messages", async () => {
-    // Budget 500 (window 1,000 minus 500 reserved), threshold 900; the summary alone is 600 tokens.
+    // Budget 500 (window 1,000 minus 500 reserved), threshold 500 (90% of the usable window,
+    // 500 / 0.9); the summary alone is 600 tokens.
     const summary = `summary ${words(400)}`;
     const target = await manager({ contextWindow: 1000, reserveTokens: 500, threshold: 0.9, plugins: [keepRecent(100, { summary })] });
-    for (let i = 0; i < 4; i++) await target.append(exchange(200, `t${i}`));
+    for (let i = 0; i < 4; i++) await target.append(exchange(100, `t${i}`));
     expect(target.tokens).toBeLessThanOrEqual(target.threshold);
     const sent: Array<readonly PiMessage[]> = [];
     const reply = await target.send(async (messages) => {
