@@ -10,13 +10,13 @@ import { loadPiMessages } from "@compaction/fixtures";
 import { describe, expect, it } from "vitest";
 import { tmpProject } from "./support/tmp-project.js";
 
-const README = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+const PAGE = readFileSync(new URL("../docs/configuration.md", import.meta.url), "utf8");
 
-/** The code block that follows a marker comment in the README, so the README's example is what the test runs. */
-function readmeBlock(marker: string): string {
-  const at = README.indexOf(marker);
-  if (at < 0) throw new Error(`README has no ${marker}`);
-  const match = /```[a-z]*\n([\s\S]*?)```/.exec(README.slice(at));
+/** The code block that follows a marker comment in docs/configuration.md, so the page's example is what the test runs. */
+function docBlock(marker: string): string {
+  const at = PAGE.indexOf(marker);
+  if (at < 0) throw new Error(`docs/configuration.md has no ${marker}`);
+  const match = /```[a-z]*\n([\s\S]*?)```/.exec(PAGE.slice(at));
   if (!match?.[1]) throw new Error(`no code block after ${marker}`);
   return match[1];
 }
@@ -36,8 +36,8 @@ const conversation = () => [
 ];
 
 describe(".compactionrc per agent", () => {
-  it("uses the top-level preset by default and the agent's own preset for that agent (README example)", async () => {
-    const cwd = tmpProject({ ".compactionrc": readmeBlock("<!-- example: compactionrc-agents -->") });
+  it("uses the top-level preset by default and the agent's own preset for that agent (docs/configuration.md example)", async () => {
+    const cwd = tmpProject({ ".compactionrc": docBlock("<!-- example: compactionrc-agents -->") });
     const fallback = await createCompactor({ cwd });
     const researcher = await createCompactor({ cwd, agent: "researcher" });
     const coder = await createCompactor({ cwd, agent: "coder" });
@@ -49,12 +49,12 @@ describe(".compactionrc per agent", () => {
   });
 
   it.each(["safeguard", "rolling", "layered", "sliding-window"])(
-    "lets a user's own plugin file win selectCut over the %s preset, which still writes the summary or, for rolling, the eviction note (README example)",
+    "lets a user's own plugin file win selectCut over the %s preset, which still writes the summary or, for rolling, the eviction note (docs/configuration.md example)",
     async (preset) => {
       const cwd = tmpProject({
         ".compactionrc.yaml": `preset: ${preset}\ncontextWindow: 100000\nplugins:\n  - ./keep-last-turn.mjs\n`,
       });
-      writeFileSync(join(cwd, "keep-last-turn.mjs"), readmeBlock("<!-- example: user-plugin -->"));
+      writeFileSync(join(cwd, "keep-last-turn.mjs"), docBlock("<!-- example: user-plugin -->"));
       const compactor = await createCompactor({ cwd });
       const input = conversation();
       const result = await compactor.compact({ messages: input });

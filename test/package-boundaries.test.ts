@@ -1,5 +1,5 @@
 /**
- * The direction of imports between the packages (README, "Layout"): the engine imports none of
+ * The direction of imports between the packages (docs/architecture.md, "Layout"): the engine imports none of
  * the others; the transcript store and the model-summarizer machinery import only the engine;
  * the context manager imports the engine and the transcript store; a plugin imports the engine
  * (recall may import the transcript store, a model summarizer its machinery) and never another

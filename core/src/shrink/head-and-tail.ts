@@ -1,7 +1,7 @@
 /**
  * Cutting one piece of text to its head and tail, with a marker in the middle that says how
  * much was removed and where the full text is. The marker's wording is a documented format
- * (README, "Shrinking"): hosts and models may rely on it.
+ * (docs/guarantees.md, "No session is ever stuck"): hosts and models may rely on it.
  */
 import { formatCount } from "../format-count.js";
 import { isLowSurrogate } from "../summarizer/text.js";
