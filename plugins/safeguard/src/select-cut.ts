@@ -19,10 +19,14 @@ export function selectCut(
   const keepCounted = run.countedMessageTokens(keepRecentTokens);
   let summaryTokens = sizes.maxTokens + run.summaryOverheadTokens;
   // keepRecentTokens, but never more than the budget leaves after the summary and what the core
-  // always keeps (system prompt, pinned messages and their tool partners), nor more than the run's
-  // target leaves (half the auto-compaction trigger: at a small window, keeping up to the budget
-  // would bring the next compaction, and its cache miss, a few turns later).
-  const limit = Math.min(run.budget, run.countedTokens(run.targetTokens));
+  // always keeps (system prompt, pinned messages and their tool partners), nor, for a context over
+  // the run's target (half the auto-compaction threshold), more than the target leaves: at a small
+  // window, keeping up to the budget would bring the next compaction, and its cache miss, a few
+  // turns later. A context already within the target is not cut for it.
+  let total = 0;
+  for (const tokens of run.view.tokens) total += tokens;
+  const target = run.countedTokens(run.targetTokens);
+  const limit = total > target ? Math.min(run.budget, target) : run.budget;
   const allowance = () => Math.min(keepCounted, keptRoom(run.view, { budget: limit, summaryTokens }));
   let keep = allowance();
   let cut = chooseCut(run.view, { keepRecentTokens: keep, maxTurnBoundaryLoss });
