@@ -102,7 +102,7 @@ describe.skipIf(PI_087_UNSUPPORTED !== undefined)(title, () => {
       expect(readFileSync(session.file).equals(bytes)).toBe(true);
       expect(reports.of("warning")).toEqual([
         expect.stringMatching(
-          /rolling: the context holds about \d+ tokens, already within its target of 800000 \(80% of the 1000000-token window\).*The window was 1000000 tokens \(pi's model anthropic\/claude-sonnet-4-5\)/,
+          /rolling: the context holds about \d+ tokens, already within its target of 500000 \(50% of the 1000000-token window\).*The window was 1000000 tokens \(pi's model anthropic\/claude-sonnet-4-5\)/,
         ),
       ]);
     });
