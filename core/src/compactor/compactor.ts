@@ -214,12 +214,12 @@ export class Compactor<T> {
       if (run.cut.compactedIndices.length === 0) {
         run.cut = null;
         run.shrink = null;
-        return await this.#withoutCut(run, `The cut chosen by '${cutBy}' compacts no messages.`, { freeRoom: true });
+        return await this.#withoutCut(run, `The cut chosen by '${cutBy}' compacts no messages.`);
       }
       run.previousSummary = latestSummary(run);
       if (run.cut.compactedIndices.every((i) => run.view.facts[i]?.kind === "summary")) {
         run.cut = null;
-        return await this.#withoutCut(run, "Nothing new to compact: the cut would only summarise the previous summary again.", { freeRoom: true });
+        return await this.#withoutCut(run, "Nothing new to compact: the cut would only summarise the previous summary again.");
       }
       const unrecordable = keptMessagesChanged(run);
       if (unrecordable) return untouched("failed", unrecordable.message, unrecordable);
@@ -355,16 +355,11 @@ export class Compactor<T> {
    * noop saying `reason`. A host that records only a summary and an unchanged suffix
    * (`suffixOnly`) cannot record an in-place change, so that run is a noop too.
    */
-  async #withoutCut(run: RunState<T>, reason: string, options: { freeRoom?: boolean } = {}): Promise<CompactionResult<T>> {
+  async #withoutCut(run: RunState<T>, reason: string): Promise<CompactionResult<T>> {
     // Nothing to cut, yet over the budget: shrink the working set itself (a host that records
-    // only summary + suffix shrinks at send time instead, see shrinkToBudget). An automatic run
-    // whose plugin would have cut, but whose newest turn is everything left (one long turn of tool
-    // calls), frees room as well, within the budget: older outputs of the turn shrunk down to the
-    // run's target, so the host's threshold is not crossed again at the next step.
-    const total = sumAll(run.view.tokens);
-    const freeRoom = options.freeRoom === true && run.trigger === "auto" && total > run.targetCounted;
-    if (!run.suffixOnly && (total > run.budget || freeRoom)) {
-      const shrink = shrinkToBudget(run.messages, this.tokens, { budget: run.budget, recallTool: run.recallTool, headroomTo: run.targetCounted, headroomWithinBudget: freeRoom });
+    // only summary + suffix shrinks at send time instead, see shrinkToBudget).
+    if (!run.suffixOnly && sumAll(run.view.tokens) > run.budget) {
+      const shrink = shrinkToBudget(run.messages, this.tokens, { budget: run.budget, recallTool: run.recallTool, headroomTo: run.targetCounted });
       if (!shrink.fits) {
         const error = new CompactionError(
           ErrorCodes.CONTEXT_OVERFLOW,
@@ -373,9 +368,9 @@ export class Compactor<T> {
         );
         return this.#untouched(run, "failed", error.message, error);
       }
-      if (shrink.messages === run.messages) return this.#untouched(run, "noop", reason, null);
-      const why = total > run.budget ? `to fit the budget of ${run.budget} tokens` : `to free room in the newest turn, down to the run's target of ${run.targetCounted} tokens`;
-      run.warnings.push(`[core] ${reason} Shrunk ${shrink.shrunk.length} message(s) to head and tail ${why}; the full text stays in the transcript.`);
+      run.warnings.push(
+        `[core] ${reason} Shrunk ${shrink.shrunk.length} message(s) to head and tail to fit the budget of ${run.budget} tokens; the full text stays in the transcript.`,
+      );
       run.replaceMessages("core", shrink.messages);
       run.shrink = shrink;
       run.layer = "shrink";

@@ -64,11 +64,9 @@ export interface ShrinkOptions {
    * Once within the budget, shorten tool outputs, tool-call arguments and the newest turn's other
    * messages further (oldest first, never the newest step) until the messages hold at most this
    * many tokens, when they can (see the file's comment). Only applies when some shrinking was
-   * needed (or, with `headroomWithinBudget`, also within the budget). Default: none.
+   * needed. Default: none.
    */
   readonly headroomTo?: number;
-  /** Free the headroom even when the messages are within the budget (an automatic compaction of one long turn). Default false. */
-  readonly headroomWithinBudget?: boolean;
 }
 
 /** One message the shrinking shortened. */
@@ -123,8 +121,7 @@ interface Edit {
 export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCounter<T>, options: ShrinkOptions): ShrinkResult<T> {
   const counts = messages.map((m) => tokens.count(m));
   let total = counts.reduce((a, b) => a + b, 0);
-  const roomWanted = options.headroomWithinBudget === true && options.headroomTo !== undefined && total > options.headroomTo;
-  if (total <= options.budget && !roomWanted) return { messages, shrunk: [], dropped: [], tokens: total, fits: true };
+  if (total <= options.budget) return { messages, shrunk: [], dropped: [], tokens: total, fits: true };
 
   const adapter = tokens.facts.adapter;
   const facts = messages.map((m) => tokens.facts.of(m));
