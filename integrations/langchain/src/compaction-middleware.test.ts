@@ -115,13 +115,20 @@ describe("compactionMiddleware in a createAgent tool loop", () => {
     expect(sentTokens(state.messages as BaseMessage[])).toBeLessThanOrEqual(WINDOW);
     expect(state.messages.at(-1)?.text).toContain("never closes its handle");
     const ends = events.filter((event) => event.type === "compaction-end");
-    expect(ends.length).toBeGreaterThan(0);
-    expect(ends.every((event) => event.type === "compaction-end" && event.result.status === "compacted")).toBe(true);
+    const compacted = ends.filter((event) => event.type === "compaction-end" && event.result.status === "compacted");
+    expect(compacted.length).toBeGreaterThan(0);
+    // Past the threshold (below what a call can hold, so calls stay prefix-stable) and within the
+    // budget, the one turn leaves nothing to summarise: those runs change nothing and say why.
+    for (const event of ends) {
+      if (event.type !== "compaction-end" || event.result.status === "compacted") continue;
+      expect(event.result.status).toBe("noop");
+      expect(event.result.reason).toMatch(/Nothing new to compact|compacts no messages/);
+    }
     // Fewer compactions than steps: each one leaves room for several more before the next.
-    expect(ends.length).toBeLessThan(STEPS);
+    expect(compacted.length).toBeLessThan(STEPS);
     expect(events.filter((event) => event.type === "warning")).toEqual([]);
     // One turn: the request is never compacted, so the old outputs were shrunk, not summarised.
-    expect(ends.some((event) => event.type === "compaction-end" && event.result.messages.length < (state.messages as BaseMessage[]).length)).toBe(true);
+    expect(compacted.some((event) => event.type === "compaction-end" && event.result.messages.length < (state.messages as BaseMessage[]).length)).toBe(true);
   }, 60_000);
 
   it("gives the same messages for the same history (prompt caches stay warm)", async () => {
