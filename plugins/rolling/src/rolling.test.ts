@@ -300,7 +300,7 @@ describe("rolling: composition", () => {
     const firstFiles = Array.from({ length: 10 }, (_, i) => `src/first-${i}.ts`);
     const first = await compactor.compact({ messages: fileTurns(firstFiles, "a") });
     expect(first.status).toBe("compacted");
-    const named = (summary: string | undefined) => firstFiles.concat(["src/later-0.ts", "src/later-1.ts"]).filter((f) => summary?.includes(f));
+    const named = (summary: string | null | undefined) => firstFiles.concat(["src/later-0.ts", "src/later-1.ts"]).filter((f) => summary?.includes(f));
     const evictedFirst = named(first.summary);
     expect(evictedFirst.length).toBeGreaterThan(0);
     expect(first.summary).toMatch(/\. Files: src\/first-0\.ts, src\/first-1\.ts[^\]]*; declared: nextStep\]$/);
