@@ -225,6 +225,7 @@ export {
 export { parseSections, type ParsedMarkdown, type RawSection, renderItem, type SummaryBlock } from "./summarizer/sections.js";
 export { fitToBudget } from "./summarizer/fit.js";
 export { PATH_FIELDS, readToolCall, type ToolCallKind, type ToolCallReading } from "./summarizer/tool-calls.js";
+export { declaredNames } from "./summarizer/code-names.js";
 
 // Session state, extracted without a model (its document form is in @compaction/transcript).
 export {

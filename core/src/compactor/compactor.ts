@@ -10,7 +10,7 @@ import { autoCompactTokens, compactedTargetTokens, usableWindow } from "./usable
 import { RequestShaper } from "./request-shaper.js";
 import { createExtractiveSummarizer } from "../summarizer/extractive.js";
 import { summaryHasContent } from "../summarizer/has-content.js";
-import { fitCompacted, fitCutToBudget, keepNewestRequest, latestCutIndex } from "./fit-budget.js";
+import { fitCompacted, fitCutToBudget, keepNewestRequest, latestCutIndex, summaryAllowance } from "./fit-budget.js";
 import { summarizeCut } from "./summarize-cut.js";
 import { guardShapingTap, type RequestShaping, type ShapedRequest, type ShapeRequestInput, type ShapingEngine, shapeRequest } from "./shape-request.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
@@ -332,16 +332,22 @@ export class Compactor<T> {
     // After and its plugins size against the window. A context compacted to the budget then fits
     // the window less the reserve in both, and the After the run reports is within it.
     const runRatio = providerRatio(before.tokens, this.tokens.total(input.messages));
+    const budget = countedBudget(contextWindow - reserve, Math.max(budgetRatioOf(before.calibration), runRatio));
     return new RunState({
       input,
       facts: this.facts,
       tokens: this.tokens,
       summarizer: this.summarizer,
-      summaryMaxTokens: this.summaryMaxTokens,
+      // A summary of summaryMaxTokens (4,000 by default) would fill most of a small window and
+      // leave the newest turns no room, though they hold most of what the agent uses next: the
+      // summary a run asks for by default is at most a quarter of its budget (`summaryAllowance`,
+      // the room the core already leaves it when it moves or shrinks a cut). A plugin's own
+      // summaryMaxTokens option still stands as set.
+      summaryMaxTokens: summaryAllowance(budget, this.summaryMaxTokens),
       contextWindow,
       usableWindow: usableWindow(contextWindow, reserve),
       targetTokens: compactedTargetTokens(contextWindow, reserve, this.autoCompact.threshold),
-      budget: countedBudget(contextWindow - reserve, Math.max(budgetRatioOf(before.calibration), runRatio)),
+      budget,
       tokensBefore: before.tokens,
       providerRatio: runRatio,
       calibration: before.calibration,

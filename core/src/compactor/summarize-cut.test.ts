@@ -53,6 +53,13 @@ describe("summarizeCut", () => {
     expect(calls.map((c) => c.maxTokens)).toEqual([800]);
   });
 
+  it("asks by default for at most a quarter of the budget, so a small window keeps room for the newest turns", async () => {
+    const input = [user(words(40)), assistant(words(40)), user(words(10)), assistant("ok")];
+    // window 2,000 (no reserve): a quarter is 500, under the compactor's 800; the kept messages leave far more
+    const { calls } = await run(input, 2, {}, { contextWindow: 2000 });
+    expect(calls.map((c) => c.maxTokens)).toEqual([500]);
+  });
+
   // A split turn is never the newest one (the newest user message is never compacted), hence the last user message.
   it("adds a separate turn-prefix summary for a split turn, at half the length", async () => {
     const { result, calls } = await run([user("a"), assistant("b"), user("c"), assistant("d"), assistant("e"), user("f")], 4);
@@ -87,7 +94,8 @@ describe("summarizeCut", () => {
   it("limits the summary to what the kept messages leave of the budget, and says so", async () => {
     const input = [user(words(40)), assistant(words(40)), user(words(100)), assistant("ok")];
     // kept: user(100 words) + "ok" = 150 + 1 tokens by chars/4; window 300 leaves 149
-    const { result, calls } = await run(input, 2, {}, { contextWindow: 300 });
+    // 800 asked for (the default would be a quarter of the budget, 75), so the room is what limits it
+    const { result, calls } = await run(input, 2, { maxTokens: 800 }, { contextWindow: 300 });
     expect(calls.map((c) => c.maxTokens)).toEqual([149]);
     expect(result.warnings.join("\n")).toContain("The summary was limited to 149 tokens");
   });
@@ -98,7 +106,7 @@ describe("summarizeCut", () => {
     // less the separator between the two summaries
     const separator = createEstimateCounter().count(SPLIT_TURN_SEPARATOR);
     expect(separator).toBeGreaterThan(5);
-    const { calls } = await run(input, 4, {}, { contextWindow: 450 });
+    const { calls } = await run(input, 4, { maxTokens: 800 }, { contextWindow: 450 });
     const turnPrefix = Math.floor((400 * (300 - separator)) / 1200);
     expect(calls.map((c) => [c.kind, c.maxTokens])).toEqual([
       ["history", 300 - separator - turnPrefix],
@@ -122,7 +130,7 @@ describe("summarizeCut", () => {
 
   it("keeps the tokens a caller will add out of the summary's room", async () => {
     const input = [user(words(40)), assistant(words(40)), user(words(100)), assistant("ok")];
-    const { calls } = await run(input, 2, { reserveTokens: 9 }, { contextWindow: 300 });
+    const { calls } = await run(input, 2, { reserveTokens: 9, maxTokens: 800 }, { contextWindow: 300 });
     expect(calls.map((c) => c.maxTokens)).toEqual([140]);
   });
 

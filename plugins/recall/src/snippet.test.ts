@@ -36,8 +36,31 @@ describe("snippet", () => {
   });
 
   it("prefers where a term starts a word over where it occurs inside one", () => {
-    const text = `EditorTheme ${filler(100)} theme settings ${filler(100)}`;
+    const text = `Editortheme ${filler(100)} theme settings ${filler(100)}`;
     expect(snippet(text, ["theme"], 60)).toContain("theme settings");
+  });
+
+  it.each([
+    ["a path", "src/ui/theme-selector.ts"],
+    ["a file name", "selector.tsx"],
+    ["a camelCase hump", "buildThemeSelector"],
+    ["a PascalCase name", "ThemeSelector"],
+    ["a snake_case name", "theme_selector_state"],
+  ])("centres on the term inside an identifier (%s) over the same term in prose before it", (_kind, identifier) => {
+    const text = `${filler(60)} the selector was slow ${filler(80)} then ${identifier} changed ${filler(80)}`;
+    const result = snippet(text, ["selector"], 80);
+    expect(result).toContain(identifier);
+    expect(result).not.toContain("selector was slow");
+  });
+
+  it("still prefers more distinct terms in prose over one term inside an identifier", () => {
+    const text = `${filler(60)} src/cache.ts ${filler(80)} the cache eviction policy ${filler(80)}`;
+    expect(snippet(text, ["cache", "eviction", "policy"], 60)).toContain("cache eviction policy");
+  });
+
+  it("does not take a hyphenated word of prose for an identifier", () => {
+    const text = `${filler(60)} a selector here ${filler(80)} a well-selector-ish phrase ${filler(80)}`;
+    expect(snippet(text, ["selector"], 60)).toContain("a selector here");
   });
 
   it("centres on the stretch holding the most distinct terms", () => {

@@ -12,6 +12,7 @@ import {
 } from "@compaction/core";
 import { loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
 import { describe, expect, it } from "vitest";
+import { namesInNote } from "./eviction-note.js";
 import { rolling } from "./rolling.js";
 import { invariantProblems } from "./test-support/conversations.js";
 import { fakeRecall } from "./test-support/setup.js";
@@ -77,7 +78,12 @@ describe.each(cases)("rolling on the real transcript $name", ({ load, adapter })
     const notes = result.messages.filter((m) => !messages.includes(m));
     expect(notes).toHaveLength(1);
     expect(result.summary).toMatch(
-      new RegExp(`^\\[Context rolled: ${evicted.length} messages evicted \\(${compactor.tokens.total(evicted)} tokens\\)\\. Full transcript available via memory_search\\. Evicted range: \\S+ to \\S+\\]$`),
+      new RegExp(`^\\[Context rolled: ${evicted.length} messages evicted \\(${compactor.tokens.total(evicted)} tokens\\)\\. Full transcript available via memory_search\\. Evicted range: \\S+ to \\S+\\. Files: [^\\]]+\\]$`),
     );
+    // The files it names are files the evicted messages' tool calls read or modified.
+    const touched = evicted.flatMap((m) => compactor.adapter.readFacts(m).toolCalls.map((call) => JSON.stringify(call.arguments))).join("\n");
+    const named = namesInNote(result.summary ?? "").files;
+    expect(named.length).toBeGreaterThan(0);
+    for (const file of named) expect(touched).toContain(JSON.stringify(file));
   });
 });

@@ -113,7 +113,7 @@ describe("rolling: target, minimum and budget", () => {
     expect(result.status).toBe("noop");
     expect(result.messages).toBe(messages);
     expect(result.warnings).toEqual([]);
-    expect(result.reason).toMatch(/^No plugin selected a cut \(rolling: the context holds about \d+ tokens, already within its target of 80000 \(80% of the 100000-token window\), so nothing is evicted\)\.$/);
+    expect(result.reason).toMatch(/^No plugin selected a cut \(rolling: the context holds about \d+ tokens, already within its target of 40000 \(half the auto-compaction threshold of the 100000-token window, so the next roll is many turns away\), so nothing is evicted\)\.$/);
   });
 
   it("keeps minKeepMessages even past the target, evicting what it may and warning that the target is missed", async () => {
@@ -121,7 +121,8 @@ describe("rolling: target, minimum and budget", () => {
     const result = await compactorFor("pi", [rolling({ minKeepMessages: 33 }), fakeRecall()]).compact({ messages });
     expect(result.status).toBe("compacted");
     expect(result.messages.slice(1)).toEqual(messages.slice(7));
-    expect(result.warnings).toEqual([expect.stringMatching(/^\[rolling\] Evicted as much as allowed, but about \d+ tokens remain \(note included\), over the target of 800/)]);
+    // 80% of the 1,000-token window, capped at half the auto-compaction threshold (800).
+    expect(result.warnings).toEqual([expect.stringMatching(/^\[rolling\] Evicted as much as allowed, but about \d+ tokens remain \(note included\), over the target of 400/)]);
   });
 
   it("warns and changes nothing when every message must stay", async () => {
@@ -129,7 +130,7 @@ describe("rolling: target, minimum and budget", () => {
     const result = await compactorFor("pi", [rolling({ minKeepMessages: 40 }), fakeRecall()]).compact({ messages });
     expect(result.status).toBe("noop");
     expect(result.messages).toBe(messages);
-    expect(result.warnings).toEqual([expect.stringMatching(/over the target of 800, but nothing can be evicted/)]);
+    expect(result.warnings).toEqual([expect.stringMatching(/over the target of 400, but nothing can be evicted/)]);
   });
 
   it("warns and changes nothing when the messages that must stay exceed the budget, so a later plugin may try", async () => {
@@ -285,6 +286,32 @@ describe("rolling: composition", () => {
     expect(second.tokensAfter).toBeLessThanOrEqual(800);
   });
 
+  it("names the files the evicted messages read or edited, and carries them into the next roll's note", async () => {
+    const pi = builders("pi");
+    /** Turns whose tool call reads or edits `files[t]`, with the read's output. */
+    const fileTurns = (files: readonly string[], prefix: string) =>
+      files.flatMap((path, t) => [
+        pi.user(words(20, "ask")),
+        pi.assistant("", [{ id: `${prefix}_${t}`, name: t % 2 === 0 ? "read" : "edit", args: t % 2 === 0 ? { path } : { path, edits: [{ oldText: "a", newText: "function nextStep() {}" }] } }]),
+        ...pi.toolResults([{ id: `${prefix}_${t}`, text: words(40, "out") }]),
+        pi.assistant(words(20, "reply")),
+      ]);
+    const compactor = compactorFor("pi", [rolling({ minKeepMessages: 2 }), fakeRecall()]);
+    const firstFiles = Array.from({ length: 10 }, (_, i) => `src/first-${i}.ts`);
+    const first = await compactor.compact({ messages: fileTurns(firstFiles, "a") });
+    expect(first.status).toBe("compacted");
+    const named = (summary: string | null | undefined) => firstFiles.concat(["src/later-0.ts", "src/later-1.ts"]).filter((f) => summary?.includes(f));
+    const evictedFirst = named(first.summary);
+    expect(evictedFirst.length).toBeGreaterThan(0);
+    expect(first.summary).toMatch(/\. Files: src\/first-0\.ts, src\/first-1\.ts[^\]]*; declared: nextStep\]$/);
+
+    const second = await compactor.compact({ messages: [...first.messages, ...fileTurns(["src/later-0.ts", "src/later-1.ts"], "b")] });
+    expect(second.status).toBe("compacted");
+    // The first note's files come first, in its order, then the newly evicted ones.
+    expect(named(second.summary).slice(0, evictedFirst.length)).toEqual(evictedFirst);
+    expect(named(second.summary).length).toBeGreaterThan(evictedFirst.length);
+  });
+
   it("never mutates the input messages", async () => {
     const messages = turns("pi", 10);
     const copy = structuredClone(messages);
@@ -347,14 +374,15 @@ describe("rolling: options", () => {
     expect(JSON.parse(JSON.stringify(ROLLING_OPTIONS_SCHEMA))).toEqual(ROLLING_OPTIONS_SCHEMA);
   });
 
-  it("applies the documented defaults: 10 messages kept at least, 80% of the window", async () => {
-    // 16 messages, 380 tokens in a 300-token window: the target is 240, and the newest 10 stay
+  it("applies the documented defaults: 10 messages kept at least, 80% of the window capped at half the auto-compaction threshold", async () => {
+    // 16 messages, 380 tokens in a 300-token window: the target is 120 (80% is 240, half the
+    // threshold of 240 is 120), and the newest 10 stay
     const messages = turns("pi", 4);
     const compactor = compactorFor("pi", [rolling(), fakeRecall()], { contextWindow: 300 });
     const result = await compactor.compact({ messages });
     const stamps = (list: readonly unknown[]) => list.map((m) => (m as { timestamp: number }).timestamp);
     expect(stamps(result.messages.slice(1))).toEqual(stamps(messages.slice(5)));
-    expect(result.warnings[0]).toMatch(/over the target of 240/);
+    expect(result.warnings[0]).toMatch(/over the target of 120/);
     // With the eviction note the ten are over the window: the core shrinks one of them to fit it.
     expect(compactor.tokens.total(result.messages)).toBeLessThanOrEqual(300);
     expect(result.shrunk ?? []).not.toEqual([]);
@@ -364,7 +392,9 @@ describe("rolling: options", () => {
 it("works on long messages: a single huge old message is evicted first", async () => {
   const pi = builders("pi");
   const messages = [pi.user(words(2000)), ...turns("pi", 4)];
-  const result = await compactorFor("pi", [rolling({ minKeepMessages: 4 }), fakeRecall()]).compact({ messages });
+  // A 2,000-token window: the four turns (about 380 tokens) are within the target of 800 (half the
+  // auto-compaction threshold), the 2,000-word message is not.
+  const result = await compactorFor("pi", [rolling({ minKeepMessages: 4 }), fakeRecall()], { contextWindow: 2000 }).compact({ messages });
   expect(result.messages.slice(1)).toEqual(messages.slice(1));
 });
 

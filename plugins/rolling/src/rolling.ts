@@ -12,7 +12,7 @@ import {
   summarizeCut,
   isEmptyDraft,
 } from "@compaction/core";
-import { formatEvictionNote, timestampRange } from "./eviction-note.js";
+import { evictedNames, formatEvictionNote, timestampRange } from "./eviction-note.js";
 import { type RollingOptions, type RollingOptionsInput, ROLLING_OPTIONS_SCHEMA } from "./options.js";
 import { planEviction } from "./plan-eviction.js";
 
@@ -119,12 +119,16 @@ function selectCut<T>(run: CompactionRun<T>, compactor: Compactor<T>, settings: 
 function noteReserve<T>(run: CompactionRun<T>, compactor: Compactor<T>, settings: RollingOptions): number {
   let total = 0;
   for (const t of run.view.tokens) total += t;
+  // The names of every message stand in for those of the messages a cut will evict (the newest
+  // few of a longer list): within a token or two of them, and the core shrinks the kept messages
+  // by what a longer note is over (`fitCompacted`).
   const text = formatEvictionNote({
     count: run.view.facts.length,
     tokens: total,
     firstTimestamp: LONGEST_ISO_TIME,
     lastTimestamp: LONGEST_ISO_TIME,
     recallTool: settings.recallTool,
+    names: evictedNames(run.view.facts),
   });
   return run.tokensOf(compactor.adapter.createNote(text));
 }
@@ -180,13 +184,15 @@ async function summarize<T>(
   }
   if (mode === "fallback") return { text: await summarizeCut(run), kind: "summary" };
   if (!settings.evictionNote) return { text: "", kind: "none" };
-  const range = timestampRange(cut.compactedIndices.map((i) => run.view.facts[i] as MessageFacts));
+  const evicted = cut.compactedIndices.map((i) => run.view.facts[i] as MessageFacts);
+  const range = timestampRange(evicted);
   const text = formatEvictionNote({
     count: cut.compactedIndices.length,
     tokens: cut.compactedTokens,
     firstTimestamp: range.first,
     lastTimestamp: range.last,
     recallTool: settings.recallTool,
+    names: evictedNames(evicted),
   });
   return { text, kind: "note" };
 }
