@@ -108,8 +108,7 @@ describe.each(FORMATS)("rolling properties on the %s adapter", (format) => {
         const total = view.tokens.reduce((a, b) => a + b, 0);
         const worstNote = formatEvictionNote({ count: n, tokens: total, firstTimestamp: LONGEST_ISO_TIME, lastTimestamp: LONGEST_ISO_TIME, names: evictedNames(view.facts) });
         const noteTokens = s.evictionNote ? counter().count(adapter.createNote(worstNote)) : 0;
-        // targetUtilization of the window, capped at the run's target: half the auto-compaction threshold.
-        const target = Math.min(Math.floor(window * s.targetUtilization), Math.floor(compactor.autoCompactTokens(window) / 2));
+        const target = Math.floor(window * s.targetUtilization);
         const best = smallestCutMeetingTarget(view, { targetTokens: target, minKeepMessages: s.minKeepMessages, noteTokens });
         if (best === null) expect(result.status).toBe("noop");
         if (typeof best === "number") {

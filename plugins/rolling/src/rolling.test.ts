@@ -113,7 +113,7 @@ describe("rolling: target, minimum and budget", () => {
     expect(result.status).toBe("noop");
     expect(result.messages).toBe(messages);
     expect(result.warnings).toEqual([]);
-    expect(result.reason).toMatch(/^No plugin selected a cut \(rolling: the context holds about \d+ tokens, already within its target of 40000 \(half the auto-compaction threshold of the 100000-token window, so the next roll is many turns away\), so nothing is evicted\)\.$/);
+    expect(result.reason).toMatch(/^No plugin selected a cut \(rolling: the context holds about \d+ tokens, already within its target of 80000 \(80% of the 100000-token window\), so nothing is evicted\)\.$/);
   });
 
   it("keeps minKeepMessages even past the target, evicting what it may and warning that the target is missed", async () => {
@@ -121,8 +121,7 @@ describe("rolling: target, minimum and budget", () => {
     const result = await compactorFor("pi", [rolling({ minKeepMessages: 33 }), fakeRecall()]).compact({ messages });
     expect(result.status).toBe("compacted");
     expect(result.messages.slice(1)).toEqual(messages.slice(7));
-    // 80% of the 1,000-token window, capped at half the auto-compaction threshold (800).
-    expect(result.warnings).toEqual([expect.stringMatching(/^\[rolling\] Evicted as much as allowed, but about \d+ tokens remain \(note included\), over the target of 400/)]);
+    expect(result.warnings).toEqual([expect.stringMatching(/^\[rolling\] Evicted as much as allowed, but about \d+ tokens remain \(note included\), over the target of 800/)]);
   });
 
   it("warns and changes nothing when every message must stay", async () => {
@@ -130,7 +129,7 @@ describe("rolling: target, minimum and budget", () => {
     const result = await compactorFor("pi", [rolling({ minKeepMessages: 40 }), fakeRecall()]).compact({ messages });
     expect(result.status).toBe("noop");
     expect(result.messages).toBe(messages);
-    expect(result.warnings).toEqual([expect.stringMatching(/over the target of 400, but nothing can be evicted/)]);
+    expect(result.warnings).toEqual([expect.stringMatching(/over the target of 800, but nothing can be evicted/)]);
   });
 
   it("warns and changes nothing when the messages that must stay exceed the budget, so a later plugin may try", async () => {
@@ -374,15 +373,14 @@ describe("rolling: options", () => {
     expect(JSON.parse(JSON.stringify(ROLLING_OPTIONS_SCHEMA))).toEqual(ROLLING_OPTIONS_SCHEMA);
   });
 
-  it("applies the documented defaults: 10 messages kept at least, 80% of the window capped at half the auto-compaction threshold", async () => {
-    // 16 messages, 380 tokens in a 300-token window: the target is 120 (80% is 240, half the
-    // threshold of 240 is 120), and the newest 10 stay
+  it("applies the documented defaults: 10 messages kept at least, 80% of the window", async () => {
+    // 16 messages, 380 tokens in a 300-token window: the target is 240, and the newest 10 stay
     const messages = turns("pi", 4);
     const compactor = compactorFor("pi", [rolling(), fakeRecall()], { contextWindow: 300 });
     const result = await compactor.compact({ messages });
     const stamps = (list: readonly unknown[]) => list.map((m) => (m as { timestamp: number }).timestamp);
     expect(stamps(result.messages.slice(1))).toEqual(stamps(messages.slice(5)));
-    expect(result.warnings[0]).toMatch(/over the target of 120/);
+    expect(result.warnings[0]).toMatch(/over the target of 240/);
     // With the eviction note the ten are over the window: the core shrinks one of them to fit it.
     expect(compactor.tokens.total(result.messages)).toBeLessThanOrEqual(300);
     expect(result.shrunk ?? []).not.toEqual([]);
@@ -392,9 +390,7 @@ describe("rolling: options", () => {
 it("works on long messages: a single huge old message is evicted first", async () => {
   const pi = builders("pi");
   const messages = [pi.user(words(2000)), ...turns("pi", 4)];
-  // A 2,000-token window: the four turns (about 380 tokens) are within the target of 800 (half the
-  // auto-compaction threshold), the 2,000-word message is not.
-  const result = await compactorFor("pi", [rolling({ minKeepMessages: 4 }), fakeRecall()], { contextWindow: 2000 }).compact({ messages });
+  const result = await compactorFor("pi", [rolling({ minKeepMessages: 4 }), fakeRecall()]).compact({ messages });
   expect(result.messages.slice(1)).toEqual(messages.slice(1));
 });
 
