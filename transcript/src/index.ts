@@ -78,3 +78,4 @@ export {
   readOpenClawSession,
 } from "./openclaw-sessions.js";
 export { OPENCLAW_SESSION_TABLES_SQL } from "./openclaw-schema.js";
+export type { BranchRead, CompactionWrite, EntryHit, EntrySearchOptions, EntryStore } from "./store/entry-store.js";
