@@ -2,8 +2,8 @@
 // `prepare` (npm runs it after `npm ci` / `npm install` in the repository): builds every package,
 // so `npx compaction --help` works right after `npm ci`. turbo caches the build, so a second
 // install costs a cache check. Then it saves the image of tiktoken's built encoder in the CLI's
-// cache folder (cli/bin/prepare-encoder.js, which npm runs after installing the CLI from the
-// registry), so the first `compaction` run starts it from there. Without devDependencies
+// cache folder (scripts/prepare-encoder.mjs), so the first `compaction` run here starts it from
+// there; the published CLI has no install script and saves the image on its first run. Without devDependencies
 // (npm ci --omit=dev) there is no turbo and nothing to build with: say so instead of failing the
 // install.
 import { spawnSync } from "node:child_process";
@@ -24,4 +24,4 @@ const result = spawnSync(process.execPath, [turbo, "run", "build", "--output-log
 });
 if (result.status !== 0) process.exit(result.status ?? 1);
 // Never fails the install (it exits 0 whatever happens, with a note when something went wrong).
-spawnSync(process.execPath, [fileURLToPath(new URL("../cli/bin/prepare-encoder.js", import.meta.url))], { stdio: "inherit" });
+spawnSync(process.execPath, [fileURLToPath(new URL("prepare-encoder.mjs", import.meta.url))], { stdio: "inherit" });

@@ -2,9 +2,11 @@
  * The encoder image as a user meets it: each CLI run is a new process; the first one that counts
  * saves the built encoder's image, later ones start from it, and nothing they print changes.
  */
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { FIXTURES_DIR } from "@compaction/fixtures";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { NO_COUNT_CACHE_ENV } from "./count-cache.js";
@@ -12,6 +14,7 @@ import { ENCODER_IMAGE_MAX_AGE_MS, encoderImageDir, openEncoderImageCache } from
 import type { CliIo } from "./io.js";
 import { createSandbox, type Sandbox } from "./test-support/cli-sandbox.js";
 
+const CLI_BIN = fileURLToPath(new URL("../bin/compaction.js", import.meta.url));
 let sandbox: Sandbox;
 beforeEach(async () => {
   sandbox = await createSandbox();
@@ -26,6 +29,23 @@ const countingRun = (args: readonly string[], env: Record<string, string> = {}):
   rmSync(countsDir(), { recursive: true, force: true });
   return sandbox.run(args, { NO_COLOR: "1", ...env });
 };
+
+/** The CLI run as a process that does not block this one, so two can run at once. */
+function runAsync(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_BIN, ...args], {
+      cwd: sandbox.project,
+      env: { PATH: process.env["PATH"] ?? "", HOME: join(sandbox.root, "home"), COMPACTION_SESSIONS_DIR: sandbox.sessionsDir, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
 
 describe("the encoder image (the built binary)", () => {
   it("is saved by the first run that counts, and later runs print the same started from it", () => {
@@ -72,6 +92,25 @@ describe("the encoder image (the built binary)", () => {
     const mended = statSync(file).ino;
     expect(countingRun(["compact", "--dry-run"]).stderr).toBe(plain.stderr);
     expect(statSync(file).ino).toBe(mended);
+  });
+
+  it("two first runs at once: both build it and print the same; one whole image is left, no temporary file", async () => {
+    const plain = countingRun(["compact", "--dry-run"], { [NO_COUNT_CACHE_ENV]: "1" });
+    rmSync(countsDir(), { recursive: true, force: true });
+    const runs = await Promise.all([0, 1].map(() => runAsync(["compact", "--dry-run"])));
+    for (const run of runs) {
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toBe(plain.stdout);
+    }
+    // Each writes its image to a temporary file and renames it into place: the last rename wins, whole.
+    expect(readdirSync(imagesDir())).toEqual(images());
+    expect(images()).toHaveLength(1);
+    const image = join(imagesDir(), images()[0] as string);
+    const saved = statSync(image).ino;
+    const later = countingRun(["compact", "--dry-run"]);
+    expect(later.stdout).toBe(plain.stdout);
+    expect(later.stderr).toBe(plain.stderr);
+    expect(statSync(image).ino).toBe(saved); // started from it, not built and written again
   });
 
   it("that cannot be saved: a note, and the run goes on; the hint to turn the cache off once, with the count cache's note", () => {

@@ -1,7 +1,8 @@
 /**
- * The encoder image made at install (bin/prepare-encoder.js, npm's `postinstall` for the CLI and
- * the repository's `prepare`): the first CLI run after it starts the encoder from the image, and
- * nothing it does can fail an install.
+ * The encoder image made ahead of the first run in this repository (scripts/prepare-encoder.mjs,
+ * which the repository's `prepare` runs after its build): the first CLI run after it starts the
+ * encoder from the image, and nothing it does can fail an install. The published CLI has no
+ * install script: its first run saves the image (encoder-image-cache.test.ts).
  */
 import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -16,7 +17,7 @@ import type { CliIo } from "./io.js";
 import { prepareEncoderImage } from "./prepare-encoder.js";
 import { createSandbox, type Sandbox } from "./test-support/cli-sandbox.js";
 
-const PREPARE = fileURLToPath(new URL("../bin/prepare-encoder.js", import.meta.url));
+const PREPARE = fileURLToPath(new URL("../../scripts/prepare-encoder.mjs", import.meta.url));
 const CLI_ROOT = fileURLToPath(new URL("../", import.meta.url));
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -34,16 +35,16 @@ afterEach(() => {
 const home = (): string => join(sandbox.root, "home");
 const imagesDir = (): string => encoderImageDir({ env: { HOME: home() } } as unknown as CliIo);
 const images = (): string[] => readdirSync(imagesDir()).filter((name) => name.endsWith(".image"));
-/** `node bin/prepare-encoder.js` as npm runs it after an install: in the package's folder, with the user's HOME. */
+/** `node scripts/prepare-encoder.mjs` as `prepare` runs it after `npm ci`: with the user's HOME. */
 const prepare = (env: Record<string, string> = {}, script = PREPARE) =>
-  spawnSync(process.execPath, [script], { cwd: CLI_ROOT, encoding: "utf8", env: { PATH: process.env["PATH"] ?? "", HOME: home(), ...env } });
+  spawnSync(process.execPath, [script], { cwd: ROOT, encoding: "utf8", env: { PATH: process.env["PATH"] ?? "", HOME: home(), ...env } });
 const ioFor = (env: Record<string, string | undefined>) => {
   let stderr = "";
   const io: CliIo = { stdout: { write: () => true }, stderr: { write: (text: string) => (stderr += text) }, stdin: Readable.from([]), env, cwd: sandbox.project };
   return { io, stderr: () => stderr };
 };
 
-describe("bin/prepare-encoder.js (run on install)", () => {
+describe("scripts/prepare-encoder.mjs (the repository's prepare, after its build)", () => {
   it("saves the encoder's image quietly, and the first CLI run starts from it and prints what it would have", () => {
     const plain = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1", [NO_COUNT_CACHE_ENV]: "1" });
     expect(plain.code, plain.stderr).toBe(0);
@@ -77,30 +78,30 @@ describe("bin/prepare-encoder.js (run on install)", () => {
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it("does nothing, silently, before the CLI is built (npm ci runs it before the repository's prepare builds)", () => {
+  it("does nothing, silently, when the CLI is not built (a build that failed or was left out)", () => {
     scratch = mkdtempSync(join(tmpdir(), "compaction-prepare-"));
-    mkdirSync(join(scratch, "bin"));
-    copyFileSync(PREPARE, join(scratch, "bin", "prepare-encoder.js"));
-    writeFileSync(join(scratch, "package.json"), JSON.stringify({ type: "module" }));
-    const run = prepare({}, join(scratch, "bin", "prepare-encoder.js"));
+    mkdirSync(join(scratch, "scripts"));
+    copyFileSync(PREPARE, join(scratch, "scripts", "prepare-encoder.mjs"));
+    const run = prepare({}, join(scratch, "scripts", "prepare-encoder.mjs"));
     expect(run.status).toBe(0);
     expect(run.stdout + run.stderr).toBe("");
     expect(() => readdirSync(imagesDir())).toThrow(/ENOENT/);
     // A build that fails as it loads: a note, and still 0.
-    mkdirSync(join(scratch, "dist"));
-    writeFileSync(join(scratch, "dist", "prepare-encoder.js"), 'throw new Error("a stale build");\n');
-    const stale = prepare({}, join(scratch, "bin", "prepare-encoder.js"));
+    mkdirSync(join(scratch, "cli", "dist"), { recursive: true });
+    writeFileSync(join(scratch, "cli", "package.json"), JSON.stringify({ type: "module" }));
+    writeFileSync(join(scratch, "cli", "dist", "prepare-encoder.js"), 'throw new Error("a stale build");\n');
+    const stale = prepare({}, join(scratch, "scripts", "prepare-encoder.mjs"));
     expect(stale.status).toBe(0);
     expect(stale.stderr).toBe("compaction: note: could not prepare the encoder: a stale build; the first run builds it.\n");
   });
 
-  it("is the CLI's postinstall, and the repository's prepare runs it after the build", () => {
-    const cli = JSON.parse(readFileSync(join(CLI_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string>; files: string[] };
-    // `|| exit 0`: not even a crash of the script (out of memory) fails an install.
-    expect(cli.scripts["postinstall"]).toBe("node bin/prepare-encoder.js || exit 0");
-    expect(cli.files).toContain("bin");
+  it("is not the CLI's install script (the CLI has none: pnpm and others do not run them); the repository's prepare runs it after the build", () => {
+    const cli = JSON.parse(readFileSync(join(CLI_ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> };
+    for (const script of ["preinstall", "install", "postinstall", "prepare"]) expect(cli.scripts[script], script).toBeUndefined();
+    expect(readdirSync(join(CLI_ROOT, "bin"))).toEqual(["compaction.js"]);
     const prepareScript = readFileSync(join(ROOT, "scripts", "prepare.mjs"), "utf8");
-    expect(prepareScript.lastIndexOf("../cli/bin/prepare-encoder.js")).toBeGreaterThan(prepareScript.indexOf('[turbo, "run", "build"'));
+    // `|| exit 0` is not needed: prepare.mjs ignores the warm-up's exit status.
+    expect(prepareScript.lastIndexOf('"prepare-encoder.mjs"')).toBeGreaterThan(prepareScript.indexOf('[turbo, "run", "build"'));
   });
 });
 

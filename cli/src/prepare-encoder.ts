@@ -1,8 +1,10 @@
 /**
  * Saving the image of tiktoken's built encoder ahead of the first run (encoder-image-cache.ts),
- * so that the first `compaction` run on a machine starts the encoder from it (80–90 ms) rather
- * than building it (0.25–0.35 s, about a third of that run). npm runs it after installing the CLI
- * (`postinstall`, bin/prepare-encoder.js), and the repository's `prepare` after its build.
+ * so that the first `compaction` run starts the encoder from it (80–90 ms) rather than building
+ * it (0.25–0.35 s, about a third of that run). The repository's `prepare` runs it after its build
+ * (scripts/prepare-encoder.mjs). The published CLI has no install script (pnpm, and npm for
+ * dependencies, no longer run them): its first run that counts builds the encoder and saves the
+ * image (encoder-image-cache.ts), which later runs reuse.
  * It never fails an install: a note says what went wrong, and the first run builds the encoder
  * as it would have.
  */

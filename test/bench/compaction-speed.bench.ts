@@ -20,7 +20,7 @@
  *  d. the CLI, as a user runs it: `context status` and `compact --dry-run` on the shipped session,
  *     wall time of whole processes (target: well under a second, i.e. under 0.6 s). The dry run
  *     six ways: the very first after an install (the CLI's cache folder emptied, then the
- *     encoder's image saved by bin/prepare-encoder.js, as npm's postinstall does), the very first
+ *     encoder's image saved by scripts/prepare-encoder.mjs, as this repository's prepare does), the very first
  *     with install scripts turned off (nothing kept: the encoder is built and its image saved),
  *     the first on the session (its counts emptied, the encoder started from its image), the first
  *     on a fork of the session (pi's /fork: its header names the session, whose counts were kept),
@@ -50,7 +50,7 @@ const pi = (await import(new URL("./core/compaction/compaction.js", import.meta.
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const SHIPPED = join(ROOT, "examples/sessions/pi-large-session.jsonl");
 const CLI = join(ROOT, "cli/bin/compaction.js");
-const PREPARE_ENCODER = join(ROOT, "cli/bin/prepare-encoder.js");
+const PREPARE_ENCODER = join(ROOT, "scripts/prepare-encoder.mjs");
 const PRESETS = ["safeguard", "layered", "sliding-window", "rolling"] as const;
 const WINDOW = 200_000;
 const WARM_TARGET_MS = 50;
@@ -230,7 +230,7 @@ for (const { name, messages } of CONTEXTS) {
       before: () => {
         emptyCache();
         const prepared = spawnSync(process.execPath, [PREPARE_ENCODER], { cwd: project, encoding: "utf8", env });
-        if (prepared.status !== 0 || prepared.stderr !== "") throw new Error(`bin/prepare-encoder.js exited ${prepared.status}: ${prepared.stderr}`);
+        if (prepared.status !== 0 || prepared.stderr !== "") throw new Error(`scripts/prepare-encoder.mjs exited ${prepared.status}: ${prepared.stderr}`);
       },
     },
     { label: "compaction compact --dry-run, the very first, install scripts off (nothing kept)", args: ["compact", "--dry-run", "--session", SHIPPED], before: emptyCache },
