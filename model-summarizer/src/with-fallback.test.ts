@@ -4,13 +4,13 @@ import {
   type CompactionPlugin,
   Compactor,
   createEstimateCounter,
-  createExtractiveSummarizer,
   createPiAdapter,
   ErrorCodes,
   type PiMessage,
   type Summarizer,
   type SummarizeRequest,
 } from "@compaction/core";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { fact } from "@compaction/core/testing";
 import { assistant, user } from "@compaction/core/testing/pi";
 import { relaySummarizerWarnings } from "./warnings.js";
