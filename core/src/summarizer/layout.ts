@@ -1,5 +1,5 @@
 /**
- * The fixed headings of an extractive summary, in their fixed order, and reading a previous
+ * The fixed headings of a structured summary (the extractive summarizer writes them, model summarizers are asked for them), in their fixed order, and reading a previous
  * summary (ours, or any markdown with `## ` headings) back into per-section item lists.
  */
 import { type ItemStyle, parseItemLine, parseSections, unwrapCode } from "./sections.js";
