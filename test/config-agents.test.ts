@@ -42,9 +42,9 @@ describe(".compactionrc per agent", () => {
     const researcher = await createCompactor({ cwd, agent: "researcher" });
     const coder = await createCompactor({ cwd, agent: "coder" });
     const names = (c: typeof coder) => c.plugins.map((p) => p.name);
-    expect(names(fallback)).toEqual(["safeguard", "last-turn-injection"]);
-    expect(names(researcher)).toEqual(["rolling", "recall"]);
-    expect(names(coder)).toEqual(["layered", "last-turn-injection"]);
+    expect(names(fallback)).toEqual(["summarizer-extractive", "safeguard", "last-turn-injection"]);
+    expect(names(researcher)).toEqual(["summarizer-extractive", "rolling", "recall"]);
+    expect(names(coder)).toEqual(["summarizer-extractive", "layered", "last-turn-injection"]);
     for (const c of [fallback, researcher, coder]) c.dispose();
   });
 

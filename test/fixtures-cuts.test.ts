@@ -18,6 +18,7 @@ import {
 } from "@compaction/core";
 import { describe, expect, it } from "vitest";
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 
 interface Fixture {
   readonly file: string;
@@ -65,7 +66,7 @@ describe.each(fixtures)("real transcript $file", (fixture) => {
   });
 
   it("compacts to under half its size with a summary and the newest messages kept verbatim", async () => {
-    const c = new Compactor({ adapter: fixture.adapter, tokenCounter: createEstimateCounter(), plugins: [] });
+    const c = new Compactor({ summarizer: createExtractiveSummarizer(), adapter: fixture.adapter, tokenCounter: createEstimateCounter(), plugins: [] });
     const total = c.tokens.total(fixture.messages);
     c.use(keepRecent(Math.floor(total * 0.2)));
     const result = await c.compact({ messages: fixture.messages, contextWindow: total });

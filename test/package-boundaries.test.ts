@@ -1,6 +1,7 @@
 /**
  * The direction of imports between the packages (docs/architecture.md, "Layout"): the engine imports none of
- * the others; the transcript store and the model-summarizer machinery import only the engine;
+ * the others; the transcript store imports only the engine; the model-summarizer machinery the
+ * engine and the extractive summarizer (its fallback);
  * the context manager imports the engine and the transcript store; a plugin imports the engine
  * (recall may import the transcript store, a model summarizer its machinery) and never another
  * plugin; a preset imports the plugins it lists; a framework integration (AI SDK) imports only
@@ -41,6 +42,7 @@ const STORE = "@compaction/transcript";
 const LOOP = "@compaction/context-manager";
 const MODEL = "@compaction/model-summarizer";
 const REPLAY = "@compaction/replay";
+const EXTRACTIVE = "@compaction/plugin-summarizer-extractive";
 
 /**
  * Framework integrations depend only on the engine and their framework (a peer dependency with
@@ -58,7 +60,10 @@ const FRAMEWORK_INTEGRATIONS: Readonly<Record<string, { readonly framework: stri
 function allowedImports(from: Workspace): ReadonlySet<string> | undefined {
   const { name, dir } = from;
   if (name === ENGINE) return new Set();
-  if (name === STORE || name === MODEL) return new Set([ENGINE]);
+  if (name === STORE) return new Set([ENGINE]);
+  // The machinery's `fallback: "extractive"` is that one summarizer, which needs no model: so a
+  // model summarizer falls back to it in any host, whatever else the compactor has installed.
+  if (name === MODEL) return new Set([ENGINE, EXTRACTIVE]);
   if (name === LOOP) return new Set([ENGINE, STORE]);
   // The replay runs a session as a host does (the context manager) and measures it.
   if (name === REPLAY) return new Set([ENGINE, STORE, LOOP]);

@@ -121,10 +121,13 @@ describe("compaction config", () => {
     expect(run.stdout).toMatch(/^Agent +none given: the top-level settings$/m);
     expect(run.stdout).toMatch(/^Preset +safeguard +default;/m);
     expect(run.stdout).toMatch(/^contextWindow +100000 +file \/contextWindow$/m);
-    expect(run.stdout).toMatch(/^ +1\. safeguard +from the preset safeguard/m);
+    // The preset lists its summarizer first: the extractive one, with its limits at their defaults.
+    expect(run.stdout).toMatch(/^ +1\. summarizer-extractive +from the preset safeguard/m);
+    expect(run.stdout).toMatch(/^ +maxItemsPerSection +20 +default$/m);
+    expect(run.stdout).toMatch(/^ +2\. safeguard +from the preset safeguard/m);
     expect(run.stdout).toMatch(/^ +keepRecentTokens +5000 +file \/options\/safeguard\/keepRecentTokens$/m);
     expect(run.stdout).toMatch(/^ +chunkTokens +\d+ +default$/m);
-    expect(run.stdout).toMatch(/^ +lastTurnMaxTokens +2000 +preset \/plugins\/1\/1\/lastTurnMaxTokens in /m);
+    expect(run.stdout).toMatch(/^ +lastTurnMaxTokens +2000 +preset \/plugins\/2\/1\/lastTurnMaxTokens in /m);
     expect(run.stdout).toMatch(/^ +summarize +safeguard \(0\), last-turn-injection \(100\)$/m);
   });
 

@@ -25,6 +25,7 @@ import {
   readSession,
   upgradeSession,
 } from "@compaction/transcript";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { Gate, exchange, keepRecent, piCompactor, type PiCompactorOptions } from "./__fixtures__/compactors.js";
 import type { ContextManager } from "./context-manager.js";
 import { createContextManager } from "./create-context-manager.js";
@@ -242,7 +243,7 @@ describe("opening a session", () => {
 
   it("refuses a compactor that does not read pi messages", async () => {
     const path = await session(exchange(100));
-    const openai = new Compactor({ adapter: createOpenAIAdapter(), tokenCounter: createEstimateCounter(), contextWindow: 1000 });
+    const openai = new Compactor({ summarizer: createExtractiveSummarizer(), adapter: createOpenAIAdapter(), tokenCounter: createEstimateCounter(), contextWindow: 1000 });
     const error = await rejection(createContextManager({ compactor: openai, session: path }));
     expect(error.code).toBe(ErrorCodes.INPUT_INVALID);
     expect(error.message).toMatch(/a session file holds pi messages, but the messages would be read as 'openai'/);

@@ -49,7 +49,7 @@ describe("createContextManager from the config", () => {
     const config = manager.compactor.config as ResolvedConfig;
     expect(config.warnings.map((warning) => warning.code)).toEqual([ErrorCodes.CONFIG_UNTRUSTED]);
     expect(config.warnings[0]?.hint).toContain("Trust it in the host.");
-    expect(manager.compactor.plugins.map((plugin) => plugin.name)).toEqual(["safeguard", "last-turn-injection"]);
+    expect(manager.compactor.plugins.map((plugin) => plugin.name)).toEqual(["summarizer-extractive", "safeguard", "last-turn-injection"]);
   });
 
   it("takes the context window and threshold from the config", async () => {

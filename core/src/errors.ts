@@ -19,6 +19,8 @@ export const ErrorCodes = {
   PLUGIN_FAILED: "COMPACTION_PLUGIN_FAILED",
   /** The summarizer failed or timed out. */
   SUMMARIZER_FAILED: "COMPACTION_SUMMARIZER_FAILED",
+  /** A plugin asked for a summary and the compactor has no summarizer (no summarizer plugin was applied). */
+  SUMMARIZER_MISSING: "COMPACTION_SUMMARIZER_MISSING",
   /** The compaction was cancelled by a plugin or an AbortSignal. */
   CANCELLED: "COMPACTION_CANCELLED",
   /** The caller passed arguments the core cannot work with. */

@@ -1,8 +1,9 @@
 /**
  * @compaction/core — the engine: the Compactor and its hooks (four for a run, one at send time), the plugin API and stages,
- * cut rules, message adapters, token counting, `selectMessages`, configuration, the extractive
- * summarizer, errors and the compaction event. No file writes, no locks: the transcript store,
- * the agent loop and the model-summarizer machinery are packages of their own
+ * cut rules, shrinking, message adapters, token counting, `selectMessages`, configuration, the
+ * summarizer contract and the summary's layout, errors and the compaction event. No strategy,
+ * no file writes, no locks: every summarizer (the extractive one too) is a plugin, and the
+ * transcript store, the agent loop and the model-summarizer machinery are packages of their own
  * (@compaction/transcript, @compaction/context-manager, @compaction/model-summarizer).
  */
 
@@ -206,28 +207,43 @@ export { type MessageSelection, selectMessages, type SelectionOverflow } from ".
 export { formatCount } from "./format-count.js";
 export { counterLabel, mentionsCountedTokens, warningsMeasureNote } from "./warnings-measure.js";
 
-// Summarizers: the contract, the extractive summarizer and the summary layout.
-export type { SummarizeRequest, Summarizer } from "./summarizer/summarizer.js";
-export { createExtractiveSummarizer, EXTRACTIVE_DEFAULT_LIMITS, type ExtractiveSummarizerOptions } from "./summarizer/extractive.js";
+// Summarizers: the contract and the summary's vocabulary (its layout, sections and fitting), shared
+// by the summarizer plugins (@compaction/plugin-summarizer-extractive and the model summarizers)
+// and the plugins that read or add to a summary. The core ships no summarizer of its own.
+export { EXTRACTIVE_SUMMARIZER_PACKAGE, missingSummarizer, type SummarizeRequest, type Summarizer, summarizerMissing } from "./summarizer/summarizer.js";
 export {
+  DEFAULT_SECTION_LIMITS,
   EARLIER_SUMMARY_HEADING,
+  emptyState,
   type ExtraSection,
   FOCUS_TITLE,
   HISTORY_LAYOUT,
   type LayoutEntry,
+  NOTHING_KEPT_TITLE,
   PENDING_PREFIX,
   readSummary,
   RESPOND_PREFIX,
+  type SectionLimits,
+  SLOT_IDS,
   type SlotId,
   type SummaryState,
   TURN_PREFIX_TITLES,
 } from "./summarizer/layout.js";
-export { parseSections, type ParsedMarkdown, type RawSection, renderItem, type SummaryBlock } from "./summarizer/sections.js";
+export {
+  type ItemStyle,
+  parseSections,
+  type ParsedMarkdown,
+  type RawSection,
+  renderItem,
+  type SummaryBlock,
+  type SummaryItem,
+} from "./summarizer/sections.js";
 export { fitToBudget } from "./summarizer/fit.js";
 export { PATH_FIELDS, readToolCall, type ToolCallKind, type ToolCallReading } from "./summarizer/tool-calls.js";
 export { declaredNames } from "./summarizer/code-names.js";
 
-// Session state, extracted without a model (its document form is in @compaction/transcript).
+// Session state: the document's shape (extracted by @compaction/plugin-summarizer-extractive, its
+// document form in @compaction/transcript).
 export {
   type LastExchange,
   SESSION_STATE_FORMAT,
@@ -236,7 +252,6 @@ export {
   type SessionStateSource,
   type ToolUsage,
 } from "./state/session-state.js";
-export { DEFAULT_SUMMARY_MAX_TOKENS, extractSessionState, type ExtractSessionStateOptions } from "./state/extract-session-state.js";
 
 // Configuration: finding and validating `.compactionrc`, name resolution, createCompactor.
 export { compactionSchema, compactionSchemaPath } from "./config/schema.js";
@@ -280,4 +295,4 @@ export { describeSchemaErrors, type DescribeSchemaErrorsOptions, describeValue, 
 export { escapePointerSegment, pointer, showPointer } from "./config/pointer.js";
 export { didYouMean, suggest } from "./config/suggest.js";
 export { deepFreeze } from "./config/plain-data.js";
-export { isHighSurrogate, isLowSurrogate } from "./summarizer/text.js";
+export { clip, collapseWhitespace, ELLIPSIS, isHighSurrogate, isLowSurrogate } from "./summarizer/text.js";

@@ -10,6 +10,7 @@ import {
   type Summarizer,
 } from "@compaction/core";
 import { assistant, user } from "@compaction/core/testing/pi";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { type ModelFallback, installModelSummarizer } from "./install-model-summarizer.js";
 
 const broken: Summarizer = {
@@ -39,6 +40,7 @@ const messages = () => [user("Rename the config loader"), assistant("Renamed loa
 
 function compactor(fallback: ModelFallback) {
   return new Compactor<PiMessage>({
+    summarizer: createExtractiveSummarizer(),
     adapter: createPiAdapter(),
     tokenCounter: createEstimateCounter(),
     plugins: [plugin(fallback), strategy],

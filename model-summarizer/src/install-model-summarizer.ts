@@ -2,7 +2,8 @@
  * What a model-summarizer plugin does in `apply`: make its summarizer the compactor's, wrapped
  * with the extractive fallback when configured, its warnings going into the asking run's warnings.
  */
-import { type Compactor, createExtractiveSummarizer, type Summarizer } from "@compaction/core";
+import { type Compactor, type Summarizer } from "@compaction/core";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { type SummarizerWarn, relaySummarizerWarnings } from "./warnings.js";
 import { withFallback } from "./with-fallback.js";
 

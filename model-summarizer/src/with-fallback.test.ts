@@ -4,7 +4,6 @@ import {
   type CompactionPlugin,
   Compactor,
   createEstimateCounter,
-  createExtractiveSummarizer,
   createPiAdapter,
   ErrorCodes,
   type PiMessage,
@@ -12,6 +11,7 @@ import {
   type SummarizeRequest,
 } from "@compaction/core";
 import { fact } from "@compaction/core/testing";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { assistant, user } from "@compaction/core/testing/pi";
 import { relaySummarizerWarnings } from "./warnings.js";
 import { withFallback } from "./with-fallback.js";
@@ -98,6 +98,7 @@ const strategy: CompactionPlugin = {
 
 function compactor() {
   return new Compactor<PiMessage>({
+    summarizer: createExtractiveSummarizer(),
     adapter: createPiAdapter(),
     tokenCounter: createEstimateCounter(),
     plugins: [modelPlugin(), strategy],

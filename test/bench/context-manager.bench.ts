@@ -34,6 +34,7 @@ import {
 import { type ContextManager, createContextManager } from "@compaction/context-manager";
 import { createSession } from "@compaction/transcript";
 import { PI_FIXTURES, loadPiMessages } from "@compaction/fixtures";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { printTable } from "./print-table.js";
 
 interface PiCompaction {
@@ -79,7 +80,7 @@ const us = (value: number): string => `${value.toFixed(2)} µs`;
 type Variant = (messages: readonly PiMessage[], samples: number[]) => Promise<void>;
 
 function compactor(counter: TokenCounter): Compactor<PiMessage> {
-  return new Compactor<PiMessage>({ adapter: createPiAdapter(), tokenCounter: counter, ownsTokenCounter: true, contextWindow: WINDOW });
+  return new Compactor<PiMessage>({ summarizer: createExtractiveSummarizer(), adapter: createPiAdapter(), tokenCounter: counter, ownsTokenCounter: true, contextWindow: WINDOW });
 }
 
 /** Ours: append then the after-response check, awaited as an agent loop awaits them. */

@@ -7,7 +7,8 @@
  */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { createExtractiveSummarizer, createPiAdapter, createTiktokenCounter } from "@compaction/core";
+import { createPiAdapter, createTiktokenCounter } from "@compaction/core";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { loadPiMessages } from "@compaction/fixtures";
 import { measureSummary, modelSummaryCases, ourSummaries, spanText } from "./fidelity/model-summaries.js";
 

@@ -35,13 +35,13 @@ import { fileURLToPath } from "node:url";
 import {
   Compactor,
   createCompactor,
-  createExtractiveSummarizer,
   createPiAdapter,
   createTiktokenCounter,
   FactsCache,
   MessageTokenCounter,
   type PiMessage,
 } from "@compaction/core";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
 import { safeguard } from "@compaction/plugin-safeguard";
 import { clearToolUsesPolicy, contextManagerPolicy, noCompactionPolicy, type ReplayPolicy, type ReplayResult, replaySession } from "@compaction/replay";

@@ -15,6 +15,7 @@ import { ROLLING_OPTIONS_SCHEMA } from "@compaction/plugin-rolling";
 import { SAFEGUARD_OPTIONS_SCHEMA } from "@compaction/plugin-safeguard";
 import { SLIDING_WINDOW_OPTIONS_SCHEMA } from "@compaction/plugin-sliding-window";
 import { SUMMARIZER_ANTHROPIC_OPTIONS_SCHEMA } from "@compaction/plugin-summarizer-anthropic";
+import { SUMMARIZER_EXTRACTIVE_OPTIONS_SCHEMA } from "@compaction/plugin-summarizer-extractive";
 import { SUMMARIZER_OPENAI_OPTIONS_SCHEMA } from "@compaction/plugin-summarizer-openai";
 
 export const CORE_SCHEMA_PATH = fileURLToPath(new URL("../../core/schema/compaction.schema.json", import.meta.url));
@@ -27,6 +28,7 @@ export const PLUGIN_OPTION_SCHEMAS: Readonly<Record<string, readonly [string, ob
   "last-turn-injection": ["lastTurnInjectionOptions", LAST_TURN_INJECTION_OPTIONS_SCHEMA],
   "sliding-window": ["slidingWindowOptions", SLIDING_WINDOW_OPTIONS_SCHEMA],
   recall: ["recallOptions", RECALL_OPTIONS_SCHEMA],
+  "summarizer-extractive": ["summarizerExtractiveOptions", SUMMARIZER_EXTRACTIVE_OPTIONS_SCHEMA],
   "summarizer-openai": ["summarizerOpenAIOptions", SUMMARIZER_OPENAI_OPTIONS_SCHEMA],
   "summarizer-anthropic": ["summarizerAnthropicOptions", SUMMARIZER_ANTHROPIC_OPTIONS_SCHEMA],
 };

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Compactor, createEstimateCounter, createPiAdapter, type PiMessage } from "@compaction/core";
 import { keepRecent, words } from "@compaction/core/testing";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { afterAll, describe, expect, it } from "vitest";
 import { appendPiCompaction, compactPiBranch } from "./compact-pi-session.js";
 import { loadBoundary } from "./boundary-load.js";
@@ -26,7 +27,7 @@ async function session(turns: number): Promise<string> {
 }
 
 function compactor(plugins = [keepRecent(300)]): Compactor<PiMessage> {
-  return new Compactor<PiMessage>({ adapter: createPiAdapter(), tokenCounter: createEstimateCounter(), contextWindow: 100_000, plugins });
+  return new Compactor<PiMessage>({ summarizer: createExtractiveSummarizer(), adapter: createPiAdapter(), tokenCounter: createEstimateCounter(), contextWindow: 100_000, plugins });
 }
 
 describe("compactPiBranch + appendPiCompaction", () => {

@@ -7,7 +7,8 @@
 import { type Stats, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { detectTranscriptFormat } from "@compaction/transcript";
-import { extractSessionState, type SessionState } from "@compaction/core";
+import { type SessionState } from "@compaction/core";
+import { extractSessionState } from "@compaction/plugin-summarizer-extractive";
 import writeFileAtomic from "write-file-atomic";
 import type { CommandContext } from "../command-context.js";
 import { type CommandCall, type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";

@@ -12,6 +12,7 @@ import {
   type PiMessage,
 } from "@compaction/core";
 import { assistant, user, words } from "@compaction/core/testing/pi";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 
 /** Cuts to keep at most `keepRecentTokens` of the newest messages; the summary says how many it replaced. */
 export function keepRecent(keepRecentTokens: number, options: { gate?: Gate; name?: string; summary?: string } = {}): CompactionPlugin {
@@ -42,6 +43,7 @@ export interface PiCompactorOptions {
 /** A pi-format compactor with chars/4 counting; default: keep 200 recent tokens, window 1,000, threshold 0.8. */
 export function piCompactor(options: PiCompactorOptions = {}): Compactor<PiMessage> {
   return new Compactor<PiMessage>({
+    summarizer: createExtractiveSummarizer(),
     adapter: createPiAdapter(),
     tokenCounter: createEstimateCounter(),
     plugins: options.plugins ?? [keepRecent(200)],

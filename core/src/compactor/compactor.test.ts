@@ -3,7 +3,6 @@ import { describe, expect, it } from "vitest";
 import { ErrorCodes } from "../errors.js";
 import { SHRINK_MARKER_PATTERN } from "../shrink/head-and-tail.js";
 import { createPiAdapter, type PiMessage } from "../messages/pi-adapter.js";
-import { createExtractiveSummarizer } from "../summarizer/extractive.js";
 import { summaryHasContent } from "../summarizer/has-content.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
 import { assistant, summaryMessage, toolResult, user, words } from "../testing/pi-messages.js";
@@ -17,6 +16,24 @@ import { STAGE_AUGMENT, STAGE_PRUNE, STAGE_STRATEGY } from "./stages.js";
 const fixedSummarizer: Summarizer = {
   name: "fixed",
   summarize: async (req) => `summary of ${req.messages.length} messages`,
+};
+
+/**
+ * A summarizer that uses the length it is asked for and keeps to it, as a real one does: the
+ * messages' words, eight to a line, as many lines as fit (nothing when not even one does).
+ */
+const budgetedSummarizer: Summarizer = {
+  name: "budgeted",
+  summarize: async (req) => {
+    const words = req.messages.flatMap((m) => m.text.split(/\s+/).filter(Boolean));
+    const lines: string[] = [];
+    for (let i = 0; i < words.length; i += 8) {
+      const next = [...lines, `- ${words.slice(i, i + 8).join(" ")}`];
+      if (req.counter.count(next.join("\n")) > req.maxTokens) break;
+      lines.push(next[next.length - 1] as string);
+    }
+    return lines.join("\n");
+  },
 };
 
 function compactor(plugins: CompactionPlugin[], summarizer: Summarizer = fixedSummarizer) {
@@ -469,7 +486,7 @@ describe("Compactor.compact", () => {
     // The case a generated session found: the cut at the newest user message kept all but 14 tokens of
     // the budget, the extractive summary squeezed into them was headings alone, and the run failed.
     const input = [user(`step 0: ${words(300)}`), assistant(`done 0: ${words(300)}`), user(`step 1: ${words(300)}`), assistant(`done 1: ${words(300)}`), user(`last: ${words(900)}`)];
-    const c = compactor([summarizingAt(4)], createExtractiveSummarizer());
+    const c = compactor([summarizingAt(4)], budgetedSummarizer);
     const overhead = c.tokens.count(createPiAdapter().createSummary(""));
     for (const left of [-overhead, 0, 1, 14, MIN_SUMMARY_ROOM - 1]) {
       const contextWindow = c.tokens.count(input[4] as PiMessage) + overhead + left;
@@ -485,7 +502,7 @@ describe("Compactor.compact", () => {
 
   it("with suffixOnly, keeps the request whole in the result and tells the host to shrink it when it sends, as it makes the summary room", async () => {
     const input = [user(`step 0: ${words(300)}`), assistant(`done 0: ${words(300)}`), user(`last: ${words(900)}`)];
-    const c = compactor([summarizingAt(2)], createExtractiveSummarizer());
+    const c = compactor([summarizingAt(2)], budgetedSummarizer);
     const overhead = c.tokens.count(createPiAdapter().createSummary(""));
     const contextWindow = c.tokens.count(input[2] as PiMessage) + overhead + 10;
     const result = await c.compact({ messages: input, contextWindow, suffixOnly: true });
@@ -523,7 +540,7 @@ describe("Compactor.compact", () => {
 
   it("leaves the kept messages whole when they leave the summary MIN_SUMMARY_ROOM or more", async () => {
     const input = [user(`step 0: ${words(300)}`), assistant(`done 0: ${words(300)}`), user(`last: ${words(900)}`)];
-    const c = compactor([summarizingAt(2)], createExtractiveSummarizer());
+    const c = compactor([summarizingAt(2)], budgetedSummarizer);
     const overhead = c.tokens.count(createPiAdapter().createSummary(""));
     for (const left of [MIN_SUMMARY_ROOM, MIN_SUMMARY_ROOM + 40]) {
       const contextWindow = c.tokens.count(input[2] as PiMessage) + overhead + left;
@@ -644,6 +661,42 @@ describe("Compactor.compact", () => {
     expect(result.cut?.turnStartIndex).toBe(4);
     expect(history).toBe(4);
     expect(prefix).toBe(3);
+  });
+
+  it("with no summarizer, a run that asks for a summary fails with COMPACTION_SUMMARIZER_MISSING naming the plugin and the package to install, and changes nothing", async () => {
+    const c = new Compactor<PiMessage>({ adapter: createPiAdapter(), tokenCounter: createEstimateCounter(), plugins: [summarizingAt(2)], contextWindow: 100_000 });
+    expect(c.hasSummarizer).toBe(false);
+    const input = conversation();
+    const result = await c.compact({ messages: input });
+    expect(result.status).toBe("failed");
+    expect(result.messages).toEqual(input);
+    expect(result.error?.code).toBe(ErrorCodes.SUMMARIZER_MISSING);
+    expect(result.error?.plugin).toBe("summarizing");
+    expect(result.error?.message).toContain("Plugin 'summarizing' asked for a summary, but this compactor has no summarizer");
+    expect(result.error?.hint).toContain("@compaction/plugin-summarizer-extractive");
+  });
+
+  it("needs no summarizer for a run that never asks for one", async () => {
+    const note: CompactionPlugin = {
+      name: "note",
+      apply: (c) => {
+        c.hooks.selectCut.tap("note", () => ({ firstKeptIndex: 2 }));
+        c.hooks.summarize.tap("note", (draft) => ({ ...draft, text: "- dropped two messages" }));
+      },
+    };
+    const c = new Compactor<PiMessage>({ adapter: createPiAdapter(), tokenCounter: createEstimateCounter(), plugins: [note], contextWindow: 100_000 });
+    const result = await c.compact({ messages: conversation() });
+    expect(result.status).toBe("compacted");
+    expect(c.summarizer.name).toBe("none");
+  });
+
+  it("takes a summarizer set by a plugin, and refuses one that is not a summarizer", () => {
+    const installs: CompactionPlugin = { name: "installs", apply: (c) => void (c.summarizer = fixedSummarizer) };
+    const c = new Compactor<PiMessage>({ adapter: createPiAdapter(), tokenCounter: createEstimateCounter(), plugins: [installs] });
+    expect(c.hasSummarizer).toBe(true);
+    expect(c.summarizer).toBe(fixedSummarizer);
+    expect(() => (c.summarizer = { name: "x" } as unknown as Summarizer)).toThrow(/Expected a summarizer \{ name, summarize\(request\) \}/);
+    expect(c.summarizer).toBe(fixedSummarizer);
   });
 
   it("rejects a call with no context window", async () => {

@@ -8,12 +8,11 @@ import type { Cut } from "../cut/cut.js";
 import { shrinkToBudget } from "../shrink/shrink-to-budget.js";
 import { autoCompactTokens, compactedTargetTokens, usableWindow } from "./usable-window.js";
 import { RequestShaper } from "./request-shaper.js";
-import { createExtractiveSummarizer } from "../summarizer/extractive.js";
 import { summaryHasContent } from "../summarizer/has-content.js";
 import { fitCompacted, fitCutToBudget, keepNewestRequest, latestCutIndex, summaryAllowance } from "./fit-budget.js";
 import { summarizeCut } from "./summarize-cut.js";
 import { guardShapingTap, type RequestShaping, type ShapedRequest, type ShapeRequestInput, type ShapingEngine, shapeRequest } from "./shape-request.js";
-import type { Summarizer } from "../summarizer/summarizer.js";
+import { missingSummarizer, type Summarizer } from "../summarizer/summarizer.js";
 import { recordedCalibration } from "../tokens/calibration.js";
 import { budgetRatioOf, checkAnchor, countedBudget, MessageTokenCounter, providerRatio } from "../tokens/message-tokens.js";
 import { createTiktokenCounter } from "../tokens/tiktoken-counter.js";
@@ -34,7 +33,11 @@ export interface CompactorOptions<T> {
    * from the usage figures in the messages (see `MessageTokenCounter.calibration`).
    */
   readonly tokenRatio?: number;
-  /** Default: the embedded extractive summarizer (no model, no API key). */
+  /**
+   * The summarizer plugins call. Default: none until a summarizer plugin installs one (every
+   * built-in preset lists `@compaction/plugin-summarizer-extractive`, which needs no model and no
+   * key); a run that asks for a summary without one fails with COMPACTION_SUMMARIZER_MISSING.
+   */
   readonly summarizer?: Summarizer;
   /** Applied in order. */
   readonly plugins?: readonly CompactionPlugin[];
@@ -91,14 +94,13 @@ export class Compactor<T> {
   readonly tokens: MessageTokenCounter<T>;
   readonly plugins: CompactionPlugin[] = [];
   readonly config: unknown;
-  /** The summarizer plugins use; a model-summarizer plugin may replace it in `apply`. */
-  summarizer: Summarizer;
   contextWindow: number | undefined;
   reserveTokens: number;
   summaryMaxTokens: number;
   autoCompact: AutoCompactSettings;
   readonly #ownsCounter: boolean;
   #overhead: number | undefined;
+  #summarizer: Summarizer | undefined;
 
   constructor(options: CompactorOptions<T>) {
     if (!options || typeof options.adapter?.readFacts !== "function") {
@@ -112,7 +114,7 @@ export class Compactor<T> {
     this.tokens = new MessageTokenCounter(this.facts, options.tokenCounter ?? createTiktokenCounter(), {
       ...(options.tokenRatio === undefined ? {} : { tokenRatio: options.tokenRatio }),
     });
-    this.summarizer = options.summarizer ?? createExtractiveSummarizer();
+    if (options.summarizer !== undefined) this.summarizer = options.summarizer;
     this.contextWindow = options.contextWindow;
     this.reserveTokens = options.reserveTokens ?? 0;
     this.summaryMaxTokens = options.summaryMaxTokens ?? 4000;
@@ -138,6 +140,31 @@ export class Compactor<T> {
       });
     }
     return autoCompactTokens(contextWindow, Math.min(this.reserveTokens, contextWindow - 1), this.autoCompact.threshold);
+  }
+
+  /**
+   * The summarizer plugins use. A summarizer plugin sets it in `apply` (a model summarizer
+   * replaces any other; the extractive one fills in only where none is installed). Without one
+   * it is a stand-in whose every summary fails with COMPACTION_SUMMARIZER_MISSING, naming the
+   * packages to install, so a compactor whose plugins never summarise needs no summarizer.
+   */
+  get summarizer(): Summarizer {
+    return this.#summarizer ?? missingSummarizer;
+  }
+
+  set summarizer(summarizer: Summarizer) {
+    if (typeof summarizer?.summarize !== "function" || typeof summarizer.name !== "string") {
+      throw new CompactionError(ErrorCodes.INPUT_INVALID, `Expected a summarizer { name, summarize(request) }, found ${describeValue(summarizer)}.`, {
+        hint: "Apply a summarizer plugin (summarizerExtractive(), summarizerOpenAI({ model }), ...) or pass one of their summarizers.",
+      });
+    }
+    // The stand-in of a compactor with none (copied from another compactor) installs nothing.
+    this.#summarizer = summarizer === missingSummarizer ? undefined : summarizer;
+  }
+
+  /** True once a summarizer is installed (given to the constructor or set by a plugin). */
+  get hasSummarizer(): boolean {
+    return this.#summarizer !== undefined;
   }
 
   /** Applies a plugin: it taps the hooks it needs. */

@@ -5,7 +5,7 @@ import type { CheckedCut } from "../cut/cut.js";
 import type { MessageView } from "../cut/message-view.js";
 import { makeSummaryRoom } from "./fit-budget.js";
 import type { ShrinkResult } from "../shrink/shrink-to-budget.js";
-import type { Summarizer } from "../summarizer/summarizer.js";
+import { missingSummarizer, type Summarizer, summarizerMissing } from "../summarizer/summarizer.js";
 import type { Calibration } from "../tokens/calibration.js";
 import { budgetRatioOf, type MessageTokenCounter } from "../tokens/message-tokens.js";
 import type { CompactInput, RunInit, SummarizeOptions } from "./run.js";
@@ -301,6 +301,7 @@ export class RunState<T> {
     const kind = options.kind ?? "history";
     const previousSummary = options.previousSummary ?? (kind === "history" ? this.previousSummary : undefined);
     const summarizer = this.#summarizer;
+    if (summarizer === missingSummarizer) return Promise.reject(summarizerMissing(plugin));
     return summarizer.summarize({
       messages: messages.map((m) => this.#facts.of(m)),
       maxTokens: options.maxTokens ?? this.#summaryMaxTokens,

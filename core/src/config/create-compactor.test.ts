@@ -117,8 +117,24 @@ describe("createCompactor", () => {
     expect((await create(overridden)).autoCompact).toEqual({ enabled: false, threshold: 0.7 });
   });
 
-  it("uses the extractive summarizer by default", async () => {
-    expect((await create(project({}))).summarizer.name).toBe("extractive");
+  it("uses the extractive summarizer by default: a preset that installs no summarizer gets the one summarizer.name names, applied last", async () => {
+    const compactor = await create(project({}));
+    expect(compactor.summarizer.name).toBe("extractive");
+    expect(compactor.plugins.map((plugin) => plugin.name)).toEqual(["cut", "summarizer-extractive"]);
+  });
+
+  it("gives the configured summarizer the options the config keys by its short name", async () => {
+    const compactor = await create(project({ options: { "summarizer-extractive": { maxItemsPerSection: 3 } } }));
+    expect(compactor.plugins.at(-1)?.options).toMatchObject({ maxItemsPerSection: 3, maxFilesPerList: 50 });
+  });
+
+  it("applies no configured summarizer when a plugin installed one", async () => {
+    const root = project({ plugins: ["./model.mjs"] }, {
+      "model.mjs": 'export default () => ({ name: "model", apply(c) { c.summarizer = { name: "model", summarize: async () => "- s" }; } });\n',
+    });
+    const compactor = await create(root);
+    expect(compactor.summarizer.name).toBe("model");
+    expect(compactor.plugins.map((plugin) => plugin.name)).toEqual(["model", "cut"]);
   });
 
   it("applies the config's plugins before the preset's, in order", async () => {
@@ -127,7 +143,8 @@ describe("createCompactor", () => {
       "second.mjs": recordingPluginSource("second"),
     });
     const compactor = await create(root);
-    expect(compactor.plugins.map((plugin) => plugin.name)).toEqual(["first", "second", "cut"]);
+    // The preset here lists no summarizer, so the configured one follows.
+    expect(compactor.plugins.map((plugin) => plugin.name)).toEqual(["first", "second", "cut", "summarizer-extractive"]);
   });
 
   it("builds each agent's compactor from its own section", async () => {

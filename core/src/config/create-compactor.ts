@@ -1,11 +1,10 @@
 import { Compactor } from "../compactor/compactor.js";
-import { isCompactionError, ErrorCodes } from "../errors.js";
+import { CompactionError, isCompactionError, ErrorCodes } from "../errors.js";
 import type { MessageAdapter } from "../messages/adapter.js";
 import { createAnthropicAdapter } from "../messages/anthropic-adapter.js";
 import { createOpenAIAdapter } from "../messages/openai-adapter.js";
 import { createPiAdapter } from "../messages/pi-adapter.js";
-import { createExtractiveSummarizer } from "../summarizer/extractive.js";
-import type { Summarizer } from "../summarizer/summarizer.js";
+import { EXTRACTIVE_SUMMARIZER_PACKAGE } from "../summarizer/summarizer.js";
 import { createEstimateCounter } from "../tokens/estimate-counter.js";
 import { type TokenCountStore, withCountStore } from "../tokens/count-store.js";
 import type { EncoderImageStore } from "../tokens/encoder-image.js";
@@ -13,6 +12,7 @@ import { createTiktokenCounter, tiktokenEncodingNames } from "../tokens/tiktoken
 import type { TokenCounter } from "../tokens/token-counter.js";
 import { configInvalid } from "./config-error.js";
 import { loadConfigDetailed, type LoadConfigOptions, type LoadedConfig } from "./load-config.js";
+import { resolvePlugin, shortName } from "./resolve-module.js";
 import { resolvePlugins } from "./resolve-plugins.js";
 import { DEFAULT_AUTO_COMPACT_THRESHOLD } from "../compactor/compactor.js";
 import { deepFreeze } from "./plain-data.js";
@@ -39,9 +39,13 @@ export interface CreateCompactorOptions extends LoadConfigOptions {
   readonly encoderImage?: EncoderImageStore;
 }
 
-/** Summarizers built into the core, by the name `summarizer.name` uses. */
-export const BUILTIN_SUMMARIZERS: Readonly<Record<string, () => Summarizer>> = Object.freeze({
-  extractive: () => createExtractiveSummarizer(),
+/**
+ * The summarizers `summarizer.name` may name, and the plugin package of each. The core ships
+ * none: the named package is loaded, the way config loads plugins, only when no plugin of the
+ * config or preset installed a summarizer.
+ */
+export const BUILTIN_SUMMARIZERS: Readonly<Record<string, string>> = Object.freeze({
+  extractive: EXTRACTIVE_SUMMARIZER_PACKAGE,
 });
 
 const ADAPTERS: Readonly<Record<AdapterName, () => MessageAdapter<any>>> = {
@@ -59,17 +63,16 @@ const ADAPTERS: Readonly<Record<AdapterName, () => MessageAdapter<any>>> = {
 export async function createCompactor<T = unknown>(options: CreateCompactorOptions = {}): Promise<Compactor<T>> {
   const loaded = await loadConfigDetailed(options);
   const { config } = loaded;
-  const summarizer = createSummarizer(loaded);
+  const summarizerPackage = summarizerPackageOf(loaded);
   const { plugins, preset, warnings, applied } = await resolvePlugins(loaded);
   const adapter = adapterFor(options.adapter ?? config.adapter) as MessageAdapter<T>;
   const tokenCounter = createTokenCounter(loaded, options);
   try {
-    return new Compactor<T>({
+    const compactor = new Compactor<T>({
       adapter,
       tokenCounter,
       ownsTokenCounter: true,
       ...(config.tokenizer.ratio === undefined ? {} : { tokenRatio: config.tokenizer.ratio }),
-      summarizer,
       plugins,
       contextWindow: config.contextWindow,
       reserveTokens: config.reserveTokens,
@@ -85,6 +88,8 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
         applied: { preset: { name: preset.name, request: preset.request, file: preset.file }, plugins: applied },
       }),
     });
+    if (!compactor.hasSummarizer) await installConfiguredSummarizer(compactor, summarizerPackage, loaded);
+    return compactor;
   } catch (error) {
     tokenCounter.dispose();
     throw error;
@@ -95,10 +100,11 @@ function adapterFor(adapter: AdapterName | MessageAdapter<any>): MessageAdapter<
   return typeof adapter === "string" ? ADAPTERS[adapter]() : adapter;
 }
 
-function createSummarizer(loaded: LoadedConfig): Summarizer {
+/** The package of the summarizer `summarizer.name` names; a name not known fails here, before anything is loaded. */
+function summarizerPackageOf(loaded: LoadedConfig): string {
   const { name } = loaded.config.summarizer;
-  const create = Object.hasOwn(BUILTIN_SUMMARIZERS, name) ? BUILTIN_SUMMARIZERS[name] : undefined;
-  if (create !== undefined) return create();
+  const found = Object.hasOwn(BUILTIN_SUMMARIZERS, name) ? BUILTIN_SUMMARIZERS[name] : undefined;
+  if (found !== undefined) return found;
   const known = Object.keys(BUILTIN_SUMMARIZERS);
   const nearest = suggest(name, known);
   throw configInvalid(loaded.config.filepath ?? undefined, [
@@ -108,6 +114,43 @@ function createSummarizer(loaded: LoadedConfig): Summarizer {
       hint: `${nearest === undefined ? "" : `Did you mean '${nearest}'? `}Known summarizers: ${known.join(", ")}.`,
     },
   ]);
+}
+
+/**
+ * Where no plugin of the config or preset installed a summarizer (a preset of the user's own
+ * that lists none), the one `summarizer.name` names: its plugin package is resolved the way
+ * config plugins are, and applied with the options the config gives it under its short name.
+ */
+async function installConfiguredSummarizer(compactor: Compactor<any>, packageName: string, loaded: LoadedConfig): Promise<void> {
+  const file = loaded.config.filepath ?? undefined;
+  const path = loaded.pointerTo("summarizer", "name");
+  const { name } = loaded.config.summarizer;
+  let factory;
+  try {
+    ({ factory } = await resolvePlugin(packageName, loaded.baseDir, {
+      cwd: loaded.cwd,
+      namedBy: `summarizer '${name}'`,
+      ...(file === undefined ? {} : { file }),
+      path,
+      ...(loaded.boundary === null ? {} : { boundary: loaded.boundary }),
+    }));
+  } catch (error) {
+    if (!isCompactionError(error) || error.code !== ErrorCodes.PLUGIN_NOT_FOUND) throw error;
+    throw new CompactionError(
+      ErrorCodes.PLUGIN_NOT_FOUND,
+      `The summarizer '${name}' is the package ${packageName}, which is not installed, and no plugin of the config or preset installs a summarizer.`,
+      {
+        ...(file === undefined ? {} : { file }),
+        path,
+        plugin: packageName,
+        hint: `Install it (npm install ${packageName}), or add a summarizer plugin to the config's plugins. ${error.hint ?? ""}`.trimEnd(),
+        cause: error,
+      },
+    );
+  }
+  const key = shortName("plugin", packageName);
+  const options = Object.hasOwn(loaded.config.options, key) ? loaded.config.options[key] : undefined;
+  compactor.use(options === undefined ? factory() : factory({ ...options }));
 }
 
 function createTokenCounter(loaded: LoadedConfig, { countStore, encoderImage }: CreateCompactorOptions): TokenCounter {

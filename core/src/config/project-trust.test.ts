@@ -171,7 +171,7 @@ describe("trusted: false — presets and plugins", () => {
     const loaded = await loadConfigDetailed({ cwd: root, trusted: false, ...(label.includes("agent") ? { agent: "coder" } : {}) });
     const resolved = await resolvePlugins(loaded);
     expect(ran(join(root, markerDir), "mine") || ran(join(root, markerDir), "team")).toBe(false);
-    expect(resolved.plugins.map((plugin) => plugin.name)).toEqual(["safeguard", "last-turn-injection"]);
+    expect(resolved.plugins.map((plugin) => plugin.name)).toEqual(["summarizer-extractive", "safeguard", "last-turn-injection"]);
     expect(resolved.warnings).toHaveLength(1);
     const [warning] = resolved.warnings;
     expect(warning?.code).toBe(ErrorCodes.CONFIG_UNTRUSTED);
@@ -221,7 +221,7 @@ describe("trusted: false — presets and plugins", () => {
     expect(ran(join(root, "node_modules/@compaction/plugin-rolling"), "rolling")).toBe(false);
     expect(ran(join(root, "node_modules/@compaction/preset-safeguard"), "preset")).toBe(false);
     expect(resolved.preset.file.startsWith(root)).toBe(false);
-    expect(resolved.plugins.map((plugin) => plugin.name)).toEqual(["rolling", "safeguard", "last-turn-injection"]);
+    expect(resolved.plugins.map((plugin) => plugin.name)).toEqual(["rolling", "summarizer-extractive", "safeguard", "last-turn-injection"]);
     // Trusted, the project's copies win (today's resolution order), so the markers prove the setup.
     await plugins(root, true);
     expect(ran(join(root, "node_modules/@compaction/plugin-rolling"), "rolling")).toBe(true);
@@ -266,7 +266,7 @@ describe("trusted: false — presets and plugins", () => {
     const root = makeProject({ ".compactionrc.json": rc({ plugins: ["personal", join(realpathSync(home), ".compaction/plugins/tidy.mjs")] }) });
     const resolved = await plugins(root, false);
     expect(resolved.warnings).toEqual([]);
-    expect(resolved.plugins.map((plugin) => plugin.name)).toEqual(["personal", "tidy", "safeguard", "last-turn-injection"]);
+    expect(resolved.plugins.map((plugin) => plugin.name)).toEqual(["personal", "tidy", "summarizer-extractive", "safeguard", "last-turn-injection"]);
     expect(ran(join(home, "node_modules/compaction-plugin-personal"), "personal")).toBe(true);
   });
 
@@ -299,7 +299,7 @@ describe("trusted: false — presets and plugins", () => {
       const config = compactor.config as ResolvedConfig;
       expect(config.contextWindow).toBe(100000);
       expect(config.warnings.map((warning) => warning.file)).toEqual([join(root, "team-preset.mjs"), join(root, "my-plugin.mjs")]);
-      expect(compactor.plugins.map((plugin) => plugin.name)).toEqual(["safeguard", "last-turn-injection"]);
+      expect(compactor.plugins.map((plugin) => plugin.name)).toEqual(["summarizer-extractive", "safeguard", "last-turn-injection"]);
       expect(ran(root, "preset") || ran(root, "mine")).toBe(false);
     } finally {
       compactor.dispose();

@@ -180,13 +180,13 @@ describe("resolvePlugins: options keys (issue 13: a misspelt plugin name was sil
 
   it("accepts a key for a shipped plugin the preset in force does not apply (hosts read options.layered)", async () => {
     const plugins = await pluginsFor(rc({ preset: "safeguard", options: { layered: { pruneThreshold: 0.7 } } }));
-    expect(plugins.map((plugin) => plugin.name)).toEqual(["safeguard", "last-turn-injection"]);
+    expect(plugins.map((plugin) => plugin.name)).toEqual(["summarizer-extractive", "safeguard", "last-turn-injection"]);
   });
 
   it("rejects a key naming no plugin at all, listing the plugins applied when nothing is near", async () => {
     const { error } = await failure(rc({ options: { "my-custom-thing": {} } }));
     expect(error.path).toBe("/options/my-custom-thing");
-    expect(error.message).toContain("applied here: safeguard, last-turn-injection");
+    expect(error.message).toContain("applied here: summarizer-extractive, safeguard, last-turn-injection");
     expect(error.hint).toContain("add 'my-custom-thing' to plugins");
   });
 
@@ -197,7 +197,7 @@ describe("resolvePlugins: options keys (issue 13: a misspelt plugin name was sil
 
   it("accepts a top-level key meant for a plugin an agent section's preset applies", async () => {
     const plugins = await pluginsFor(rc({ preset: "safeguard", options: { rolling: { minKeepMessages: 20 } }, agents: { researcher: { preset: "rolling" } } }));
-    expect(plugins.map((plugin) => plugin.name)).toEqual(["safeguard", "last-turn-injection"]);
+    expect(plugins.map((plugin) => plugin.name)).toEqual(["summarizer-extractive", "safeguard", "last-turn-injection"]);
   });
 
   it("accepts a key naming a path plugin by the name it gives itself", async () => {

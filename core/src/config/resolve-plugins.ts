@@ -113,6 +113,7 @@ const SHIPPED_PLUGINS: readonly string[] = [
   ...BUILTIN_PLUGINS,
   "sliding-window",
   "recall",
+  "summarizer-extractive",
   "summarizer-openai",
   "summarizer-anthropic",
 ];

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { Compactor } from "../compactor/compactor.js";
 import { toolPairs } from "../cut/message-view.js";
 import { keepRecent } from "../testing/keep-recent.js";
+import { listingSummarizer } from "../testing/summarizer.js";
 import { createEstimateCounter } from "../tokens/estimate-counter.js";
 import { type AnthropicMessage, createAnthropicAdapter } from "./anthropic-adapter.js";
 
@@ -186,7 +187,7 @@ describe("Anthropic server blocks: compacting a history that holds them", () => 
   }
 
   it("never keeps a server or MCP result without its call, and carries the server compaction's summary forward", async () => {
-    const compactor = new Compactor<AnthropicMessage>({ adapter, tokenCounter: createEstimateCounter(), plugins: [keepRecent(1500)], contextWindow: 4000 });
+    const compactor = new Compactor<AnthropicMessage>({ adapter, tokenCounter: createEstimateCounter(), summarizer: listingSummarizer, plugins: [keepRecent(1500)], contextWindow: 4000 });
     const messages = history();
     const result = await compactor.compact({ messages });
     expect(result.status, result.reason ?? "").toBe("compacted");

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { Compactor } from "../compactor/compactor.js";
 import { keepRecent } from "../testing/keep-recent.js";
+import { listingSummarizer } from "../testing/summarizer.js";
 import { createEstimateCounter } from "../tokens/estimate-counter.js";
 import type { MessageFacts } from "./adapter.js";
 import { createResponsesAdapter, RESPONSES_NOTE_PREFIX, type ResponsesItem } from "./responses-adapter.js";
@@ -176,7 +177,7 @@ describe("createResponsesAdapter: compacting an agent's items", () => {
   }
 
   it("compacts to a summary and a suffix in which every output has its call", async () => {
-    const compactor = new Compactor<ResponsesItem>({ adapter, tokenCounter: createEstimateCounter(), plugins: [keepRecent(2000)], contextWindow: 5000 });
+    const compactor = new Compactor<ResponsesItem>({ adapter, tokenCounter: createEstimateCounter(), summarizer: listingSummarizer, plugins: [keepRecent(2000)], contextWindow: 5000 });
     const result = await compactor.compact({ messages: items() });
     expect(result.status, result.reason ?? "").toBe("compacted");
     expect(adapter.readFacts(result.messages[0] as ResponsesItem).kind).toBe("summary");

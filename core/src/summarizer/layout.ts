@@ -1,5 +1,5 @@
 /**
- * The fixed headings of an extractive summary, in their fixed order, and reading a previous
+ * The fixed headings of a structured summary (the extractive summarizer writes them, model summarizers are asked for them), in their fixed order, and reading a previous
  * summary (ours, or any markdown with `## ` headings) back into per-section item lists.
  */
 import { type ItemStyle, parseItemLine, parseSections, unwrapCode } from "./sections.js";
@@ -77,6 +77,29 @@ export const FOCUS_TITLE = "Focus";
 export const PENDING_PREFIX = "Pending: ";
 /** Next-step items for unanswered user asks start with this. */
 export const RESPOND_PREFIX = "Respond to: ";
+
+/** How many items each kind of section of a structured summary may hold. */
+export interface SectionLimits {
+  /** Most items per section (goal, constraints, progress, decisions, commands, failures, next steps). */
+  readonly maxItemsPerSection: number;
+  /** Most paths in each of Files/Read and Files/Modified. */
+  readonly maxFilesPerList: number;
+  /** Most entries under Identifiers. */
+  readonly maxIdentifiers: number;
+  /** Longest item in characters. */
+  readonly maxItemChars: number;
+}
+
+/**
+ * The limits a summary's sections are written with when nothing says otherwise: the extractive
+ * summarizer's defaults, and what a session seed is cut to.
+ */
+export const DEFAULT_SECTION_LIMITS: SectionLimits = Object.freeze({
+  maxItemsPerSection: 20,
+  maxFilesPerList: 50,
+  maxIdentifiers: 64,
+  maxItemChars: 300,
+});
 
 /**
  * Heading of the one-line note a history summary is when its messages held nothing to keep

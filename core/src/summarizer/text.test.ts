@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { collapseWhitespace, looksLikeProse } from "./text.js";
+import { collapseWhitespace } from "./text.js";
 
 /** Texts of every kind of character the helpers treat apart: ASCII, white space of each kind, letters and symbols of other scripts, emoji, lone surrogates. */
 const text = fc
@@ -27,26 +27,5 @@ describe("collapseWhitespace", () => {
 
   it("turns every white space run into one space and trims, for any text", () => {
     fc.assert(fc.property(text, (input) => collapseWhitespace(input) === input.replace(/\s+/g, " ").trim()), { numRuns: 2000 });
-  });
-});
-
-describe("looksLikeProse", () => {
-  it.each([
-    ["This is a plain English sentence.", true],
-    ["Ceci est une phrase écrite en français.", true],
-    ["これは 日本語の 文章 です。とても長い文章です", true],
-    ["x = f(1, 2) + g(3, 4) * 10;", false],
-    ["short one", false],
-    ["[1, 2, 3, 4, 5, 6, 7, 8]", false],
-  ])("%j: %s", (sentence, expected) => {
-    expect(looksLikeProse(sentence)).toBe(expected);
-  });
-
-  it("is three words or more with at least 55% letters (Unicode \\p{L}, a character outside the BMP once), for any text", () => {
-    const reference = (sentence: string): boolean => {
-      if (sentence.length < 12 || sentence.split(" ").length < 3) return false;
-      return (sentence.match(/\p{L}/gu)?.length ?? 0) >= sentence.length * 0.55;
-    };
-    fc.assert(fc.property(text, (sentence) => looksLikeProse(sentence) === reference(sentence)), { numRuns: 2000 });
   });
 });

@@ -5,3 +5,4 @@ export { type ModelServer, type RecordedRequest, type Reply, startModelServer } 
 export { keepRecent } from "./keep-recent.js";
 export { rejection } from "./rejection.js";
 export { makeProject, type ProjectFiles, removeProjects } from "./tmp-project.js";
+export { listingSummarizer } from "./summarizer.js";

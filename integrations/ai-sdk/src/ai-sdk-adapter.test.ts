@@ -1,5 +1,6 @@
 import { Compactor, createEstimateCounter, ErrorCodes, toolPairs } from "@compaction/core";
 import { keepRecent } from "@compaction/core/testing";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { type AssistantContent, type ModelMessage, modelMessageSchema } from "ai";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -293,7 +294,7 @@ describe("createAiSdkAdapter in a compaction", () => {
   it("never leaves a tool result without its call, nor an approval response without its request, wherever the cut falls", async () => {
     await fc.assert(
       fc.asyncProperty(conversation, fc.integer({ min: 0, max: 4000 }), async (messages, keep) => {
-        const compactor = new Compactor({ adapter: createAiSdkAdapter(), tokenCounter: createEstimateCounter(), plugins: [keepRecent(keep)] });
+        const compactor = new Compactor({ summarizer: createExtractiveSummarizer(), adapter: createAiSdkAdapter(), tokenCounter: createEstimateCounter(), plugins: [keepRecent(keep)] });
         const result = await compactor.compact({ messages, contextWindow: 1_000_000 });
         expect(result.status === "failed" ? result.reason : "ok").toBe("ok");
         expect(orphans(result.messages)).toEqual([]);

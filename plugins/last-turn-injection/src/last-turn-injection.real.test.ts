@@ -4,6 +4,7 @@
  */
 import { Compactor, type CompactionPlugin, createAnthropicAdapter, createPiAdapter, createTiktokenCounter } from "@compaction/core";
 import { loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { afterAll, describe, expect, it } from "vitest";
 import { LAST_TURN_HEADING, TRUNCATION_MARKER, lastTurnInjection } from "./index.js";
 import { baseSummary, cutAt, sectionOf, summarizerSummary } from "./test-support/plugins.js";
@@ -31,7 +32,7 @@ function quotedFirstLine(text: string): string {
 }
 
 function compactor<T>(adapter: never, plugins: CompactionPlugin[]): Compactor<T> {
-  return new Compactor<T>({ adapter, tokenCounter: counter, ownsTokenCounter: false, plugins, contextWindow: 10_000_000 });
+  return new Compactor<T>({ summarizer: createExtractiveSummarizer(), adapter, tokenCounter: counter, ownsTokenCounter: false, plugins, contextWindow: 10_000_000 });
 }
 
 describe("lastTurnInjection on pi-large-session.jsonl", () => {

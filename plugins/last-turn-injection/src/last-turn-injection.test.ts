@@ -7,6 +7,7 @@ import {
   createEstimateCounter,
 } from "@compaction/core";
 import { FORMATS, builders } from "@compaction/core/testing";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import lastTurnInjectionDefault, { LAST_TURN_HEADING, PLUGIN_NAME, TRUNCATION_MARKER, lastTurnInjection } from "./index.js";
@@ -15,7 +16,7 @@ import { baseSummary, cutAt, sectionOf } from "./test-support/plugins.js";
 const BASE = "## Goal\n- ship the fix";
 
 function compactor(adapter: unknown, plugins: CompactionPlugin[], tokenCounter: TokenCounter = createEstimateCounter()) {
-  return new Compactor<any>({ adapter: adapter as never, tokenCounter, plugins, contextWindow: 1_000_000 });
+  return new Compactor<any>({ summarizer: createExtractiveSummarizer(), adapter: adapter as never, tokenCounter, plugins, contextWindow: 1_000_000 });
 }
 
 describe.each(FORMATS)("lastTurnInjection with a Compactor on %s messages", (format) => {

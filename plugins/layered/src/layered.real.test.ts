@@ -9,6 +9,7 @@ import {
   type MessageAdapter,
 } from "@compaction/core";
 import { loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { describe, expect, it } from "vitest";
 import { FULL_COMPACTION_WARNING, layered } from "./layered.js";
 import { isPrunedMarker } from "./marker.js";
@@ -16,7 +17,7 @@ import type { LayeredOptions } from "./options.js";
 import { pruneToolOutputs } from "./prune.js";
 
 function compactorFor(adapter: MessageAdapter<any>, options: Partial<LayeredOptions> = {}) {
-  return new Compactor<any>({ adapter, tokenCounter: createEstimateCounter(), plugins: [layered(options)] });
+  return new Compactor<any>({ summarizer: createExtractiveSummarizer(), adapter, tokenCounter: createEstimateCounter(), plugins: [layered(options)] });
 }
 
 /**

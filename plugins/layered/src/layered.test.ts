@@ -1,6 +1,7 @@
 /** The plugin as a whole: its shape, failures, immutability and the summary options. */
 import { type CompactionTrigger, Compactor, createEstimateCounter, STAGE_PRUNE, STAGE_STRATEGY, type Summarizer } from "@compaction/core";
 import { builders, FORMATS } from "@compaction/core/testing";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { describe, expect, it } from "vitest";
 import defaultExport, { layered, PLUGIN_NAME } from "./index.js";
 import type { LayeredOptions } from "./options.js";
@@ -177,7 +178,7 @@ describe("layered with the extractive summarizer", () => {
   it.each(FORMATS)("writes a structured summary in layer 2 (%s)", async (format) => {
     const b = builders(format);
     const messages = [...toolTurn(b, "c1", 3000, { command: "npm test", isError: true }), ...chatTurn(b, "later", 4000)];
-    const c = new Compactor<any>({ adapter: b.adapter, tokenCounter: createEstimateCounter(), plugins: [layered({ summarizeProtectTokens: 5000 })] });
+    const c = new Compactor<any>({ summarizer: createExtractiveSummarizer(), adapter: b.adapter, tokenCounter: createEstimateCounter(), plugins: [layered({ summarizeProtectTokens: 5000 })] });
     const result = await c.compact({ messages, contextWindow: windowFor(c.tokens.total(messages), 0.9), trigger: "auto" });
     expect(result.event?.layer).toBe("summarize");
     expect(result.summary).toContain("## Goal");

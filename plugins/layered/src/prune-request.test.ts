@@ -1,6 +1,7 @@
 /** Layer 1 at send time (`shapeRequest`), on the real transcripts recorded by pi-coding-agent and Claude Code. */
 import { Compactor, createAnthropicAdapter, createEstimateCounter, createPiAdapter, type MessageAdapter } from "@compaction/core";
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { describe, expect, it } from "vitest";
 import { layered } from "./layered.js";
 import { isPrunedMarker } from "./marker.js";
@@ -16,7 +17,7 @@ const REAL: ReadonlyArray<readonly [string, MessageAdapter<any>, () => unknown[]
 ];
 
 function compactorFor(adapter: MessageAdapter<any>, options = OPTIONS) {
-  return new Compactor<any>({ adapter, tokenCounter: createEstimateCounter(), plugins: [layered(options)] });
+  return new Compactor<any>({ summarizer: createExtractiveSummarizer(), adapter, tokenCounter: createEstimateCounter(), plugins: [layered(options)] });
 }
 
 /** Indices of the messages sent as pruned markers. */
@@ -91,7 +92,7 @@ describe("requestPruning and ensureRequestPruning", () => {
   const messages = loadPiMessages(PI_FIXTURES[0] as string);
 
   it("adds layered's send-time pruning, and only that, to a compactor without layered, once", () => {
-    const c = new Compactor<any>({ adapter: createPiAdapter(), tokenCounter: createEstimateCounter() });
+    const c = new Compactor<any>({ summarizer: createExtractiveSummarizer(), adapter: createPiAdapter(), tokenCounter: createEstimateCounter() });
     ensureRequestPruning(c);
     ensureRequestPruning(c);
     expect(c.plugins.map((p) => p.name)).toEqual([REQUEST_PRUNING_PLUGIN]);

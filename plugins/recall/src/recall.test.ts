@@ -1,6 +1,7 @@
 import { existsSync, rmSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import { type CompactionPlugin, Compactor, createEstimateCounter, createPiAdapter, ErrorCodes, type PiMessage } from "@compaction/core";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { describe, expect, it } from "vitest";
 import recallDefault, { connectRecall, PLUGIN_NAME, recall, recallSettings } from "./index.js";
 import { RECALL_DEFAULTS } from "./options.js";
@@ -16,7 +17,7 @@ const keepLastTwo: CompactionPlugin = {
 };
 
 function compactorWith(plugins: CompactionPlugin[]): Compactor<PiMessage> {
-  return new Compactor<PiMessage>({ adapter: createPiAdapter(), tokenCounter: createEstimateCounter(), contextWindow: 100_000, plugins });
+  return new Compactor<PiMessage>({ summarizer: createExtractiveSummarizer(), adapter: createPiAdapter(), tokenCounter: createEstimateCounter(), contextWindow: 100_000, plugins });
 }
 
 const conversation = (): PiMessage[] => [user("one"), assistant("two"), user("three"), assistant("four")];

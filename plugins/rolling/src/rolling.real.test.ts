@@ -11,6 +11,7 @@ import {
   type MessageAdapter,
 } from "@compaction/core";
 import { loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { describe, expect, it } from "vitest";
 import { namesInNote } from "./eviction-note.js";
 import { rolling } from "./rolling.js";
@@ -29,7 +30,7 @@ const cases = [
 describe.each(cases)("rolling on the real transcript $name", ({ load, adapter }) => {
   async function compactHalf() {
     const messages: unknown[] = load();
-    const compactor = new Compactor<unknown>({ adapter, tokenCounter: createEstimateCounter(), plugins: [rolling(), fakeRecall()] });
+    const compactor = new Compactor<unknown>({ summarizer: createExtractiveSummarizer(), adapter, tokenCounter: createEstimateCounter(), plugins: [rolling(), fakeRecall()] });
     const counted = compactor.tokens.total(messages);
     const contextWindow = Math.floor(counted / 2);
     const result = await compactor.compact({ messages, contextWindow });
@@ -59,7 +60,7 @@ describe.each(cases)("rolling on the real transcript $name", ({ load, adapter })
 
   it("without recall, keeps the newest keepRecentTokens as the provider counts them (the safeguard fallback)", async () => {
     const messages: unknown[] = load();
-    const compactor = new Compactor<unknown>({ adapter, tokenCounter: createEstimateCounter(), plugins: [rolling({ recall: false, minKeepMessages: 0 })] });
+    const compactor = new Compactor<unknown>({ summarizer: createExtractiveSummarizer(), adapter, tokenCounter: createEstimateCounter(), plugins: [rolling({ recall: false, minKeepMessages: 0 })] });
     const result = await compactor.compact({ messages, contextWindow: 200_000 });
     expect(result.status).toBe("compacted");
     const ratio = compactor.tokens.budgetRatio(messages);

@@ -1,5 +1,6 @@
-import { ErrorCodes, type Summarizer, createExtractiveSummarizer, findCutPoint, isCutPoint, lastUserIndex } from "@compaction/core";
+import { ErrorCodes, type Summarizer, findCutPoint, isCutPoint, lastUserIndex } from "@compaction/core";
 import { FORMATS, builders } from "@compaction/core/testing";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { safeguard } from "./index.js";

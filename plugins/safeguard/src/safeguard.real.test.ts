@@ -10,6 +10,7 @@ import {
   readSummary,
 } from "@compaction/core";
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { safeguard } from "./index.js";
 import { orphanedResults } from "./test-support/conversation.js";
@@ -63,6 +64,7 @@ describe.each(FIXTURES)("safeguard on the real transcript $name", (fixture) => {
 
   beforeAll(async () => {
     compactor = new Compactor({
+      summarizer: createExtractiveSummarizer(),
       adapter: fixture.adapter(),
       tokenCounter: counter,
       plugins: [safeguard()],

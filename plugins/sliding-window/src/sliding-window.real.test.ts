@@ -8,6 +8,7 @@ import {
   type PiMessage,
 } from "@compaction/core";
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { afterAll, describe, expect, it } from "vitest";
 import { slidingWindow } from "./sliding-window.js";
 
@@ -17,7 +18,7 @@ const SHARE = Math.floor(WINDOW * 0.4);
 describe("sliding-window on the real pi-large-session with a 64k window", () => {
   const messages = loadPiMessages("pi-large-session.jsonl");
   const counter = createTiktokenCounter();
-  const compactor = new Compactor<PiMessage>({ adapter: createPiAdapter(), tokenCounter: counter, plugins: [slidingWindow()] });
+  const compactor = new Compactor<PiMessage>({ summarizer: createExtractiveSummarizer(), adapter: createPiAdapter(), tokenCounter: counter, plugins: [slidingWindow()] });
   afterAll(() => counter.dispose());
   const factsOf = (m: PiMessage) => compactor.facts.of(m);
   const first = compactor.compact({ messages, contextWindow: WINDOW, trigger: "auto" });
@@ -82,7 +83,7 @@ describe("sliding-window on the real pi-large-session with a 64k window", () => 
 describe.each(CLAUDE_FIXTURES)("sliding-window on the real Claude Code transcript %s with a 64k window", (file) => {
   const messages = loadClaudeMessages(file);
   const counter = createTiktokenCounter();
-  const compactor = new Compactor<AnthropicMessage>({ adapter: createAnthropicAdapter(), tokenCounter: counter, plugins: [slidingWindow()] });
+  const compactor = new Compactor<AnthropicMessage>({ summarizer: createExtractiveSummarizer(), adapter: createAnthropicAdapter(), tokenCounter: counter, plugins: [slidingWindow()] });
   afterAll(() => counter.dispose());
   const facts = messages.map((m) => compactor.facts.of(m));
   const lastUser = lastUserIndex(facts);

@@ -7,7 +7,7 @@ import type { Preset } from "@compaction/core";
  */
 const preset: Preset = {
   name: "layered",
-  plugins: [["layered", {}], ["last-turn-injection", { lastTurnMaxTokens: 2_000 }]],
+  plugins: ["summarizer-extractive", ["layered", {}], ["last-turn-injection", { lastTurnMaxTokens: 2_000 }]],
   autoCompact: { threshold: 0.8 },
 };
 

@@ -9,7 +9,7 @@ import type { Preset } from "@compaction/core";
  */
 const preset: Preset = {
   name: "rolling",
-  plugins: [["rolling", { targetUtilization: 0.5, minKeepMessages: 10 }], "recall"],
+  plugins: ["summarizer-extractive", ["rolling", { targetUtilization: 0.5, minKeepMessages: 10 }], "recall"],
   autoCompact: { threshold: 0.9 },
 };
 

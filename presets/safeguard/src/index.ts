@@ -8,6 +8,7 @@ import type { Preset } from "@compaction/core";
 const preset: Preset = {
   name: "safeguard",
   plugins: [
+    "summarizer-extractive",
     ["safeguard", { keepRecentTokens: 20_000 }],
     ["last-turn-injection", { lastTurnMaxTokens: 2_000 }],
   ],

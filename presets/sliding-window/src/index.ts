@@ -7,7 +7,7 @@ import type { Preset } from "@compaction/core";
  */
 const preset: Preset = {
   name: "sliding-window",
-  plugins: [["sliding-window", { keepRatio: 0.4, summaryPrefix: "Previously:" }]],
+  plugins: ["summarizer-extractive", ["sliding-window", { keepRatio: 0.4, summaryPrefix: "Previously:" }]],
   autoCompact: { threshold: 0.8 },
 };
 

@@ -19,7 +19,8 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createExtractiveSummarizer, createPiAdapter, type MessageFacts, type PiMessage, type TokenCounter } from "@compaction/core";
+import { createPiAdapter, type MessageFacts, type PiMessage, type TokenCounter } from "@compaction/core";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { FIXTURES_DIR } from "@compaction/fixtures";
 import { markdownTable } from "./table.js";
 

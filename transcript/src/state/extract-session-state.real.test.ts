@@ -10,11 +10,10 @@ import {
   type AnthropicMessage,
   createAnthropicAdapter,
   createEstimateCounter,
-  createExtractiveSummarizer,
   createPiAdapter,
-  extractSessionState,
   type PiMessage,
 } from "@compaction/core";
+import { createExtractiveSummarizer, extractSessionState } from "@compaction/plugin-summarizer-extractive";
 import { importClaudeCode } from "../claude-code-import.js";
 import { buildContext } from "../context.js";
 import { readSession } from "../parse.js";

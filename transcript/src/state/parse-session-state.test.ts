@@ -1,13 +1,8 @@
 /** parseSessionState: round trips, and one clear SESSION_STATE_INVALID error per kind of problem. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import {
-  CompactionError,
-  createEstimateCounter,
-  ErrorCodes,
-  extractSessionState,
-  type SessionState,
-} from "@compaction/core";
+import { CompactionError, createEstimateCounter, ErrorCodes, type SessionState } from "@compaction/core";
+import { extractSessionState } from "@compaction/plugin-summarizer-extractive";
 import { builders } from "@compaction/core/testing";
 import { parseSessionState } from "./parse-session-state.js";
 

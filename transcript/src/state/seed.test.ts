@@ -1,7 +1,8 @@
 /** renderSessionSeed and sessionSeedEntries: the first message of a session started from a state. */
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { createEstimateCounter, createPiAdapter, extractSessionState, type SessionState } from "@compaction/core";
+import { createEstimateCounter, createPiAdapter, type SessionState } from "@compaction/core";
+import { extractSessionState } from "@compaction/plugin-summarizer-extractive";
 import { tmpSessionDir } from "../test-support/pi-sessions.js";
 import { buildContext } from "../context.js";
 import { readSession } from "../parse.js";

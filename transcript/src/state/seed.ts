@@ -2,14 +2,7 @@
  * The first message of a session started from a SessionState (`compaction context import`):
  * plain markdown in a user message, so any model of any provider can continue the work.
  */
-import {
-  EXTRACTIVE_DEFAULT_LIMITS,
-  type ExtraSection,
-  isHighSurrogate,
-  type PiUserMessage,
-  readSummary,
-  type SessionState,
-} from "@compaction/core";
+import { DEFAULT_SECTION_LIMITS, type ExtraSection, isHighSurrogate, type PiUserMessage, readSummary, type SessionState } from "@compaction/core";
 import type { NewEntry } from "../new-entries.js";
 
 /** Limits of the seed text; the state itself keeps everything. */
@@ -18,7 +11,7 @@ export interface SessionSeedOptions {
   readonly maxItemsPerSection?: number;
   /** Most paths under each of Read and Modified. Default 50. */
   readonly maxFilesPerList?: number;
-  /** Most identifiers. Default 40. */
+  /** Most identifiers. Default 64. */
   readonly maxIdentifiers?: number;
   /** Longest quoted user or assistant text of the last exchange, in characters. Default 4000. */
   readonly maxQuoteChars?: number;
@@ -45,9 +38,9 @@ type Keep = "oldest" | "newest";
  * and the last exchange quoted. Empty sections are left out.
  */
 export function renderSessionSeed(state: SessionState, options: SessionSeedOptions = {}): string {
-  const maxItems = options.maxItemsPerSection ?? EXTRACTIVE_DEFAULT_LIMITS.maxItemsPerSection;
-  const maxFiles = options.maxFilesPerList ?? EXTRACTIVE_DEFAULT_LIMITS.maxFilesPerList;
-  const maxIdentifiers = options.maxIdentifiers ?? EXTRACTIVE_DEFAULT_LIMITS.maxIdentifiers;
+  const maxItems = options.maxItemsPerSection ?? DEFAULT_SECTION_LIMITS.maxItemsPerSection;
+  const maxFiles = options.maxFilesPerList ?? DEFAULT_SECTION_LIMITS.maxFilesPerList;
+  const maxIdentifiers = options.maxIdentifiers ?? DEFAULT_SECTION_LIMITS.maxIdentifiers;
   const maxQuote = options.maxQuoteChars ?? DEFAULT_QUOTE_CHARS;
   const sections: string[][] = [
     [SESSION_SEED_TITLE, "", introLine(state)],

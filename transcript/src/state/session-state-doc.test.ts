@@ -6,7 +6,8 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { createPiAdapter, createTiktokenCounter, extractSessionState } from "@compaction/core";
+import { createPiAdapter, createTiktokenCounter } from "@compaction/core";
+import { extractSessionState } from "@compaction/plugin-summarizer-extractive";
 import { buildContext } from "../context.js";
 import { readSession } from "../parse.js";
 import { parseSessionState } from "./parse-session-state.js";

@@ -6,13 +6,8 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import {
-  createAnthropicAdapter,
-  createEstimateCounter,
-  createPiAdapter,
-  extractSessionState,
-  type SessionState,
-} from "@compaction/core";
+import { createAnthropicAdapter, createEstimateCounter, createPiAdapter, type SessionState } from "@compaction/core";
+import { extractSessionState } from "@compaction/plugin-summarizer-extractive";
 import { builders } from "@compaction/core/testing";
 import { importClaudeCode } from "../claude-code-import.js";
 import { buildContext } from "../context.js";

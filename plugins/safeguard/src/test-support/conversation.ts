@@ -8,6 +8,7 @@ import {
   createEstimateCounter,
 } from "@compaction/core";
 import { type Builders, type Format, builders, words } from "@compaction/core/testing";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 
 export type Message = unknown;
 
@@ -76,7 +77,7 @@ export function compactorFor(format: Format, spec: CompactorSpec): Compactor<Mes
     tokenCounter: createEstimateCounter(),
     plugins: spec.plugins,
     contextWindow: spec.contextWindow ?? 1_000_000,
-    ...(spec.summarizer !== undefined ? { summarizer: spec.summarizer } : {}),
+    summarizer: spec.summarizer ?? createExtractiveSummarizer(),
     ...(spec.summaryMaxTokens !== undefined ? { summaryMaxTokens: spec.summaryMaxTokens } : {}),
   });
 }

@@ -1,5 +1,6 @@
 import { Compactor, type CompactionPlugin, type Summarizer, createEstimateCounter } from "@compaction/core";
 import { type Format, builders } from "@compaction/core/testing";
+import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { type SlidingWindowInput } from "../options.js";
 import { slidingWindow } from "../sliding-window.js";
 
@@ -21,7 +22,7 @@ export function compactorFor(format: Format, setup: CompactorSetup = {}): Compac
     ...(setup.contextWindow !== undefined ? { contextWindow: setup.contextWindow } : {}),
     ...(setup.reserveTokens !== undefined ? { reserveTokens: setup.reserveTokens } : {}),
     ...(setup.summaryMaxTokens !== undefined ? { summaryMaxTokens: setup.summaryMaxTokens } : {}),
-    ...(setup.summarizer !== undefined ? { summarizer: setup.summarizer } : {}),
+    summarizer: setup.summarizer ?? createExtractiveSummarizer(),
   });
 }
 

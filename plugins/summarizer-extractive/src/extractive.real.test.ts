@@ -5,12 +5,16 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { FactsCache } from "../messages/adapter.js";
-import { type PiMessage, createPiAdapter } from "../messages/pi-adapter.js";
-import { createEstimateCounter } from "../tokens/estimate-counter.js";
+import {
+  createEstimateCounter,
+  createPiAdapter,
+  FactsCache,
+  HISTORY_LAYOUT,
+  parseSections,
+  type PiMessage,
+  readSummary,
+} from "@compaction/core";
 import { createExtractiveSummarizer } from "./extractive.js";
-import { HISTORY_LAYOUT, readSummary } from "./layout.js";
-import { parseSections } from "./sections.js";
 
 const FIXTURE = fileURLToPath(new URL("../../../../shared/fixtures/real/pi-large-session.jsonl", import.meta.url));
 

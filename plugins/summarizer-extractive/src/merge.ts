@@ -3,20 +3,20 @@
  * progress moved to done when the new messages show it done, and files recomputed (a file
  * both read and modified is listed as modified only).
  */
-import { CHATTER_OPENER } from "./cues.js";
-import { type Extraction, RESOLVED_MARK } from "./extract.js";
-import { ItemList, type ItemListOptions } from "./item-list.js";
-import { significantWords } from "./keywords.js";
 import {
+  emptyState,
   type ExtraSection,
   PENDING_PREFIX,
+  readSummary,
   RESPOND_PREFIX,
   SLOT_IDS,
   type SlotId,
   type SummaryState,
-  emptyState,
-  readSummary,
-} from "./layout.js";
+} from "@compaction/core";
+import { CHATTER_OPENER } from "./cues.js";
+import { type Extraction, RESOLVED_MARK } from "./extract.js";
+import { ItemList, type ItemListOptions } from "./item-list.js";
+import { significantWords } from "./keywords.js";
 
 const PROSE: ItemListOptions = { repeat: "first", caseless: true };
 const RECENT_PROSE: ItemListOptions = { repeat: "latest", caseless: true };

@@ -3,28 +3,24 @@
  * at most N items per section, items matching the focus first, and a rank on every item that
  * says what to drop first when the summary must shrink.
  */
-import { CHECKING_COMMAND, LOOKING_COMMAND } from "./cues.js";
-import { ItemList } from "./item-list.js";
-import type { Extraction } from "./extract.js";
 import {
+  clip,
+  collapseWhitespace,
   type ExtraSection,
   FOCUS_TITLE,
   HISTORY_LAYOUT,
+  type ItemStyle,
+  type SectionLimits,
   SLOT_IDS,
   type SlotId,
+  type SummaryBlock,
+  type SummaryItem,
   type SummaryState,
   TURN_PREFIX_TITLES,
-} from "./layout.js";
-import type { ItemStyle, SummaryBlock, SummaryItem } from "./sections.js";
-import { clip, collapseWhitespace } from "./text.js";
-
-/** How many items each kind of section may hold. */
-export interface SectionLimits {
-  readonly maxItemsPerSection: number;
-  readonly maxFilesPerList: number;
-  readonly maxIdentifiers: number;
-  readonly maxItemChars: number;
-}
+} from "@compaction/core";
+import { CHECKING_COMMAND, LOOKING_COMMAND } from "./cues.js";
+import type { Extraction } from "./extract.js";
+import { ItemList } from "./item-list.js";
 
 /** Ranks: the focus line outranks everything, focus matches outrank the rest of their section. */
 const FOCUS_LINE_RANK = 1e9;

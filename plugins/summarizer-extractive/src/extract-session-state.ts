@@ -3,26 +3,31 @@
  * extractive summarizer's machinery: the same facts, the same merging of earlier summaries,
  * the same summary text. Deterministic apart from `exportedAt`.
  */
-import { CompactionError, ErrorCodes } from "../errors.js";
-import { FactsCache, type MessageAdapter, type MessageFacts } from "../messages/adapter.js";
-import { historyBlocks } from "../summarizer/blocks.js";
-import { extractFacts } from "../summarizer/extract.js";
-import { EXTRACTIVE_DEFAULT_LIMITS } from "../summarizer/extractive.js";
-import { fitToBudget } from "../summarizer/fit.js";
-import { ItemList } from "../summarizer/item-list.js";
-import { focusMatcher } from "../summarizer/keywords.js";
-import { PENDING_PREFIX, RESPOND_PREFIX, type SummaryState } from "../summarizer/layout.js";
-import { historyState } from "../summarizer/merge.js";
-import { MessageTokenCounter } from "../tokens/message-tokens.js";
-import type { TokenCounter } from "../tokens/token-counter.js";
 import {
+  CompactionError,
+  ErrorCodes,
+  FactsCache,
+  fitToBudget,
   type LastExchange,
+  type MessageAdapter,
+  type MessageFacts,
+  MessageTokenCounter,
+  PENDING_PREFIX,
+  RESPOND_PREFIX,
   SESSION_STATE_FORMAT,
   SESSION_STATE_VERSION,
   type SessionState,
   type SessionStateSource,
+  type SummaryState,
+  type TokenCounter,
   type ToolUsage,
-} from "./session-state.js";
+} from "@compaction/core";
+import { historyBlocks } from "./blocks.js";
+import { extractFacts } from "./extract.js";
+import { EXTRACTIVE_DEFAULT_LIMITS } from "./extractive.js";
+import { ItemList } from "./item-list.js";
+import { focusMatcher } from "./keywords.js";
+import { historyState } from "./merge.js";
 
 const SOURCE_FORMATS: readonly SessionStateSource["format"][] = ["pi", "claude-code", "codex", "messages"];
 

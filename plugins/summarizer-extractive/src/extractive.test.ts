@@ -1,13 +1,18 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CompactionError, ErrorCodes } from "../errors.js";
-import type { MessageFacts, MessageKind, ToolCallInfo } from "../messages/adapter.js";
-import { createEstimateCounter } from "../tokens/estimate-counter.js";
-import { createTiktokenCounter } from "../tokens/tiktoken-counter.js";
+import {
+  CompactionError,
+  createEstimateCounter,
+  createTiktokenCounter,
+  ErrorCodes,
+  type MessageFacts,
+  type MessageKind,
+  parseSections,
+  readSummary,
+  type SummarizeRequest,
+  type ToolCallInfo,
+} from "@compaction/core";
 import { createExtractiveSummarizer } from "./extractive.js";
-import { readSummary } from "./layout.js";
-import { parseSections } from "./sections.js";
-import type { SummarizeRequest } from "./summarizer.js";
 
 function facts(partial: Partial<MessageFacts> & { kind: MessageKind }): MessageFacts {
   return { text: "", thinking: "", toolCalls: [], toolResultIds: [], isError: false, imageCount: 0, pinned: false, ...partial };

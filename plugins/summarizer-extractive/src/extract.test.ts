@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { MessageFacts, MessageKind, ToolCallInfo } from "../messages/adapter.js";
-import { type Extraction, extractFacts } from "./extract.js";
+import type { MessageFacts, MessageKind, ToolCallInfo } from "@compaction/core";
+import { extractFacts, type Extraction } from "./extract.js";
 
 function facts(partial: Partial<MessageFacts> & { kind: MessageKind }): MessageFacts {
   return { text: "", thinking: "", toolCalls: [], toolResultIds: [], isError: false, imageCount: 0, pinned: false, ...partial };

@@ -3,7 +3,7 @@
  * constraints, progress, decisions, files, commands, failures, identifiers and next steps.
  * Works on facts only, so any message format works.
  */
-import type { MessageFacts } from "../messages/adapter.js";
+import { clip, collapseWhitespace, declaredNames, type MessageFacts, readToolCall, type ToolCallReading } from "@compaction/core";
 import {
   APPROVAL,
   CHATTER_OPENER,
@@ -23,20 +23,10 @@ import {
   SLASH_COMMAND,
   TRAILING_PUNCTUATION,
 } from "./cues.js";
-import { declaredNames } from "./code-names.js";
 import { collectIdentifiers } from "./identifiers.js";
 import { ItemList } from "./item-list.js";
-import { WrittenFiles, findPlan, planFileSummary } from "./plan.js";
-import { type ToolCallReading, readToolCall } from "./tool-calls.js";
-import {
-  clip,
-  collapseWhitespace,
-  firstNonBlankLine,
-  looksLikeProse,
-  proseLines,
-  proseSentences,
-  splitSentences,
-} from "./text.js";
+import { findPlan, planFileSummary, WrittenFiles } from "./plan.js";
+import { firstNonBlankLine, looksLikeProse, proseLines, proseSentences, splitSentences } from "./prose.js";
 
 export interface ExtractOptions {
   /** Longest item, in characters; longer items are cut with "…". */

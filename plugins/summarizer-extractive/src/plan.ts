@@ -4,7 +4,7 @@
  * kept verbatim, and the open items of a plan file the assistant wrote (its content followed
  * through later edits). Deterministic and linear in the size of the texts.
  */
-import { clip, collapseWhitespace } from "./text.js";
+import { clip, collapseWhitespace } from "@compaction/core";
 
 /** Most lines of a plan kept verbatim; longer plans end with a line saying how many were left out. */
 export const MAX_PLAN_LINES = 40;

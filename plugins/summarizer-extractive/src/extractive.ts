@@ -2,15 +2,22 @@
  * The default summarizer: builds a structured markdown summary from MessageFacts alone, with
  * no model and no network. Deterministic: the same request gives byte-identical output.
  */
-import { CompactionError, ErrorCodes } from "../errors.js";
-import { type SectionLimits, historyBlocks, turnPrefixBlocks } from "./blocks.js";
+import {
+  CompactionError,
+  DEFAULT_SECTION_LIMITS,
+  ErrorCodes,
+  fitToBudget,
+  FOCUS_TITLE,
+  NOTHING_KEPT_TITLE,
+  type SectionLimits,
+  type Summarizer,
+  type SummarizeRequest,
+  type SummaryBlock,
+} from "@compaction/core";
+import { historyBlocks, turnPrefixBlocks } from "./blocks.js";
 import { extractFacts } from "./extract.js";
-import { fitToBudget } from "./fit.js";
 import { focusMatcher } from "./keywords.js";
-import { FOCUS_TITLE, NOTHING_KEPT_TITLE } from "./layout.js";
 import { historyState } from "./merge.js";
-import type { SummaryBlock } from "./sections.js";
-import type { SummarizeRequest, Summarizer } from "./summarizer.js";
 
 /** Limits of the extractive summarizer; every one is optional. */
 export interface ExtractiveSummarizerOptions {
@@ -27,12 +34,7 @@ export interface ExtractiveSummarizerOptions {
 const SUMMARIZER_NAME = "extractive";
 
 /** The limits used for every option left out (also what session-state export uses). */
-export const EXTRACTIVE_DEFAULT_LIMITS: SectionLimits = Object.freeze({
-  maxItemsPerSection: 20,
-  maxFilesPerList: 50,
-  maxIdentifiers: 64,
-  maxItemChars: 300,
-});
+export const EXTRACTIVE_DEFAULT_LIMITS: SectionLimits = DEFAULT_SECTION_LIMITS;
 
 /** Shortest `maxItemChars` accepted: below this, clipped items could no longer be matched when merging. */
 const MIN_ITEM_CHARS = 40;

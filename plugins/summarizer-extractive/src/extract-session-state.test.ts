@@ -1,14 +1,16 @@
 /** extractSessionState on hand-built conversations, the same conversation in every message format. */
 import { describe, expect, it } from "vitest";
-import { ErrorCodes } from "../errors.js";
-import { FactsCache } from "../messages/adapter.js";
-import { createExtractiveSummarizer } from "../summarizer/extractive.js";
-import { rejection } from "../testing/rejection.js";
-import { builders, FORMATS } from "../testing/builders.js";
-import { createEstimateCounter } from "../tokens/estimate-counter.js";
-import { messageTokenText } from "../tokens/message-tokens.js";
+import {
+  createEstimateCounter,
+  ErrorCodes,
+  FactsCache,
+  messageTokenText,
+  SESSION_STATE_FORMAT,
+  SESSION_STATE_VERSION,
+} from "@compaction/core";
+import { builders, FORMATS, rejection } from "@compaction/core/testing";
 import { extractSessionState } from "./extract-session-state.js";
-import { SESSION_STATE_FORMAT, SESSION_STATE_VERSION } from "./session-state.js";
+import { createExtractiveSummarizer } from "./extractive.js";
 
 const counter = createEstimateCounter();
 const NOW = new Date("2026-02-03T04:05:06.789Z");

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { IDENTIFIER_SOURCE, collectIdentifiers, nextMatch } from "./identifiers.js";
+import { collectIdentifiers, IDENTIFIER_SOURCE, nextMatch } from "./identifiers.js";
 
 const identifiersIn = (text: string): string[] => {
   const found: string[] = [];

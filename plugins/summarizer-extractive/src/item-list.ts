@@ -3,7 +3,7 @@
  * (whitespace collapsed, optionally case-folded); an item cut short with "…" equals any item it
  * is a prefix of, so a clipped item from an earlier summary is not added again in full.
  */
-import { ELLIPSIS, collapseWhitespace } from "./text.js";
+import { collapseWhitespace, ELLIPSIS } from "@compaction/core";
 
 /** Where a repeated item goes: stays where it was first seen, or moves to the newest place. */
 export type RepeatPolicy = "first" | "latest";

@@ -1,0 +1,21 @@
+/**
+ * A summarizer for the engine's own tests (the core ships none): the previous summary, then the
+ * first line (up to 200 characters) of each user and summary message, within the length asked for (the newest lines
+ * dropped first). Good enough to see what a run does with a summary; no strategy.
+ */
+import type { SummarizeRequest, Summarizer } from "../summarizer/summarizer.js";
+
+export const listingSummarizer: Summarizer = Object.freeze({
+  name: "listing",
+  async summarize(request: SummarizeRequest): Promise<string> {
+    const lines: string[] = [];
+    if (request.previousSummary?.trim()) lines.push(request.previousSummary.trim());
+    for (const message of request.messages) {
+      if (message.kind !== "user" && message.kind !== "summary") continue;
+      const first = message.text.split("\n").find((line) => line.trim() !== "")?.trim();
+      if (first !== undefined) lines.push(`- ${first.slice(0, 200)}`);
+    }
+    while (lines.length > 0 && request.counter.count(lines.join("\n")) > request.maxTokens) lines.pop();
+    return lines.join("\n");
+  },
+});
