@@ -46,6 +46,7 @@ export {
 
 // Shrinking: how the core brings any context under a budget when cutting alone cannot.
 export {
+  NAMES_SHARE,
   shrinkToBudget,
   type ShrinkOptions,
   type ShrinkResult,

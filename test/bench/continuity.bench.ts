@@ -24,7 +24,9 @@
  * transcript); in a loop, no preset loses more than 1 point against the baseline recorded before
  * the issue's changes (`continuity.baseline.json`; `CONTINUITY_RECORD=1` rewrites it).
  *
- * Environment (optional): CONTINUITY_FIXTURES, CONTINUITY_PRESETS (comma lists), CONTINUITY_CUTS.
+ * Environment (optional): CONTINUITY_FIXTURES, CONTINUITY_PRESETS (comma lists), CONTINUITY_CUTS;
+ * CONTINUITY_MISSED=1 also prints, per transcript and preset in a loop, the identifiers the
+ * requests lacked at each cut (what a mechanism should keep).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -198,6 +200,13 @@ function report(rows: readonly Row[]): void {
   printTable("Continuity in a loop: the request sent at each cut point, replayed through the context manager", [HEADER, ...byMode("loop").map(rowCells), ...totalsRows(byMode("loop"))]);
   printTable("Continuity at once: the history up to the cut compacted in one call at a window it overflows", [HEADER, ...byMode("at once").map(rowCells), ...totalsRows(byMode("at once"))]);
   printTable("At pi's two real compactions (pi-before-compaction.jsonl): what pi sent beside the presets at once", [HEADER, ...byMode("pi's cut").map(rowCells)]);
+  if (process.env["CONTINUITY_MISSED"] === "1") {
+    console.log("\nIn a loop, what the request lacked at each cut point (cut index: identifiers)");
+    for (const row of byMode("loop")) {
+      const lacked = row.scores.filter((s) => s.missed.length > 0).map((s) => `${s.index}: ${s.missed.join(" ")}`);
+      console.log(`- ${row.fixture} ${row.policy}: ${lacked.length === 0 ? "nothing" : lacked.join(" | ")}`);
+    }
+  }
   const recalled = rows.filter((r) => r.recall !== undefined);
   printTable("Rolling's long memory through memory_search (top 5, queried with the user request being answered)", [
     ["transcript", "window", "long memory rolling's request lacks", "in the top 5 snippets", "in the entries they name"],

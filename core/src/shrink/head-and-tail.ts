@@ -5,6 +5,7 @@
  */
 import { formatCount } from "../format-count.js";
 import { isLowSurrogate } from "../summarizer/text.js";
+import { elidedNames, namesLine } from "./elided-names.js";
 
 /** What the marker says about the removed text. */
 export interface ShrinkMarkerInfo {
@@ -55,17 +56,35 @@ export const SHRINK_MARKER_PATTERN =
  * `text` cut to about `keepChars` characters: the head and the tail (half each, moved to a line
  * break when one is near, so lines stay whole), with the marker built by `marker(removedChars)`
  * between them. Returns `text` itself when it is not longer than what would be kept.
+ *
+ * With `namesShare` (0 to 1), up to that share of `keepChars` goes to a line after the marker
+ * that lists the names in the removed middle the head and tail do not show (elided-names.ts),
+ * and the head and tail share the rest: the same allowance, and the names the agent may need
+ * next stay in the text.
  */
-export function headAndTail(text: string, keepChars: number, marker: (removedChars: number) => string): string {
+export function headAndTail(text: string, keepChars: number, marker: (removedChars: number) => string, namesShare = 0): string {
   const keep = Math.max(0, Math.floor(keepChars));
   if (text.length <= keep + marker(text.length).length + 2) return text;
-  let headEnd = snapToLine(text, Math.ceil(keep / 2), -1);
-  let tailStart = snapToLine(text, text.length - Math.floor(keep / 2), 1);
-  headEnd = avoidSurrogateSplit(text, headEnd);
-  tailStart = avoidSurrogateSplit(text, tailStart);
-  if (tailStart <= headEnd) return text;
-  const removed = tailStart - headEnd;
-  return `${text.slice(0, headEnd)}\n${marker(removed)}\n${text.slice(tailStart)}`;
+  const namesRoom = Math.floor(keep * Math.min(1, Math.max(0, namesShare)));
+  let names = "";
+  if (namesRoom > 0) {
+    const first = split(text, keep - namesRoom);
+    if (first === undefined) return text;
+    const shown = `${text.slice(0, first.headEnd)}\n${text.slice(first.tailStart)}`;
+    names = namesLine(elidedNames(text.slice(first.headEnd, first.tailStart), shown), namesRoom);
+  }
+  const cut = split(text, keep - names.length);
+  if (cut === undefined) return text;
+  const removed = cut.tailStart - cut.headEnd;
+  const namesPart = names === "" ? "" : `\n${names}`;
+  return `${text.slice(0, cut.headEnd)}\n${marker(removed)}${namesPart}\n${text.slice(cut.tailStart)}`;
+}
+
+/** Where the head ends and the tail starts when `keep` characters stay; undefined when they would overlap. */
+function split(text: string, keep: number): { headEnd: number; tailStart: number } | undefined {
+  const headEnd = avoidSurrogateSplit(text, snapToLine(text, Math.ceil(Math.max(0, keep) / 2), -1));
+  const tailStart = avoidSurrogateSplit(text, snapToLine(text, text.length - Math.floor(Math.max(0, keep) / 2), 1));
+  return tailStart <= headEnd ? undefined : { headEnd, tailStart };
 }
 
 /** Moves `at` to just after a line break within 10% of it (looking in `direction`), if there is one. */

@@ -47,6 +47,33 @@ describe("headAndTail", () => {
   });
 });
 
+describe("headAndTail with names", () => {
+  const marker = (removed: number) => `[removed ${removed}]`;
+  it("lists the names of the removed middle after the marker, within the same allowance", () => {
+    const middle = ["def test_corrupted_nested_zip(self):", "    open(outer.zip)"];
+    const text = [lines(200, "head"), ...middle, lines(200, "tail")].join("\n");
+    const plain = headAndTail(text, 2000, marker);
+    const named = headAndTail(text, 2000, marker, 0.5);
+    expect(plain).not.toContain("test_corrupted_nested_zip");
+    expect(named).toMatch(/\[removed \d+\]\n\[names in the removed part: [^\]]*test_corrupted_nested_zip, outer\.zip\]/);
+    expect(Math.abs(named.length - plain.length)).toBeLessThan(200);
+  });
+
+  it("says exactly how many characters it removed, names or not", () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom("src/a.ts ", "fooBar ", "plain ", "x_y_z\n", "--flag "), { maxLength: 600 }), fc.nat(3000), (pieces, keep) => {
+        const text = pieces.join("");
+        const out = headAndTail(text, keep, marker, 0.5);
+        if (out === text) return;
+        const removed = Number(/\[removed (\d+)\]/.exec(out)?.[1]);
+        const [head, rest] = out.split(`\n[removed ${removed}]\n`);
+        const tail = (rest ?? "").startsWith("[names in the removed part: ") ? (rest ?? "").slice((rest ?? "").indexOf("]\n") + 2) : (rest ?? "");
+        expect((head ?? "").length + tail.length + removed).toBe(text.length);
+      }),
+    );
+  });
+});
+
 describe("shrinkMarker", () => {
   it("names what was removed, the tool call and the recall tool", () => {
     const marker = shrinkMarker({ removedChars: 1204311, removedTokens: 281004, what: "tool output", toolCallIds: ["call_7"], recallTool: "memory_search" });

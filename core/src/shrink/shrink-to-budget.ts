@@ -67,7 +67,20 @@ export interface ShrinkOptions {
    * needed. Default: none.
    */
   readonly headroomTo?: number;
+  /**
+   * The share of what a shrunk piece keeps that goes to a line listing the names in its removed
+   * middle (paths, code names, flags, error codes the head and tail do not show), the head and
+   * tail sharing the rest (see elided-names.ts). Default `NAMES_SHARE`; 0 keeps head and tail only.
+   */
+  readonly namesShare?: number;
 }
+
+/**
+ * The default share of a shrunk piece's allowance for the names of its removed middle: the agent
+ * goes on to use names from the middle of older outputs and written files (test names, file
+ * names in a listing) as often as from their head and tail.
+ */
+export const NAMES_SHARE = 0.5;
 
 /** One message the shrinking shortened. */
 export interface ShrunkMessage {
@@ -129,6 +142,7 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
   const keep = options.keepTokens ?? Math.min(2000, Math.max(64, Math.floor(options.budget / 16)));
   const minimum = Math.min(keep, options.minimumKeepTokens ?? 48);
   const smallest = smallestShrinkable(options.budget);
+  const namesShare = options.namesShare ?? NAMES_SHARE;
   const untouchable = (i: number) => {
     const f = facts[i] as MessageFacts;
     return f.pinned || f.kind === "system" || f.kind === "summary" || options.protect?.has(i) === true;
@@ -207,7 +221,7 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
       const what: ShrinkMarkerInfo["what"] = i === newestUser ? "request" : facts[i]?.kind === "toolResult" ? "tool output" : "message";
       const edit = edits.get(i) ?? { what };
       const text = facts[i]?.text ?? "";
-      const rewrite = fitPieces((r) => build(i, { ...edit, text: r }), tokens, current, target, smallestPiece, text, markerInfo(i, what));
+      const rewrite = fitPieces((r) => build(i, { ...edit, text: r }), tokens, current, target, smallestPiece, text, markerInfo(i, what), namesShare);
       if (rewrite !== undefined) accept(i, { ...edit, text: rewrite, what }, build(i, { ...edit, text: rewrite }));
     }
   };
@@ -225,7 +239,7 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
       const rewrite = fitPieces((r) => build(i, { ...edit, args: r }), tokens, current, target, 0, text, {
         ...markerInfo(i, "tool-call arguments"),
         toolCallIds: facts[i]?.toolCalls.map((call) => call.id) ?? [],
-      });
+      }, namesShare);
       if (rewrite !== undefined) accept(i, { ...edit, args: rewrite, what: "tool-call arguments" }, build(i, { ...edit, args: rewrite }));
     }
   };
@@ -334,12 +348,13 @@ function fitPieces<T>(
   smallestPiece: number,
   text: string,
   about: Omit<ShrinkMarkerInfo, "removedChars" | "removedTokens" | "short">,
+  namesShare: number,
 ): Rewrite | undefined {
   const charsPerToken = Math.max(1, text.length) / Math.max(1, current);
   const attempt = (share: number, short: boolean) => {
     const marker = (removedChars: number) =>
       shrinkMarker({ ...about, short, removedChars, removedTokens: Math.max(1, Math.round(removedChars / Math.max(1, charsPerToken))) });
-    const rewrite: Rewrite = (piece) => (piece.length < smallestPiece * charsPerToken ? piece : headAndTail(piece, piece.length * share, marker));
+    const rewrite: Rewrite = (piece) => (piece.length < smallestPiece * charsPerToken ? piece : headAndTail(piece, piece.length * share, marker, namesShare));
     return { rewrite, count: tokens.count(make(rewrite)) };
   };
   let best: { rewrite: Rewrite; count: number } | undefined;
