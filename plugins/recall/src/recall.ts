@@ -83,9 +83,9 @@ export interface ConnectRecallOptions {
 }
 
 /** A session's recall index connected to a compactor, and the tool to give the agent. */
-export interface RecallConnection {
+export interface RecallConnection<I extends RecallIndex | StoreRecallIndex = RecallIndex> {
   /** A session file's index (`RecallIndex`), or a session store's (`StoreRecallIndex`). */
-  readonly index: RecallIndex | StoreRecallIndex;
+  readonly index: I;
   readonly tool: MemorySearchTool;
   /** Stops updating the index after compactions (close the index too when done with it). */
   detach(): void;
@@ -99,11 +99,13 @@ export interface RecallConnection {
  * Postgres tsvector), else the entries are indexed in memory (see `StoreRecallIndex`). Undefined
  * when the compactor has no recall plugin.
  */
+export async function connectRecall(compactor: AnyCompactor, session: string, options?: ConnectRecallOptions): Promise<RecallConnection | undefined>;
+export async function connectRecall(compactor: AnyCompactor, session: EntryStore, options?: ConnectRecallOptions): Promise<RecallConnection<StoreRecallIndex> | undefined>;
 export async function connectRecall(
   compactor: AnyCompactor,
   session: string | EntryStore,
   options: ConnectRecallOptions = {},
-): Promise<RecallConnection | undefined> {
+): Promise<RecallConnection<RecallIndex | StoreRecallIndex> | undefined> {
   const attached = attachedTo.get(compactor);
   if (attached === undefined) return undefined;
   const settings = attached.settings;

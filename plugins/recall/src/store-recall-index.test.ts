@@ -123,3 +123,21 @@ describe("entries of a store as recall reads them", () => {
     expect((await index.get(written[1]!.id))?.line).toBe(3);
   });
 });
+
+describe("connectRecall with a session store", () => {
+  it("gives the memory_search tool over the store, with the recall plugin's settings", async () => {
+    const { Compactor, createEstimateCounter, createPiAdapter } = await import("@compaction/core");
+    const { connectRecall, recall } = await import("./index.js");
+    const compactor = new Compactor({ adapter: createPiAdapter(), tokenCounter: createEstimateCounter(), contextWindow: 100_000, plugins: [recall({ toolName: "search_history", limit: 2 })] });
+    const store = new SearchingStore();
+    await store.append([message(user("the GRANITE build flag")), message(user("GRANITE again")), message(user("and GRANITE once more"))]);
+    const connection = await connectRecall(compactor, store);
+    expect(connection?.index.sessionPath).toBe(store.location);
+    expect(connection?.tool.name).toBe("search_history");
+    const result = await connection!.tool.handle({ query: "granite" });
+    if (result.kind !== "search") throw new Error(result.text);
+    expect(result.hits).toHaveLength(2);
+    expect(store.searches).toEqual(["granite"]);
+    connection!.detach();
+  });
+});
