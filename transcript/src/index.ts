@@ -79,3 +79,4 @@ export {
 } from "./openclaw-sessions.js";
 export { OPENCLAW_SESSION_TABLES_SQL } from "./openclaw-schema.js";
 export type { BranchRead, CompactionWrite, EntryHit, EntrySearchOptions, EntryStore } from "./store/entry-store.js";
+export { createPiFileStore, openPiFileStore, PiFileStore, type PiFileStoreOptions } from "./store/pi-file-store.js";
