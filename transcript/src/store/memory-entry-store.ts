@@ -13,6 +13,7 @@ import { createSessionId } from "../session-file.js";
 import { sessionAutoCompact } from "../session-settings.js";
 import { CURRENT_SESSION_VERSION, type CompactionEntry, type SessionEntry, type SessionHeader } from "../types.js";
 import type { BranchRead, CompactionWrite, EntryStore } from "./entry-store.js";
+import { closedStoreError, compactionEntry } from "./store-checks.js";
 
 export interface MemoryEntryStoreOptions {
   /** The session's header; default a fresh version 3 header (new id, now, `process.cwd()`). */
@@ -23,123 +24,131 @@ export interface MemoryEntryStoreOptions {
   readonly location?: string;
 }
 
+/** The session itself, which every handle on it (`MemoryEntryStore.handle()`) shares. */
+interface MemorySession {
+  readonly header: SessionHeader;
+  readonly entries: SessionEntry[];
+  readonly byId: Map<string, SessionEntry>;
+  writes: number;
+}
+
 /** A session held in memory (see the file's note). */
 export class MemoryEntryStore implements EntryStore {
   readonly kind = "memory";
   readonly location: string;
-  readonly #header: SessionHeader;
-  readonly #entries: SessionEntry[];
-  readonly #byId = new Map<string, SessionEntry>();
-  #writes = 0;
+  readonly #session: MemorySession;
   #closed = false;
 
-  constructor(options: MemoryEntryStoreOptions = {}) {
-    this.#header = options.header ?? { type: "session", version: CURRENT_SESSION_VERSION, id: createSessionId(), timestamp: new Date().toISOString(), cwd: process.cwd() };
-    if (this.#header.type !== "session" || typeof this.#header.id !== "string" || this.#header.id === "") {
+  constructor(options: MemoryEntryStoreOptions = {}, shared?: MemorySession) {
+    if (shared !== undefined) {
+      this.#session = shared;
+      this.location = options.location ?? `memory:${shared.header.id}`;
+      return;
+    }
+    const header = options.header ?? { type: "session", version: CURRENT_SESSION_VERSION, id: createSessionId(), timestamp: new Date().toISOString(), cwd: process.cwd() };
+    if (header.type !== "session" || typeof header.id !== "string" || header.id === "") {
       throw new CompactionError(ErrorCodes.INPUT_INVALID, "MemoryEntryStore: the header must be a session header with an id.", {
         hint: 'Pass { type: "session", version: 3, id, timestamp }, or leave header out for a fresh one.',
       });
     }
-    this.location = options.location ?? `memory:${this.#header.id}`;
-    this.#entries = [];
+    this.location = options.location ?? `memory:${header.id}`;
+    this.#session = { header, entries: [], byId: new Map(), writes: 0 };
     for (const entry of options.entries ?? []) {
-      if (this.#byId.has(entry.id)) {
+      if (this.#session.byId.has(entry.id)) {
         throw new CompactionError(ErrorCodes.INPUT_INVALID, `MemoryEntryStore: two entries have the id "${entry.id}".`, {
           hint: "Pass each entry once; ids are unique within a session.",
         });
       }
-      this.#entries.push(entry);
-      this.#byId.set(entry.id, entry);
+      this.#session.entries.push(entry);
+      this.#session.byId.set(entry.id, entry);
     }
   }
 
-  header(): Promise<SessionHeader> {
+  /**
+   * Another handle on the same session, as another worker would hold one: it sees every write
+   * of every handle, and closing one leaves the others open.
+   */
+  handle(): MemoryEntryStore {
+    return new MemoryEntryStore({ location: this.location }, this.#session);
+  }
+
+  async header(): Promise<SessionHeader> {
     this.#assertOpen("read the header");
-    return Promise.resolve(this.#header);
+    return this.#session.header;
   }
 
-  entries(): Promise<SessionEntry[]> {
+  async entries(): Promise<SessionEntry[]> {
     this.#assertOpen("read the entries");
-    return Promise.resolve([...this.#entries]);
+    return [...this.#session.entries];
   }
 
-  branch(options: { readonly fromBoundary?: boolean } = {}): Promise<BranchRead> {
+  async branch(options: { readonly fromBoundary?: boolean } = {}): Promise<BranchRead> {
     this.#assertOpen("read the branch");
-    return Promise.resolve(readBranch(this.#branchEntries(), options.fromBoundary === true));
+    return readBranch(this.#branchEntries(), options.fromBoundary === true);
   }
 
-  append(entries: readonly NewEntry[]): Promise<SessionEntry[]> {
+  async append(entries: readonly NewEntry[]): Promise<SessionEntry[]> {
     this.#assertOpen("append");
-    return Promise.resolve(this.#write(entries));
+    return this.#write(entries);
   }
 
-  appendCompaction(compaction: PiCompaction, expected: { readonly newestCompactionId: string | null }): Promise<CompactionWrite> {
+  /** Writes only when the newest compaction is still the expected one and the first kept entry is on the branch. */
+  async appendCompaction(compaction: PiCompaction, expected: { readonly newestCompactionId: string | null }): Promise<CompactionWrite> {
     this.#assertOpen("append a compaction");
+    const entry = compactionEntry(compaction, this.location);
     const branch = this.#branchEntries();
-    const newest = newestCompaction(branch);
-    const newestId = newest?.id ?? null;
-    if (newestId !== expected.newestCompactionId) return Promise.resolve({ written: false, newestCompactionId: newestId });
-    if (!branch.some((entry) => entry.id === compaction.firstKeptEntryId)) {
-      return Promise.reject(
-        new CompactionError(
-          ErrorCodes.INPUT_INVALID,
-          `Cannot append the compaction to ${this.location}: firstKeptEntryId "${compaction.firstKeptEntryId}" is not on the session's branch${this.#byId.has(compaction.firstKeptEntryId) ? "" : " (no entry has that id)"}.`,
-          { hint: "Pass the id of the first entry kept after the summary, taken from the branch that was compacted." },
-        ),
-      );
+    const newestId = newestCompaction(branch)?.id ?? null;
+    if (newestId !== expected.newestCompactionId || !branch.some((e) => e.id === compaction.firstKeptEntryId)) {
+      return { written: false, newestCompactionId: newestId };
     }
-    const [entry] = this.#write([
-      { type: "compaction", summary: compaction.summary, firstKeptEntryId: compaction.firstKeptEntryId, tokensBefore: compaction.tokensBefore, details: compaction.details },
-    ]);
-    return Promise.resolve({ written: true, entry: entry as CompactionEntry });
+    const [written] = this.#write([entry]);
+    return { written: true, entry: written as CompactionEntry };
   }
 
-  version(): Promise<string> {
+  async version(): Promise<string> {
     this.#assertOpen("read the version");
-    return Promise.resolve(String(this.#writes));
+    return String(this.#session.writes);
   }
 
-  close(): Promise<void> {
+  async close(): Promise<void> {
     this.#closed = true;
-    return Promise.resolve();
   }
 
   #write(entries: readonly NewEntry[]): SessionEntry[] {
-    const leaf = this.#entries[this.#entries.length - 1]?.id ?? null;
-    const taken = new Set(this.#byId.keys());
+    const session = this.#session;
+    const leaf = session.entries[session.entries.length - 1]?.id ?? null;
+    const taken = new Set(session.byId.keys());
     const written = assignEntryFields(entries, leaf, taken);
     for (const entry of written) {
-      if (entry.parentId !== null && !this.#byId.has(entry.parentId) && !written.some((other) => other.id === entry.parentId)) {
+      if (entry.parentId !== null && !session.byId.has(entry.parentId) && !written.some((other) => other.id === entry.parentId)) {
         throw new CompactionError(ErrorCodes.INPUT_INVALID, `Cannot append to ${this.location}: entry "${entry.id}" names parent "${entry.parentId}", which the session does not hold.`, {
           hint: "Leave parentId out to append after the leaf.",
         });
       }
     }
     for (const entry of written) {
-      this.#entries.push(entry);
-      this.#byId.set(entry.id, entry);
+      session.entries.push(entry);
+      session.byId.set(entry.id, entry);
     }
-    if (written.length > 0) this.#writes += 1;
+    if (written.length > 0) session.writes += 1;
     return written;
   }
 
   /** The branch ending at the leaf (the last entry written), root-most first. */
   #branchEntries(): SessionEntry[] {
+    const { entries, byId } = this.#session;
     const path: SessionEntry[] = [];
     const seen = new Set<string>();
-    for (let entry = this.#entries[this.#entries.length - 1]; entry !== undefined && !seen.has(entry.id); ) {
+    for (let entry = entries[entries.length - 1]; entry !== undefined && !seen.has(entry.id); ) {
       seen.add(entry.id);
       path.push(entry);
-      entry = entry.parentId === null ? undefined : this.#byId.get(entry.parentId);
+      entry = entry.parentId ? byId.get(entry.parentId) : undefined;
     }
     return path.reverse();
   }
 
   #assertOpen(what: string): void {
-    if (!this.#closed) return;
-    throw new CompactionError(ErrorCodes.INPUT_INVALID, `Cannot ${what}: the session store ${this.location} was closed.`, {
-      hint: "Open the store again.",
-    });
+    if (this.#closed) throw closedStoreError(this.kind, this.location, what);
   }
 }
 
