@@ -80,4 +80,6 @@ export {
 export { OPENCLAW_SESSION_TABLES_SQL } from "./openclaw-schema.js";
 export type { BranchRead, CompactionWrite, EntryHit, EntrySearchOptions, EntryStore } from "./store/entry-store.js";
 export { MemoryEntryStore, type MemoryEntryStoreOptions, readBranch } from "./store/memory-entry-store.js";
+export { isDatabaseLocation, parseStoreLocation, redactLocation, type StoreLocation } from "./store/store-location.js";
+export { openEntryStore } from "./store/open-entry-store.js";
 export { createPiFileStore, openPiFileStore, PiFileStore, type PiFileStoreOptions } from "./store/pi-file-store.js";
