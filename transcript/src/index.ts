@@ -83,3 +83,12 @@ export { MemoryEntryStore, type MemoryEntryStoreOptions, readBranch } from "./st
 export { isDatabaseLocation, parseStoreLocation, redactLocation, type StoreLocation } from "./store/store-location.js";
 export { openEntryStore } from "./store/open-entry-store.js";
 export { createPiFileStore, openPiFileStore, PiFileStore, type PiFileStoreOptions } from "./store/pi-file-store.js";
+export {
+  openSqliteStore,
+  parseSqliteLocation,
+  SQLITE_LOCATION_PREFIX,
+  SqliteStore,
+  type SqliteStoreOptions,
+  sqliteLocation,
+} from "./store/sqlite-store.js";
+export { SQLITE_SCHEMA_VERSION } from "./store/sqlite-schema.js";
