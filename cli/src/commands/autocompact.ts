@@ -88,7 +88,7 @@ async function autocompact(scope: CommandScope<AutocompactOptions, boolean | und
     }
   }
   return {
-    session: { path, id: parsed.header.id },
+    session: { path: session.shown, id: parsed.header.id },
     enabled: wanted ?? current,
     source: wanted === undefined && own === undefined ? "config" : "session",
     configEnabled,

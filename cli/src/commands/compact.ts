@@ -115,7 +115,8 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
   const { context, options, session } = scope;
   const { io } = context;
   const { path } = session;
-  const transcript = session.transcript();
+  // A database session is read from its snapshot; what the user sees names the database.
+  const transcript = { ...session.transcript(), path: session.shown };
   const writing = options.dryRun !== true;
   const pi = writing ? requirePiSession(transcript, "write a compaction") : transcript.pi;
 
@@ -151,7 +152,7 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
   const plan = planOf(compaction.plan);
   const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options, applied, measure, afterRatio), tokensAfter, recallTool: recall, ...fields });
   if (plan.refusal !== null) {
-    scope.say(`${context.out.bold("Session")}   ${path}\n${context.out.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${plural(transcript.messages.length, "message")})\n`);
+    scope.say(`${context.out.bold("Session")}   ${session.shown}\n${context.out.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${plural(transcript.messages.length, "message")})\n`);
     return scope.fail(plan.refusal, report({ reason: plan.refusal.message }));
   }
   // An old file is upgraded before the entry is written: say so before asking or writing.
