@@ -239,3 +239,41 @@ function mulberry32(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+describe("context managers on a session in SQLite", () => {
+  it("two managers on two connections to one session compact once and end with the same context", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const { openSqliteStore } = await import("@compaction/transcript");
+    const dir = mkdtempSync(join(tmpdir(), "compaction-cm-sqlite-"));
+    try {
+      const file = join(dir, "sessions.sqlite");
+      const first = await openSqliteStore({ file, create: { cwd: "/project" } });
+      await first.append([...exchange(200, "a"), ...exchange(200, "b"), ...exchange(200, "c"), ...exchange(200, "d")].map(entry));
+      const second = await openSqliteStore({ file, session: first.sessionId });
+      const gateA = new Gate();
+      const gateB = new Gate();
+      const a = await open(first, { plugins: [keepRecent(200, { gate: gateA, summary: "summary by a" })] });
+      const b = await open(second, { plugins: [keepRecent(200, { gate: gateB, summary: "summary by b" })] });
+      const superseded: string[] = [];
+      for (const manager of [a, b]) manager.on("warning", (event) => superseded.push(event.kind));
+      const checks = [a.check(), b.check()];
+      await Promise.all([gateA.entered, gateB.entered]);
+      gateB.open();
+      gateA.open();
+      const results = await Promise.all(checks);
+      expect(results.map((r) => r?.status).sort()).toEqual(["compacted", "noop"]);
+      expect(superseded).toEqual(["compaction-superseded"]);
+      expect(await compactionEntries(first)).toHaveLength(1);
+      await a.append(user("after the compaction, from a"));
+      await b.check();
+      expect(asJson(b.messages)).toEqual(asJson(a.messages));
+      expect(asJson(a.messages)).toEqual(await storeContext(first));
+      await first.close();
+      await second.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

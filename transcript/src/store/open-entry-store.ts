@@ -24,7 +24,7 @@ export async function openEntryStore(location: string): Promise<EntryStore> {
       }
       return openSqliteStore({ file: parsed.file, session: parsed.session });
     case "postgres":
-      throw new CompactionError(ErrorCodes.INPUT_INVALID, `${redactLocation(location)} is a Postgres location; openEntryStore opens pi files and SQLite only.`, {
+      throw new CompactionError(ErrorCodes.INPUT_INVALID, `${redactLocation(location)} is a Postgres location; openEntryStore opens pi files and SQLite only, and Postgres sessions open with @compaction/store-postgres.`, {
         hint: "Open it with openPostgresStore({ connectionString, session }) from @compaction/store-postgres (the CLI does so itself).",
       });
   }
