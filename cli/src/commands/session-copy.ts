@@ -88,7 +88,8 @@ async function writeTarget(to: string, header: SessionHeader, entries: readonly 
   const target =
     parsed.kind === "sqlite"
       ? await openSqliteStore({ file: parsed.file, session: sessionId, create: createOptions(header) })
-      : await (await loadPostgresStore()).openPostgresStore({ connectionString: parsed.connectionString, session: sessionId, create: createOptions(header) });
+      : // The Postgres store takes the whole header to create the session with.
+        await (await loadPostgresStore()).openPostgresStore({ connectionString: parsed.connectionString, session: sessionId, create: headerFields(header) });
   try {
     await refuseNonEmpty(target);
     await target.append(entries.map((entry) => entry as unknown as NewEntry));
@@ -100,7 +101,13 @@ async function writeTarget(to: string, header: SessionHeader, entries: readonly 
   }
 }
 
-/** What a database store takes to create the session with the source's header. */
+/** The header without `type` and `id`: what the Postgres store creates a session with. */
+function headerFields(header: SessionHeader): Record<string, unknown> {
+  const { type: _type, id: _id, ...rest } = header;
+  return { ...rest, version: CURRENT_SESSION_VERSION };
+}
+
+/** What the SQLite store takes to create the session (its header's `cwd` and `parentSession`; it writes its own time). */
 function createOptions(header: SessionHeader): { cwd?: string; parentSession?: string } {
   return {
     ...(typeof header.cwd === "string" ? { cwd: header.cwd } : {}),
