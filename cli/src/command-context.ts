@@ -9,7 +9,7 @@ import type { SessionSelection } from "./session-target.js";
 /** `--session`, as every session command declares it: `.option(...SESSION_OPTION)`. */
 export const SESSION_OPTION = [
   "-s, --session <id|path>",
-  "session file path, or session id (or its start), or an OpenClaw session (openclaw:<agent>, agent:<agent>:<key>, or an openclaw-agent.sqlite); default: the current directory's latest",
+  "session file path, or session id (or its start), a session in a database (sqlite:<file>#<id>, postgres://host/db#<id>), or an OpenClaw session (openclaw:<agent>, agent:<agent>:<key>, or an openclaw-agent.sqlite); default: the current directory's latest",
 ] as const;
 
 /** `--agent`, as every command that builds a compactor declares it: `.option(...AGENT_OPTION)`. */

@@ -16,6 +16,8 @@ import { contextInspectCommand } from "./commands/context-inspect.js";
 import { contextStatusCommand } from "./commands/context-status.js";
 import { searchCommand } from "./commands/search.js";
 import { sessionBranchCommand } from "./commands/session-branch.js";
+import { sessionCopyCommand } from "./commands/session-copy.js";
+import { sessionListCommand } from "./commands/session-list.js";
 import { sessionUpgradeCommand } from "./commands/session-upgrade.js";
 import { outputFlagsOf, reportFailure } from "./errors.js";
 import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from "./exit-codes.js";
@@ -34,6 +36,9 @@ const EXAMPLES = `Examples:
   compaction context inspect                     where the tokens go, what compacting would save
   compaction session branch --at 1f0e3c2a        a new session file ending at that entry
   compaction session upgrade                     rewrite a version 1/2 file as version 3 (keeps .bak)
+  compaction session copy s.jsonl sqlite:sessions.db       a session file into a SQLite database
+  compaction session list --db sqlite:sessions.db          the sessions in it, with their --session
+  compaction context status --session sqlite:sessions.db#0194f3a2-...   a session in a database
   compaction search "user-message-selector"      entries that mention it, compacted ones too
   compaction autocompact off                     no automatic compaction for this session
   compaction config --agent coder                the config in force: file, section, preset, plugins, options
@@ -44,7 +49,9 @@ const EXAMPLES = `Examples:
 
 Sessions: --session takes a file path or a session id (or its start); without it, the latest
 session of the current directory in ~/.pi/agent/sessions/ (or --sessions-dir, or
-$COMPACTION_SESSIONS_DIR, or $PI_CODING_AGENT_DIR/sessions).
+$COMPACTION_SESSIONS_DIR, or $PI_CODING_AGENT_DIR/sessions). A session in a database:
+sqlite:<file>#<id>, or postgres://user@host:port/db#<id> (needs @compaction/store-postgres;
+the password from PGPASSWORD or ~/.pgpass). See docs/sessions-in-a-database.md.
 Project code: like ESLint, compaction runs the project's code configuration (.compactionrc.mjs,
 compaction.config.ts, plugin files and packages it names). In a folder you do not trust, pass
 --no-project-code: data-only settings (.compactionrc YAML/JSON, package.json#compaction) still apply.
@@ -77,7 +84,7 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
 /** The program's commands, in the order `--help` lists them; `context` and `session` are groups. */
 const COMMANDS: readonly CliCommand[] = [compactCommand, compareCommand, searchCommand, autocompactCommand, configCommand];
 const CONTEXT_COMMANDS: readonly CliCommand[] = [contextStatusCommand, contextHistoryCommand, contextInspectCommand, contextExportCommand, contextImportCommand];
-const SESSION_COMMANDS: readonly CliCommand[] = [sessionBranchCommand, sessionUpgradeCommand];
+const SESSION_COMMANDS: readonly CliCommand[] = [sessionBranchCommand, sessionUpgradeCommand, sessionCopyCommand, sessionListCommand];
 
 function buildProgram(runtime: CommandRuntime): Command {
   const { io } = runtime;
@@ -102,7 +109,7 @@ function buildProgram(runtime: CommandRuntime): Command {
   for (const command of COMMANDS) command.register(program, runtime);
   const context = program.command("context").description("look at a session's context");
   for (const command of CONTEXT_COMMANDS) command.register(context, runtime);
-  const session = program.command("session").description("work with session files");
+  const session = program.command("session").description("work with session files and sessions in databases");
   for (const command of SESSION_COMMANDS) command.register(session, runtime);
   return program;
 }

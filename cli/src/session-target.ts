@@ -18,13 +18,17 @@ import { statSync } from "node:fs";
 import { basename } from "node:path";
 import { CliError } from "./errors.js";
 import { ExitCode } from "./exit-codes.js";
+import { databaseOfSnapshot, databaseSnapshot, type DatabaseSession, isDatabaseTarget, refuseDatabaseSnapshot } from "./database-target.js";
 import type { CliIo } from "./io.js";
 import { openClawSnapshot, parseOpenClawTarget, refuseOpenClawSnapshot } from "./openclaw-target.js";
 import { type ByteProgress, progressLine } from "./progress.js";
 
 /** The options every session command shares. */
 export interface SessionSelection {
-  /** `--session`: a path, an id or the start of one, or an OpenClaw session (see openclaw-target.ts). */
+  /**
+   * `--session`: a path, an id or the start of one, an OpenClaw session (see openclaw-target.ts),
+   * or a session in a database (`sqlite:<file>#<id>`, `postgres://...#<id>`; see database-target.ts).
+   */
   readonly session?: string | undefined;
   /** `--sessions-dir`: the folder holding one session folder per project. */
   readonly sessionsDir?: string | undefined;
@@ -34,6 +38,7 @@ export interface SessionSelection {
 
 /** The session file's absolute path: `--session` as a path or id, else the cwd's most recent session. */
 async function resolveTarget(selection: SessionSelection, io: CliIo): Promise<string> {
+  if (isDatabaseTarget(selection.session)) return databaseSnapshot(selection.session, io);
   const openClaw = parseOpenClawTarget(selection.session);
   if (openClaw !== undefined) return openClawSnapshot(openClaw, io);
   return resolveSession(selection.session, {
@@ -61,6 +66,21 @@ export class TargetSession {
   /** The session `selection` names (see resolveTarget). */
   static async resolve(selection: SessionSelection, io: CliIo): Promise<TargetSession> {
     return new TargetSession(await resolveTarget(selection, io), selection, io);
+  }
+
+  /** The database session this is a snapshot of (`--session sqlite:...#id`), or undefined for a file. */
+  get database(): DatabaseSession | undefined {
+    return databaseOfSnapshot(this.path);
+  }
+
+  /** Where the session is, for the user: the database location, or the file's path. */
+  get shown(): string {
+    return this.database?.shown ?? this.path;
+  }
+
+  /** Refuses a database session: `what` works on session files only. */
+  refuseDatabase(what: string): void {
+    refuseDatabaseSnapshot(this.path, what);
   }
 
   /** What wrote the file: pi, Claude Code or Codex. */

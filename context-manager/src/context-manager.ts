@@ -27,6 +27,7 @@ import type { ContextStore } from "./context-store.js";
 import { DEGRADATION_HARD_AT, DEGRADATION_SOFT_AT, type DegradationRisk, degradationRisk, riskAdvice } from "./degradation.js";
 import { TypedEmitter } from "./emitter.js";
 import type { CompactionReason, ContextManagerEvents, ContextWarningKind } from "./events.js";
+import { isCompactionSuperseded } from "./entry-context-store.js";
 import { isContextOverflowError } from "./overflow.js";
 import { failedResult, untouchedResult } from "./results.js";
 import { USAGE_LINE_MIN_RATIO, type UsageLineOptions, formatUsageLine } from "./usage-line.js";
@@ -136,7 +137,10 @@ export class ContextManager<T> {
     return this.#store.messages;
   }
 
-  /** The session file the context lives in, or null when it is held in memory. */
+  /**
+   * The session file the context lives in (or the session store's location, such as
+   * `sqlite:<file>#<id>`), or null when it is held in memory.
+   */
   get session(): string | null {
     return this.#store.path;
   }
@@ -229,7 +233,8 @@ export class ContextManager<T> {
    */
   check(): Promise<CompactionResult<T> | null> {
     this.#assertOpen("check");
-    if (this.#pending === 0 && this.#size.tokens <= this.threshold) return Promise.resolve(null);
+    // A shared store may have grown by other workers' messages: only a store of our own can answer at once.
+    if (this.#pending === 0 && this.#store.sync === undefined && this.#size.tokens <= this.threshold) return Promise.resolve(null);
     return this.#serial(() => this.#checkNow());
   }
 
@@ -308,6 +313,7 @@ export class ContextManager<T> {
   }
 
   async #checkNow(): Promise<CompactionResult<T> | null> {
+    await this.#syncStore();
     if (this.#size.tokens <= this.threshold || !this.autoCompact || this.#waitForNewMessages) return null;
     if (this.#nothingToCompact()) return null;
     if (this.#maxReached()) {
@@ -437,8 +443,27 @@ export class ContextManager<T> {
     return shaped;
   }
 
+  /**
+   * Reads the context again when other writers changed a shared store (`ContextStore.sync`), and
+   * measures it afresh. Returns false (and reports the error) when the store could not be read.
+   */
+  async #syncStore(): Promise<boolean> {
+    if (this.#store.sync === undefined) return true;
+    try {
+      if (await this.#store.sync()) {
+        this.#size.reset(this.#store.messages, this.#store.anchor);
+        this.#waitForNewMessages = false;
+      }
+      return true;
+    } catch (error) {
+      this.#emitter.emit("error", { error: asCompactionError(error, ErrorCodes.TRANSCRIPT_INVALID, `Could not read ${this.#store.path ?? "the session"} again`), during: "compaction" });
+      return false;
+    }
+  }
+
   /** One compaction, start to end: notification, compactor, store, warnings. Never throws. */
   async #compactNow(reason: CompactionReason, trigger: CompactionTrigger, options: ContextCompactOptions): Promise<CompactionResult<T>> {
+    await this.#syncStore();
     const input = [...this.#store.messages]; // results must not change when queued messages land
     const tokens = this.#size.tokens;
     if (input.length < MIN_MESSAGES_TO_COMPACT) {
@@ -477,9 +502,17 @@ export class ContextManager<T> {
           entryId = await this.#store.commit(result);
           this.#size.reset(this.#store.messages, this.#store.anchor);
         } catch (error) {
-          const failure = asCompactionError(error, ErrorCodes.TRANSCRIPT_INVALID, `Could not put the compacted context in place${this.#store.path === null ? "" : ` in ${this.#store.path}`}`);
-          if (failure.code !== ErrorCodes.CUT_REFUSED) this.#emitter.emit("error", { error: failure, during: "compaction" });
-          result = failedResult(result, input, failure);
+          if (isCompactionSuperseded(error)) {
+            // Another worker compacted the shared session first: ours is dropped (nothing was
+            // written) and the context goes on from theirs, already read again by the store.
+            this.#size.reset(this.#store.messages, this.#store.anchor);
+            this.#warn("compaction-superseded", error.message);
+            result = untouchedResult(this.#store.messages, this.#size.tokens, "noop", error.message, null, result.warnings);
+          } else {
+            const failure = asCompactionError(error, ErrorCodes.TRANSCRIPT_INVALID, `Could not put the compacted context in place${this.#store.path === null ? "" : ` in ${this.#store.path}`}`);
+            if (failure.code !== ErrorCodes.CUT_REFUSED) this.#emitter.emit("error", { error: failure, during: "compaction" });
+            result = failedResult(result, input, failure);
+          }
         }
       }
     } catch (error) {

@@ -1,6 +1,7 @@
 /**
- * Where a context manager keeps its messages: in memory, or in a pi session file (see
- * `SessionStore`). The manager serialises every call; a store never sees two at once.
+ * Where a context manager keeps its messages: in memory, in a pi session file (see
+ * `SessionStore`), or in any session store (`EntryContextStore` over an `EntryStore`). The
+ * manager serialises every call; a store never sees two at once.
  */
 import type { CompactInput, CompactionResult, Compactor, ContextAnchor } from "@compaction/core";
 
@@ -9,7 +10,7 @@ export interface ContextStore<T> {
   readonly messages: readonly T[];
   /** Compactions so far: on the session's branch, or committed to this store. */
   readonly compactions: number;
-  /** The session file, or null for an in-memory store. */
+  /** The session file (or a session store's location), or null for an in-memory store. */
   readonly path: string | null;
   /** True when `append` completes before it returns (no I/O), so callers may skip awaiting it. */
   readonly synchronous: boolean;
@@ -34,6 +35,12 @@ export interface ContextStore<T> {
   commit(result: CompactionResult<T>): Promise<string | null> | string | null;
   /** The session's own auto-compaction setting (`compaction autocompact on|off`), or undefined. */
   autoCompactSetting(): boolean | undefined;
+  /**
+   * For a store other writers share: reads the context again when one of them wrote since this
+   * store last read or wrote it, and returns true when it did. The manager calls it before it
+   * measures or compacts.
+   */
+  sync?(): Promise<boolean>;
 }
 
 /** A context held in memory only. */

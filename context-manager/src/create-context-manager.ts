@@ -9,7 +9,9 @@ import {
   type ResolvedConfig,
 } from "@compaction/core";
 import { type ContextStore, MemoryStore } from "./context-store.js";
+import type { EntryStore } from "@compaction/transcript";
 import { ContextManager } from "./context-manager.js";
+import { EntryContextStore } from "./entry-context-store.js";
 import { SessionStore } from "./session-store.js";
 
 export interface ContextManagerOptions<T> {
@@ -41,7 +43,19 @@ export interface ContextManagerOptions<T> {
    * boundary rule, and appended messages and compactions are written to it.
    */
   readonly session?: string;
-  /** The context to start from, when there is no session. Default: empty. */
+  /**
+   * A session store that holds the context (`EntryStore` from @compaction/transcript: a pi file
+   * through `openPiFileStore`, SQLite through `openSqliteStore`, Postgres through
+   * @compaction/store-postgres, `MemoryEntryStore`, or your own). Messages are read from its
+   * branch by the boundary rule, and appended messages and compactions are written to it, as
+   * with `session`. Many workers may share it: before measuring or compacting, the manager reads
+   * the branch again when another writer wrote; a compaction is written only if nobody compacted
+   * since it was planned (else it is dropped with a `compaction-superseded` warning), so two
+   * workers crossing the threshold together compact once. The caller keeps ownership:
+   * `dispose()` does not close it. Messages are pi messages (adapter `pi`, the default then).
+   */
+  readonly store?: EntryStore;
+  /** The context to start from, when there is no session or store. Default: empty. */
   readonly messages?: readonly T[];
   /**
    * Turns auto-compaction on or off over the config's `autoCompact.enabled`. A session's own
@@ -65,6 +79,7 @@ export interface ContextManagerOptions<T> {
 export async function createContextManager<T = unknown>(options: ContextManagerOptions<T> = {}): Promise<ContextManager<T>> {
   checkOptions(options);
   const session = options.session;
+  const entryStore = options.store;
   const ownsCompactor = options.compactor === undefined;
   const compactor =
     options.compactor ??
@@ -75,7 +90,7 @@ export async function createContextManager<T = unknown>(options: ContextManagerO
       ...(options.preset === undefined ? {} : { preset: options.preset }),
       ...(options.trusted === undefined ? {} : { trusted: options.trusted }),
       ...(options.trustHint === undefined ? {} : { trustHint: options.trustHint }),
-      ...(options.adapter !== undefined ? { adapter: options.adapter } : session !== undefined ? { adapter: "pi" as const } : {}),
+      ...(options.adapter !== undefined ? { adapter: options.adapter } : session !== undefined || entryStore !== undefined ? { adapter: "pi" as const } : {}),
     }));
   try {
     if (options.adapter !== undefined && compactor.adapter.name !== options.adapter) {
@@ -90,6 +105,12 @@ export async function createContextManager<T = unknown>(options: ContextManagerO
         "Leave out adapter (or pass adapter: 'pi') with session; for other formats pass messages instead of session.",
       );
     }
+    if (entryStore !== undefined && compactor.adapter.name !== "pi") {
+      throw invalid(
+        `a session store holds pi messages, but the messages would be read as '${compactor.adapter.name}'.`,
+        "Leave out adapter (or pass adapter: 'pi') with store; for other formats pass messages instead of store.",
+      );
+    }
     const contextWindow = options.contextWindow ?? compactor.contextWindow;
     if (contextWindow === undefined || !Number.isFinite(contextWindow) || contextWindow <= 0) {
       throw invalid(
@@ -97,7 +118,12 @@ export async function createContextManager<T = unknown>(options: ContextManagerO
         "Pass contextWindow (the model's context window in tokens), or set contextWindow in .compactionrc.",
       );
     }
-    const store: ContextStore<T> = session === undefined ? new MemoryStore<T>(options.messages ?? []) : SessionStore.open<T>(session);
+    const store: ContextStore<T> =
+      entryStore !== undefined
+        ? await EntryContextStore.open<T>(entryStore)
+        : session === undefined
+          ? new MemoryStore<T>(options.messages ?? [])
+          : SessionStore.open<T>(session);
     const config = compactor.config as Partial<ResolvedConfig> | undefined;
     return new ContextManager<T>({
       compactor,
@@ -124,6 +150,21 @@ function checkOptions<T>(options: ContextManagerOptions<T>): void {
       "Pass session to read (and write) a pi session file, or messages to start from messages held in memory.",
     );
   }
+  const store = options.store;
+  if (store !== undefined) {
+    if (options.session !== undefined || options.messages !== undefined) {
+      throw invalid(
+        `store was given with ${options.session !== undefined ? "session" : "messages"}; the context comes from one of them.`,
+        "Pass store to keep the context in a session store, session for a pi session file, or messages to hold it in memory.",
+      );
+    }
+    if (!isEntryStore(store)) {
+      throw invalid(
+        `store must be a session store (an EntryStore: header, entries, branch, append, appendCompaction, version, close); found ${describeValue(store)}.`,
+        "Open one with openPiFileStore(path), openSqliteStore({ file, session }), openPostgresStore(...) or new MemoryEntryStore().",
+      );
+    }
+  }
   if (options.messages !== undefined && !Array.isArray(options.messages)) {
     throw invalid(`messages must be an array; found ${describeValue(options.messages)}.`, "Pass the conversation so far, oldest first.");
   }
@@ -134,6 +175,12 @@ function checkOptions<T>(options: ContextManagerOptions<T>): void {
       "Leave it out for no limit, or pass autoCompact: false to turn auto-compaction off.",
     );
   }
+}
+
+function isEntryStore(value: unknown): value is EntryStore {
+  if (typeof value !== "object" || value === null) return false;
+  const store = value as Record<string, unknown>;
+  return ["header", "entries", "branch", "append", "appendCompaction", "version", "close"].every((name) => typeof store[name] === "function");
 }
 
 function invalid(problem: string, hint: string): CompactionError {

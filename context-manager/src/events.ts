@@ -53,7 +53,12 @@ export type ContextWarningKind =
    */
   | "cannot-free"
   /** A plugin's `shapeRequest` tap failed: the request was sent without its change (once per message). */
-  | "shape-failed";
+  | "shape-failed"
+  /**
+   * Another worker sharing the session store compacted it first: this manager's compaction was
+   * dropped (nothing written, not counted) and the context goes on from the other one's.
+   */
+  | "compaction-superseded";
 
 export interface ContextWarningEvent {
   readonly kind: ContextWarningKind;

@@ -24,6 +24,7 @@ export type {
   ContextWarningKind,
 } from "./events.js";
 export { ContextSize } from "./context-size.js";
+export { CompactionSupersededError, isCompactionSuperseded } from "./entry-context-store.js";
 export { CONTEXT_OVERFLOW_PATTERNS, isContextOverflowError, NOT_OVERFLOW_PATTERNS } from "./overflow.js";
 export {
   DEGRADATION_HARD_AT,

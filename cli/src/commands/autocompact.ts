@@ -6,6 +6,7 @@
 import { usableWindow } from "@compaction/core";
 import { appendEntries, autoCompactEntry, buildContext, sessionAutoCompact } from "@compaction/transcript";
 import type { CommandContext } from "../command-context.js";
+import { appendToDatabase } from "../database-target.js";
 import { type CommandCall, type CommandScope, defineCommand } from "../command-scaffold.js";
 import { CliError } from "../errors.js";
 import { ExitCode } from "../exit-codes.js";
@@ -78,11 +79,16 @@ async function autocompact(scope: CommandScope<AutocompactOptions, boolean | und
   const changed = wanted !== undefined && own !== wanted;
   if (changed) {
     session.assertWholeBranch();
-    await upgradeBeforeWriting(path, parsed, scope.context.io);
-    await appendEntries(path, [autoCompactEntry(wanted)]);
+    const database = session.database;
+    if (database !== undefined) {
+      await appendToDatabase(database, [autoCompactEntry(wanted)]);
+    } else {
+      await upgradeBeforeWriting(path, parsed, scope.context.io);
+      await appendEntries(path, [autoCompactEntry(wanted)]);
+    }
   }
   return {
-    session: { path, id: parsed.header.id },
+    session: { path: session.shown, id: parsed.header.id },
     enabled: wanted ?? current,
     source: wanted === undefined && own === undefined ? "config" : "session",
     configEnabled,

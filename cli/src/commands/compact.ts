@@ -19,6 +19,7 @@ import { CliError } from "../errors.js";
 import { ExitCode } from "../exit-codes.js";
 import { configOf, configSummary, type ConfigSummary } from "../load-compactor.js";
 import { describeAfterMeasure, describeMeasure, formatTokens, plural, sessionLabel, tokenMeasure, type TokenMeasure } from "../output.js";
+import { writeDatabaseCompaction } from "../database-target.js";
 import { requirePiSession, type TranscriptContext } from "../session-target.js";
 import { checkRecallTool, type RecallToolCheck, withoutRecall } from "../recall-tool.js";
 import { upgradeBeforeWriting, upgradeDryRun, upgradeDryRunNote, type UpgradeReport } from "./session-upgrade.js";
@@ -114,7 +115,8 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
   const { context, options, session } = scope;
   const { io } = context;
   const { path } = session;
-  const transcript = session.transcript();
+  // A database session is read from its snapshot; what the user sees names the database.
+  const transcript = { ...session.transcript(), path: session.shown };
   const writing = options.dryRun !== true;
   const pi = writing ? requirePiSession(transcript, "write a compaction") : transcript.pi;
 
@@ -150,11 +152,11 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
   const plan = planOf(compaction.plan);
   const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options, applied, measure, afterRatio), tokensAfter, recallTool: recall, ...fields });
   if (plan.refusal !== null) {
-    scope.say(`${context.out.bold("Session")}   ${path}\n${context.out.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${plural(transcript.messages.length, "message")})\n`);
+    scope.say(`${context.out.bold("Session")}   ${session.shown}\n${context.out.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${plural(transcript.messages.length, "message")})\n`);
     return scope.fail(plan.refusal, report({ reason: plan.refusal.message }));
   }
   // An old file is upgraded before the entry is written: say so before asking or writing.
-  const upgradeNeeded = pi === null ? null : upgradeDryRun(path, pi.version);
+  const upgradeNeeded = pi === null || session.database !== undefined ? null : upgradeDryRun(path, pi.version);
   scope.say(renderPlan(transcript, result, plan.firstKeptEntryId as string, tokensAfter, measure, countedBefore, context));
   if (upgradeNeeded !== null) scope.say(`${context.out.bold("Upgrade")}   ${upgradeDryRunNote(upgradeNeeded)}\n`);
   if (!writing) return report({ upgrade: upgradeNeeded });
@@ -167,12 +169,18 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
       );
       return scope.fail(refusal, report({ reason: refusal.message }));
     }
-    if (!(await confirm(io, `Write the compaction entry to ${path}?`))) {
+    if (!(await confirm(io, `Write the compaction entry to ${session.shown}?`))) {
       io.stderr.write("Declined: nothing written.\n");
       return report({ reason: "Declined at the prompt." });
     }
   }
   session.assertWholeBranch();
+  const database = session.database;
+  if (database !== undefined) {
+    // To the database itself, only if nobody compacted the session since it was read.
+    const entry = await writeDatabaseCompaction(database, plan.compaction as PiCompaction);
+    return report({ written: true, entryId: entry.id, upgrade: null });
+  }
   // The upgrade keeps every entry's id (version 1 entries get the ids the reader gave them), so
   // the plan made from the original still names the right entries.
   const upgrade = await upgradeBeforeWriting(path, pi as BoundaryLoad, io);

@@ -28,7 +28,7 @@ export const contextHistoryCommand = defineCommand({
       .slice(0, depth)
       .map(compactionRecord);
   },
-  text: (records, { session, context }) => renderHistory(records, session.path, context),
+  text: (records, { session, context }) => renderHistory(records, session.shown, context),
 });
 
 function renderHistory(records: readonly CompactionRecord[], path: string, { out: c }: CommandContext): string {

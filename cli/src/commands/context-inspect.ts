@@ -62,7 +62,7 @@ export const contextInspectCommand = defineCommand({
 /** Counts the context's tokens by kind and dry-runs a compaction. */
 async function inspectContext(scope: CommandScope<CommonOptions, undefined>): Promise<ContextInspection> {
   const { options } = scope;
-  const { path } = scope.session;
+  const path = scope.session.shown;
   const loaded = scope.session.transcript();
   const compactor = await scope.compactor({ adapter: loaded.adapter });
   const shares = new Map<Category, { tokens: number; messages: number }>(CATEGORIES.map((name) => [name, { tokens: 0, messages: 0 }]));

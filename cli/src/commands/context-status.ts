@@ -89,7 +89,7 @@ function sessionFacts(session: TargetSession): SessionFacts {
 
 /** How full the context is, by the config's window and the provider's measure. */
 async function contextStatus(scope: CommandScope<CommonOptions, undefined>): Promise<ContextStatus> {
-  const { path } = scope.session;
+  const path = scope.session.shown;
   const facts = sessionFacts(scope.session);
   const compactor = await scope.compactor({ adapter: facts.adapter });
   const config = configOf(compactor);

@@ -4,6 +4,7 @@ import { basename } from "node:path";
 import {
   indexPathFor,
   openRecallIndex,
+  openStoreRecallIndex,
   RECALL_DEFAULTS,
   type RecallHit,
   type RecallOptions,
@@ -11,6 +12,7 @@ import {
 } from "@compaction/plugin-recall";
 import { type CommandContext, countOption } from "../command-context.js";
 import { type CommandCall, type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
+import { type DatabaseSession, openDatabaseStore } from "../database-target.js";
 import { CliError } from "../errors.js";
 import { ExitCode } from "../exit-codes.js";
 import { progressLine } from "../progress.js";
@@ -71,6 +73,8 @@ async function search(scope: CommandScope<SearchOptions, SearchInput>): Promise<
     );
   }
   const settings = await searchSettings(scope);
+  const database = session.database;
+  if (database !== undefined) return searchDatabase(database, input, settings);
   // Building the index reads and indexes the whole transcript (about 0.5 s per MiB): a progress
   // line on a terminal from half a MiB.
   const progress = progressLine(context.io, `Indexing ${basename(path)} for search`, statSync(path).size, { minBytes: INDEX_PROGRESS_MIN_BYTES });
@@ -94,6 +98,27 @@ async function search(scope: CommandScope<SearchOptions, SearchInput>): Promise<
     index: { path: index.indexPath, rebuilt: update?.rebuilt ?? false, reason: update?.reason ?? null, entries: index.entryCount },
     results,
   };
+}
+
+/**
+ * A database session: searched in the database, by its own full-text search (SQLite FTS5,
+ * Postgres tsvector) when the store has one, with the same ranking rule and snippets.
+ */
+async function searchDatabase(database: DatabaseSession, input: SearchInput, settings: RecallOptions): Promise<SearchReport> {
+  const store = await openDatabaseStore(database.location);
+  try {
+    const index = await openStoreRecallIndex(store, { snippetChars: settings.snippetChars });
+    const results = await index.search(input.query, { limit: input.limit ?? settings.limit });
+    return {
+      session: { path: database.shown, id: index.sessionId },
+      query: input.query,
+      leafId: index.leafId,
+      index: { path: `${index.scorerName} (in ${database.shown})`, rebuilt: false, reason: null, entries: index.entryCount },
+      results,
+    };
+  } finally {
+    await store.close();
+  }
 }
 
 /** The recall plugin's settings in the config for this agent, else the defaults. */

@@ -42,6 +42,7 @@ export const sessionBranchCommand = defineCommand({
   run: async ({ context, options, session }: CommandScope<BranchOptions, undefined>): Promise<BranchReport> => {
     session.requirePiFormat("branch the session");
     session.refuseOpenClawSnapshot("branch the session");
+    session.refuseDatabase("branch the session");
     const atEntryId = options.at ?? (await pickEntry(context, session));
     session.assertWholeBranch();
     const branched = await branchSession(session.path, { atEntryId });

@@ -38,6 +38,7 @@ export const sessionUpgradeCommand = defineCommand({
 async function upgrade({ options, session }: CommandScope<UpgradeOptions, undefined>): Promise<UpgradeReport> {
   const { path } = session;
   session.requirePiFormat("upgrade it");
+  session.refuseDatabase("upgrade it");
   const fromVersion = session.boundary().version;
   if (fromVersion >= CURRENT_SESSION_VERSION || options.dryRun === true) {
     return { session: { path }, fromVersion, toVersion: Math.max(fromVersion, CURRENT_SESSION_VERSION), upgraded: false, backupPath: null };

@@ -16,6 +16,7 @@ export {
   type RecallSearchOptions,
   type RecallUpdate,
 } from "./recall-index.js";
+export { openStoreRecallIndex, type OpenStoreRecallIndexOptions, type RecallSource, StoreRecallIndex } from "./store-recall-index.js";
 export {
   type AnthropicToolDefinition,
   type MemorySearchDetails,

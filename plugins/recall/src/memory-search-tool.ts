@@ -4,7 +4,8 @@
  * with `query` and reads a whole entry with `entryId`; both stay on the current branch.
  */
 import { describeError } from "@compaction/core";
-import type { RecallEntry, RecallHit, RecallIndex } from "./recall-index.js";
+import type { RecallEntry, RecallHit } from "./recall-index.js";
+import type { RecallSource } from "./store-recall-index.js";
 import { RECALL_DEFAULTS } from "./options.js";
 import { memorySearchParameters, parseMemorySearchArgs } from "./tool-args.js";
 
@@ -77,8 +78,11 @@ export interface MemorySearchTool {
   handle(args: unknown): Promise<MemorySearchResult>;
 }
 
-/** The memory_search tool over a session's recall index. */
-export function memorySearchTool(index: RecallIndex, options: MemorySearchToolOptions = {}): MemorySearchTool {
+/**
+ * The memory_search tool over a session's recall index: a session file's (`openRecallIndex`) or a
+ * session store's (`openStoreRecallIndex`); the tool's text and ids are the same for both.
+ */
+export function memorySearchTool(index: Pick<RecallSource, "search" | "get">, options: MemorySearchToolOptions = {}): MemorySearchTool {
   const name = options.name ?? RECALL_DEFAULTS.toolName;
   const maxLimit = options.maxLimit ?? RECALL_DEFAULTS.maxLimit;
   const limits = { limit: Math.min(options.limit ?? RECALL_DEFAULTS.limit, maxLimit), maxLimit };

@@ -8,7 +8,9 @@ import {
 import { indexPathFor } from "./index-file.js";
 import { type MemorySearchTool, memorySearchTool } from "./memory-search-tool.js";
 import { RECALL_OPTIONS_SCHEMA, type RecallOptions, type RecallOptionsInput } from "./options.js";
+import type { EntryStore } from "@compaction/transcript";
 import { openRecallIndex, type RecallIndex, type RecallProgress } from "./recall-index.js";
+import { openStoreRecallIndex, type StoreRecallIndex } from "./store-recall-index.js";
 import type { RecallScorer } from "./scorer.js";
 
 export const PLUGIN_NAME = "recall";
@@ -25,7 +27,7 @@ type AnyCompactor = Compactor<any>;
 
 interface Attached {
   readonly settings: RecallOptions;
-  readonly indexes: Set<RecallIndex>;
+  readonly indexes: Set<RecallIndex | StoreRecallIndex>;
 }
 
 /** The recall settings and open indexes of each compactor the plugin was applied to. */
@@ -35,7 +37,7 @@ const attachedTo = new WeakMap<AnyCompactor, Attached>();
  * Recall: every message of the session stays searchable (evicted and summarised ones too)
  * through the `memory_search` tool. Declares the tool as a capability, so rolling evicts (and
  * names the tool in its note) instead of falling back to a summary. The host opens the
- * session's index with `connectRecall(compactor, sessionPath)` and registers the tool it returns;
+ * session's index with `connectRecall(compactor, sessionPath | store)` and registers the tool it returns;
  * after each compaction the plugin brings the connected indexes up to date.
  */
 export function recall(options?: RecallOptionsInput): CompactionPlugin {
@@ -76,38 +78,50 @@ export interface ConnectRecallOptions {
   readonly scorer?: RecallScorer;
   /** The agent's current leaf entry id, when it is not the transcript's last entry. */
   readonly leafId?: () => string | null | undefined;
-  /** Overrides the index path the plugin's `indexDir` gives. */
+  /** Overrides the index path the plugin's `indexDir` gives (session files only). */
   readonly indexPath?: string;
 }
 
 /** A session's recall index connected to a compactor, and the tool to give the agent. */
-export interface RecallConnection {
-  readonly index: RecallIndex;
+export interface RecallConnection<I extends RecallIndex | StoreRecallIndex = RecallIndex> {
+  /** A session file's index (`RecallIndex`), or a session store's (`StoreRecallIndex`). */
+  readonly index: I;
   readonly tool: MemorySearchTool;
   /** Stops updating the index after compactions (close the index too when done with it). */
   detach(): void;
 }
 
 /**
- * Opens (building if needed) the recall index of the session at `sessionPath` with the settings
- * of the recall plugin applied to `compactor`, keeps it updated after each compaction, and builds
- * the memory_search tool over it. Undefined when the compactor has no recall plugin.
+ * Opens (building if needed) the recall index of the session at `session` with the settings of
+ * the recall plugin applied to `compactor`, keeps it updated after each compaction, and builds
+ * the memory_search tool over it. `session` is a pi session file's path, or a session store
+ * (`EntryStore`): then the store's own full-text search ranks when it has one (SQLite FTS5,
+ * Postgres tsvector), else the entries are indexed in memory (see `StoreRecallIndex`). Undefined
+ * when the compactor has no recall plugin.
  */
+export async function connectRecall(compactor: AnyCompactor, session: string, options?: ConnectRecallOptions): Promise<RecallConnection | undefined>;
+export async function connectRecall(compactor: AnyCompactor, session: EntryStore, options?: ConnectRecallOptions): Promise<RecallConnection<StoreRecallIndex> | undefined>;
 export async function connectRecall(
   compactor: AnyCompactor,
-  sessionPath: string,
+  session: string | EntryStore,
   options: ConnectRecallOptions = {},
-): Promise<RecallConnection | undefined> {
+): Promise<RecallConnection<RecallIndex | StoreRecallIndex> | undefined> {
   const attached = attachedTo.get(compactor);
   if (attached === undefined) return undefined;
   const settings = attached.settings;
-  const index = await openRecallIndex(sessionPath, {
-    indexPath: options.indexPath ?? indexPathFor(sessionPath, settings.indexDir),
-    saveAfterBytes: settings.saveAfterBytes,
-    snippetChars: settings.snippetChars,
-    ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
-    ...(options.scorer === undefined ? {} : { scorer: options.scorer }),
-  });
+  const index =
+    typeof session === "string"
+      ? await openRecallIndex(session, {
+          indexPath: options.indexPath ?? indexPathFor(session, settings.indexDir),
+          saveAfterBytes: settings.saveAfterBytes,
+          snippetChars: settings.snippetChars,
+          ...(options.onProgress === undefined ? {} : { onProgress: options.onProgress }),
+          ...(options.scorer === undefined ? {} : { scorer: options.scorer }),
+        })
+      : await openStoreRecallIndex(session, {
+          snippetChars: settings.snippetChars,
+          ...(options.scorer === undefined ? {} : { scorer: options.scorer, preferScorer: true }),
+        });
   attached.indexes.add(index);
   const tool = memorySearchTool(index, {
     name: settings.toolName,

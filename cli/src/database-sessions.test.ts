@@ -1,0 +1,200 @@
+/**
+ * `--session sqlite:<file>#<id>`: every command that reads or writes a session, on the real pi
+ * session copied into a SQLite database with `session copy`, against the same commands on the
+ * file; `session copy` both ways and `session list`.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { createCompactionEvent } from "@compaction/core";
+import { type CompactionEntry, openSqliteStore, readSession, sqliteLocation } from "@compaction/transcript";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { databaseSnapshot, databaseOfSnapshot, writeDatabaseCompaction } from "./database-target.js";
+import type { CliIo } from "./io.js";
+import { createSandbox, REAL_SESSION_ID, type Sandbox } from "./test-support/cli-sandbox.js";
+
+let sandbox: Sandbox;
+let db: string;
+let location: string;
+beforeEach(async () => {
+  sandbox = await createSandbox();
+  db = join(sandbox.root, "sessions.sqlite");
+  location = `sqlite:${db}#${REAL_SESSION_ID}`;
+});
+afterEach(() => sandbox.remove());
+
+async function copyIn(): Promise<void> {
+  const run = await sandbox.runMain(["session", "copy", sandbox.sessionPath, `sqlite:${db}`]);
+  expect(run.code, run.stderr).toBe(0);
+}
+
+/** The command's text with the session's place written as <session>, for comparing a file's run with a database's. */
+function neutral(text: string, ...places: string[]): string {
+  let out = text;
+  for (const place of places) out = out.split(place).join("<session>");
+  return out.replace(/\(\s*<session>\s*\)/g, "(<session>)");
+}
+
+describe("compaction session copy and session list", () => {
+  it("copies a session file into a SQLite database, every entry with its id and parent, and lists it", async () => {
+    const run = await sandbox.runMain(["session", "copy", sandbox.sessionPath, `sqlite:${db}`, "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout) as { to: string; entries: number; sessionId: string };
+    const parsed = readSession(sandbox.sessionPath);
+    expect(report).toMatchObject({ sessionId: REAL_SESSION_ID, entries: parsed.entries.length, to: sqliteLocation(db, REAL_SESSION_ID) });
+    const store = await openSqliteStore({ file: db, session: REAL_SESSION_ID });
+    expect(await store.entries()).toEqual(parsed.entries);
+    expect((await store.header()).cwd).toBe(parsed.header.cwd);
+    await store.close();
+    const list = await sandbox.runMain(["session", "list", "--db", `sqlite:${db}`]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain(`1 session in sqlite:${db}`);
+    expect(list.stdout).toContain(`--session sqlite:${db}#${REAL_SESSION_ID}`);
+    expect(list.stdout).toContain(`${parsed.entries.length} entries`);
+  });
+
+  it("copies it back out to a file that reads as the original", async () => {
+    await copyIn();
+    const out = join(sandbox.root, "back.jsonl");
+    const run = await sandbox.runMain(["session", "copy", location, out]);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^Copied: session d703a1a9-1b7b-4fb1-b512-c9738b1fe617, 1,018 entries \(0 compactions\), ids and parents kept\n/);
+    const original = readSession(sandbox.sessionPath);
+    const copy = readSession(out);
+    expect(copy.entries).toEqual(original.entries);
+    expect(copy.header).toMatchObject({ id: REAL_SESSION_ID, version: 3, cwd: original.header.cwd });
+  });
+
+  it("refuses to overwrite: a database session with entries, or a file that is not empty; nothing is written", async () => {
+    await copyIn();
+    const again = await sandbox.runMain(["session", "copy", sandbox.sessionPath, `sqlite:${db}`]);
+    expect(again.code).toBe(3);
+    expect(again.stderr).toContain("already holds a session with 1018 entries; nothing was written");
+    const before = sandbox.bytes();
+    const onto = await sandbox.runMain(["session", "copy", location, sandbox.sessionPath]);
+    expect(onto.code).toBe(3);
+    expect(onto.stderr).toContain("exists and is not empty; nothing was written");
+    expect(sandbox.bytes().equals(before)).toBe(true);
+  });
+
+  it("names what is missing: a session id the database lacks, a database without #<id>, --db for session list", async () => {
+    await copyIn();
+    const missing = await sandbox.runMain(["context", "status", "--session", `sqlite:${db}#no-such-session`]);
+    expect(missing.code).toBe(3);
+    expect(missing.stderr).toContain('No session "no-such-session"');
+    const noId = await sandbox.runMain(["context", "status", "--session", `sqlite:${db}`]);
+    expect(noId.code).toBe(2);
+    expect(noId.stderr).toContain("names a database, not a session in it");
+    expect(noId.stderr).toContain("compaction session list --db");
+    const noDb = await sandbox.runMain(["session", "list"]);
+    expect(noDb.code).toBe(2);
+    expect(noDb.stderr).toContain("session list needs --db");
+    const noFile = await sandbox.runMain(["context", "status", "--session", `sqlite:${join(sandbox.root, "absent.sqlite")}#x`]);
+    expect(noFile.code).toBe(3);
+    expect(noFile.stderr).toContain("No SQLite database at");
+  });
+
+  it("says which package a Postgres session needs when it is not installed", async () => {
+    const run = await sandbox.runMain(["context", "status", "--session", "postgres://me@127.0.0.1:1/db#abc"]);
+    if (existsSync(join(sandbox.root, "..", "node_modules", "@compaction", "store-postgres"))) return;
+    expect(run.stderr).toMatch(/@compaction\/store-postgres|connect/);
+  });
+});
+
+describe("commands on a session in SQLite (--session sqlite:<file>#<id>)", () => {
+  it("context status, history, inspect and export say what they say on the file", async () => {
+    await copyIn();
+    for (const command of [["context", "status"], ["context", "history"], ["context", "inspect"], ["context", "export", "-"]]) {
+      const onFile = await sandbox.runMain([...command, "--session", sandbox.sessionPath, "--json"]);
+      const onDb = await sandbox.runMain([...command, "--session", location, "--json"]);
+      expect(onDb.code, `${command.join(" ")}: ${onDb.stderr}`).toBe(onFile.code);
+      const snapshot = /snapshot (\S+)\)/.exec(onDb.stderr)?.[1] as string;
+      expect(snapshot, onDb.stderr).toBeDefined();
+      const strip = (text: string) => neutral(text.replace(/"(exportedAt|generatedAt)": "[^"]*"/g, '"$1": "<time>"'), location, sandbox.sessionPath, snapshot);
+      expect(strip(onDb.stdout), command.join(" ")).toBe(strip(onFile.stdout));
+    }
+  });
+
+  it("search uses the database's full-text search and finds what the file's index finds first", async () => {
+    await copyIn();
+    const onFile = JSON.parse((await sandbox.runMain(["search", "user-message-selector", "--limit", "50", "--session", sandbox.sessionPath, "--json"])).stdout) as { results: { entryId: string; exact: boolean }[] };
+    const run = await sandbox.runMain(["search", "user-message-selector", "--limit", "50", "--session", location, "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    const onDb = JSON.parse(run.stdout) as { session: { path: string; id: string }; index: { path: string }; results: { entryId: string; exact: boolean; role: string }[] };
+    expect(onDb.session).toEqual({ path: location, id: REAL_SESSION_ID });
+    expect(onDb.index.path).toContain("store:sqlite");
+    expect(onDb.results.length).toBeGreaterThan(0);
+    // Entries that hold the query as typed come first, as over the file.
+    expect(onDb.results[0]?.exact).toBe(true);
+    const exactOnFile = onFile.results.filter((hit) => hit.exact).map((hit) => hit.entryId);
+    const exactOnDb = onDb.results.filter((hit) => hit.exact).map((hit) => hit.entryId);
+    expect(exactOnFile.length).toBeLessThan(50); // every exact entry is in both lists
+    expect(new Set(exactOnDb)).toEqual(new Set(exactOnFile));
+    expect(onDb.results.findIndex((hit) => !hit.exact)).toBe(exactOnDb.length);
+  });
+
+  it("compact --yes writes pi's compaction entry to the database, not to the snapshot or the file", async () => {
+    await copyIn();
+    const fileBefore = sandbox.bytes();
+    const run = await sandbox.runMain(["compact", "--yes", "--session", location, "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout) as { written: boolean; entryId: string };
+    expect(report.written).toBe(true);
+    const store = await openSqliteStore({ file: db, session: REAL_SESSION_ID });
+    const branch = await store.branch();
+    expect(branch.newestCompactionId).toBe(report.entryId);
+    expect(branch.compactions).toBe(1);
+    await store.close();
+    expect(sandbox.bytes().equals(fileBefore)).toBe(true);
+    const history = await sandbox.runMain(["context", "history", "--session", location]);
+    expect(history.stdout.match(/Strategy/g)).toHaveLength(1);
+  });
+
+  it("autocompact off writes the setting to the database, and status reads it back", async () => {
+    await copyIn();
+    expect((await sandbox.runMain(["autocompact", "off", "--session", location])).code).toBe(0);
+    const store = await openSqliteStore({ file: db, session: REAL_SESSION_ID });
+    expect((await store.branch()).autoCompact).toBe(false);
+    await store.close();
+    const shown = JSON.parse((await sandbox.runMain(["autocompact", "--session", location, "--json"])).stdout) as { enabled: boolean; source: string };
+    expect(shown).toMatchObject({ enabled: false, source: "session" });
+  });
+
+  it("refuses what works on files only (branch, upgrade), saying how to get a file", async () => {
+    await copyIn();
+    const run = await sandbox.runMain(["session", "branch", "--at", "l00000005", "--session", location]);
+    expect(run.code).toBe(3);
+    expect(run.stderr).toContain("is a session in a database, and this command works on session files only");
+    expect(run.stderr).toContain("compaction session copy");
+  });
+
+  it("writes nothing when another writer compacted the session after it was read", async () => {
+    await copyIn();
+    const io = quietIo(sandbox.root);
+    const snapshot = await databaseSnapshot(location, io);
+    const session = databaseOfSnapshot(snapshot)!;
+    const other = await openSqliteStore({ file: db, session: REAL_SESSION_ID });
+    const compaction = (summary: string) => ({
+      summary,
+      firstKeptEntryId: "l00001000",
+      tokensBefore: 1000,
+      details: createCompactionEvent({ summary, messagesCompacted: 10, tokensBeforeCompaction: 1000, tokensAfterCompaction: 100, trigger: "manual", boundaryMessageId: "l00001000", strategy: "test" }),
+    });
+    const theirs = await other.appendCompaction(compaction("theirs"), { newestCompactionId: null });
+    expect(theirs.written).toBe(true);
+    await expect(writeDatabaseCompaction(session, compaction("ours"))).rejects.toThrow(/another writer changed its branch/);
+    const compactions = (await other.entries()).filter((entry): entry is CompactionEntry => entry.type === "compaction");
+    expect(compactions.map((entry) => entry.summary)).toEqual(["theirs"]);
+    await other.close();
+    expect(readFileSync(snapshot, "utf8")).not.toContain('"theirs"');
+  });
+});
+
+function quietIo(root: string): CliIo {
+  return {
+    stdout: { write: () => true },
+    stderr: { write: () => true },
+    stdin: process.stdin,
+    env: { HOME: join(root, "home") },
+    cwd: root,
+  };
+}
