@@ -25,6 +25,7 @@ import type { CompactionEntry, SessionEntry, SessionHeader } from "../types.js";
 import type { BranchRead, CompactionWrite, EntryStore } from "./entry-store.js";
 import { PiFileBranchFacts } from "./pi-file-branch-facts.js";
 import { closedStoreError, compactionEntry } from "./store-checks.js";
+import { storeFailpoints } from "./store-failpoints.js";
 
 export interface PiFileStoreOptions {
   /** The file lock's timing (see `SessionLockOptions`). */
@@ -101,6 +102,7 @@ export class PiFileStore implements EntryStore {
           keptOnBranch = branch.some((e) => e.id === compaction.firstKeptEntryId);
         }
         if (newest !== expected.newestCompactionId || !keptOnBranch) return { written: false, newestCompactionId: newest };
+        storeFailpoints.beforeCommit?.(this.location, "append a compaction");
         const [written] = await appendEntriesHeld(this.location, [entry], stillHeld);
         return { written: true, entry: written as CompactionEntry };
       },

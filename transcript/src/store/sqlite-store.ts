@@ -37,6 +37,7 @@ import type { BranchRead, CompactionWrite, EntryHit, EntrySearchOptions, EntrySt
 import { entrySearchText, literalQuery, queryWords } from "./entry-search-text.js";
 import { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from "./sqlite-schema.js";
 import { closedStoreError, compactionEntry } from "./store-checks.js";
+import { storeFailpoints } from "./store-failpoints.js";
 
 /** The prefix of a SQLite session's location: `sqlite:<file>#<session id>`. */
 export const SQLITE_LOCATION_PREFIX = "sqlite:";
@@ -402,6 +403,7 @@ export class SqliteStore implements EntryStore {
     let result: R;
     try {
       result = task();
+      storeFailpoints.beforeCommit?.(this.location, call);
     } catch (error) {
       this.#db.exec("ROLLBACK");
       throw error instanceof CompactionError ? error : databaseError(this.file, call, error);
