@@ -263,6 +263,7 @@ async function main(): Promise<void> {
       try {
         const { perSecond } = await measureConcurrentAppends(store, dir, sessions, APPENDS_PER_WRITER);
         appendRows[key]?.push(fmt(perSecond));
+        console.error(`  ${store.name}: ${fmt(perSecond)} appends/s over ${sessions} session(s)`);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }
@@ -284,6 +285,7 @@ async function main(): Promise<void> {
       const open = await measureOpenContext(store, session);
       openFirst.push(fmt(open.firstMs, 1));
       openMedian.push(fmt(open.medianMs, 1));
+      console.error(`  ${store.name}: ${TARGET_MIB} MB context opened in ${fmt(open.medianMs, 1)} ms (median), ${open.messages} messages`);
       onDisk.push(fmt(store.size(dir, [session]) / MIB, 1));
       await session.close();
     } finally {
@@ -308,6 +310,7 @@ async function main(): Promise<void> {
         written += size;
       }
       const fillSeconds = (performance.now() - fillStart) / 1000;
+      console.error(`  ${store.name}: ${fmt(SEARCH_MESSAGES)} messages written in ${fmt(fillSeconds, 1)} s`);
       if (session.search !== undefined) {
         const search = session.search.bind(session);
         const result = await measureSearch(async (query) => (await search(query, { limit: 5 })).length, content.queries);
