@@ -88,6 +88,11 @@ export class PiFileBranchFacts {
     return this.#facts.get(leafId);
   }
 
+  /** Whether an entry read so far has the id `id`. */
+  has(id: string): boolean {
+    return this.#facts.has(id);
+  }
+
   /** Whether `id` is `leafId` or one of its ancestors. */
   onBranch(id: string, leafId: string | null): boolean {
     const seen = new Set<string>();

@@ -37,6 +37,7 @@ import type { BranchRead, CompactionWrite, EntryHit, EntrySearchOptions, EntrySt
 import { entrySearchText, literalQuery, queryWords } from "./entry-search-text.js";
 import { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from "./sqlite-schema.js";
 import { closedStoreError, compactionEntry } from "./store-checks.js";
+import { storeFailpoints } from "./store-failpoints.js";
 
 /** The prefix of a SQLite session's location: `sqlite:<file>#<session id>`. */
 export const SQLITE_LOCATION_PREFIX = "sqlite:";
@@ -402,6 +403,7 @@ export class SqliteStore implements EntryStore {
     let result: R;
     try {
       result = task();
+      storeFailpoints.beforeCommit?.(this.location, call);
     } catch (error) {
       this.#db.exec("ROLLBACK");
       throw error instanceof CompactionError ? error : databaseError(this.file, call, error);
@@ -560,13 +562,13 @@ VALUES (:session, :seq, :id, :parent, :type, :body, :text, :compactions, :newest
 /** Entries holding every word of the query in order (an FTS5 phrase) whose text contains the query as typed. */
 const EXACT_SEARCH_SQL = `
 SELECT e.rowid AS rowid, e.body AS body, bm25(compaction_entry_search) AS rank
-FROM compaction_entry_search JOIN compaction_entries e ON e.rowid = compaction_entry_search.rowid
+FROM compaction_entry_search CROSS JOIN compaction_entries e ON e.rowid = compaction_entry_search.rowid
 WHERE compaction_entry_search MATCH :phrase AND e.session_id = :session AND instr(lower(e.search_text), :literal) > 0
 ORDER BY rank LIMIT :limit`;
 
 /** Entries holding any word of the query, by BM25. */
 const ANY_WORD_SEARCH_SQL = `
 SELECT e.rowid AS rowid, e.body AS body, bm25(compaction_entry_search) AS rank
-FROM compaction_entry_search JOIN compaction_entries e ON e.rowid = compaction_entry_search.rowid
+FROM compaction_entry_search CROSS JOIN compaction_entries e ON e.rowid = compaction_entry_search.rowid
 WHERE compaction_entry_search MATCH :words AND e.session_id = :session
 ORDER BY rank LIMIT :limit`;
