@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Installs the real hosts the host tests run against (OpenClaw, the OpenAI Agents SDK), on demand,
+// Installs the real hosts the host tests run against (OpenClaw, the OpenAI Agents SDK, pi 0.87 and pi 0.73), on demand,
 // the way scripts/node-bin.sh fetches a Node: `npm ci` of scripts/hosts/<name>/ (a package.json
 // and its package-lock.json, so every transitive version is pinned) into a cache folder,
 // ${COMPACTION_HOST_CACHE:-~/.cache/compaction/hosts}/<name>@<version>, once per lockfile; then

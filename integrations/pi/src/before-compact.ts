@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { type Compactor, describeError, type PiMessage, providerRatio, type ResolvedConfig, warningsMeasureNote } from "@compaction/core";
 import { readSession, type SessionEntry, sessionAutoCompact } from "@compaction/transcript";
 import { recallSettings } from "@compaction/plugin-recall";
-import type { CompactionResult as PiCompactionResult, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { CompactionResult as PiCompactionResult, ExtensionContext } from "./pi-types.js";
 import { type BranchCompactEvent, compactBranch, inferTrigger } from "./compact-branch.js";
 import { explain, hintOf } from "./explain.js";
 import type { ResolvedPiCompactionOptions } from "./options.js";

@@ -6,7 +6,7 @@
  */
 import { buildContext, compactionAnchor, compactPiBranch, type PiCompactionPlan, type SessionEntry } from "@compaction/transcript";
 import { type CompactionResult, type CompactionTrigger, type Compactor, type PiMessage } from "@compaction/core";
-import type { SessionBeforeCompactEvent } from "@earendil-works/pi-coding-agent";
+import type { SessionBeforeCompactEvent } from "./pi-types.js";
 
 /** Why pi compacts, as its event says since 0.79.10: `/compact`, its threshold, or a context-overflow error. */
 export type PiCompactionReason = "manual" | "threshold" | "overflow";

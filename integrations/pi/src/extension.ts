@@ -8,7 +8,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { type Compactor, configWarnings, type PiMessage, type RequestShaper, type ResolvedConfig } from "@compaction/core";
-import type { ContextEvent, ExtensionAPI, ExtensionContext, ExtensionFactory } from "@earendil-works/pi-coding-agent";
+import type { ContextEvent, ExtensionAPI, ExtensionContext, ExtensionFactory } from "./pi-types.js";
 import { beforeCompact } from "./before-compact.js";
 import { CompactorCache } from "./compactor-cache.js";
 import { ensureRequestPruning } from "@compaction/plugin-layered";

@@ -3,7 +3,7 @@
  * when the preset's compaction cannot be written, and whether to prune what is sent.
  */
 import { CompactionError, ErrorCodes } from "@compaction/core";
-import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ExtensionContext } from "./pi-types.js";
 
 /** Environment variable naming the `.compactionrc` agent section (pi has no agent names). */
 export const AGENT_ENV = "COMPACTION_AGENT";

@@ -13,7 +13,7 @@
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
-import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ExtensionContext } from "./pi-types.js";
 
 /** What pi guards in `<project>/.pi` (pi's trust-manager: TRUST_REQUIRING_PROJECT_CONFIG_RESOURCES). */
 const PI_GUARDED = ["settings.json", "extensions", "skills", "prompts", "themes", "SYSTEM.md", "APPEND_SYSTEM.md"];

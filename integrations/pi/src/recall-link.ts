@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import type { Compactor, PiMessage } from "@compaction/core";
 import { connectRecall, type RecallConnection, recallSettings } from "@compaction/plugin-recall";
-import type { ExtensionAPI, ExtensionContext, ToolDefinition } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext, ToolDefinition } from "./pi-types.js";
 
 /** pi's read-only session manager, as extensions see it. */
 type ReadonlySessionManager = ExtensionContext["sessionManager"];

@@ -5,7 +5,7 @@
  * request's budget in the provider's measure, as it sizes the context manager's and the CLI's.
  */
 import { readRecordedCalibration, type RecordedCalibration } from "@compaction/core";
-import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ExtensionContext } from "./pi-types.js";
 
 /** Undefined when the branch has no compaction, its newest records none (pi's own, an older release's), or the host gives no branch. */
 export function branchRecordedCalibration(ctx: Pick<ExtensionContext, "sessionManager">): RecordedCalibration | undefined {

@@ -6,7 +6,7 @@
  * pi's event bus, which every extension of one runtime shares, not through module state.
  */
 import { CompactionError, ErrorCodes } from "@compaction/core";
-import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI } from "./pi-types.js";
 
 /** The event-bus channel on which a loaded copy answers "who is there?". */
 export const LOADED_CHANNEL = "@compaction/pi:loaded";

@@ -8,7 +8,8 @@
  * pi 0.87.1 needs Node >= 22.19, so everything is imported on demand: on an older Node the tests
  * skip with `PI_087_UNSUPPORTED` as their reason instead of failing to load.
  */
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import type { AssistantMessage, FauxProviderHandle, FauxResponseStep } from "@earendil-works/pi-ai";
 import type { AgentSession, ExtensionFactory, SessionManager, SettingsManager } from "@earendil-works/pi-coding-agent";
@@ -27,11 +28,13 @@ function nodeAtLeast([major, minor]: readonly [number, number]): boolean {
 }
 
 /** Why pi 0.87.1 cannot run here, or undefined when it can. */
-export const PI_087_UNSUPPORTED: string | undefined = nodeAtLeast(PI_087_NODE)
-  ? undefined
-  : `pi ${PI_087_VERSION} needs Node >= ${PI_087_NODE.join(".")} (its engines field); this is Node ${process.versions.node}. Run the tests with Node 22 or 24.`;
+export const PI_087_UNSUPPORTED: string | undefined = !nodeAtLeast(PI_087_NODE)
+  ? `pi ${PI_087_VERSION} needs Node >= ${PI_087_NODE.join(".")} (its engines field); this is Node ${process.versions.node}. Run the tests with Node 22 or 24.`
+  : !existsSync(fileURLToPath(new URL("../../node_modules/@earendil-works/pi-coding-agent/package.json", import.meta.url)))
+    ? `pi ${PI_087_VERSION} is not installed: it is not part of npm ci; run \`node scripts/host-install.mjs pi-0.87\` at the repository root (npm test does)`
+    : undefined;
 
-// CI runs every supported Node, each of which runs this pi: a skip there would hide the tests.
+// CI runs every supported Node, each of which runs this pi, and installs it: a skip there would hide the tests.
 if (PI_087_UNSUPPORTED !== undefined && process.env.CI !== undefined && !["", "0", "false"].includes(process.env.CI)) {
   throw new Error(`CI must run the pi ${PI_087_VERSION} runtime tests, but ${PI_087_UNSUPPORTED}`);
 }
