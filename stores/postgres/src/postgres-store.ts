@@ -1,0 +1,472 @@
+/**
+ * `PostgresStore`: the session store contract (`EntryStore`) over a Postgres database, for a
+ * service whose sessions are reached from many workers on many machines. Many sessions share one
+ * database (tables in schema.ts).
+ *
+ * Concurrency: every write is one transaction that first locks the session's row
+ * (`SELECT ... FOR UPDATE`), reads the leaf under that lock, and writes after it; so writers from
+ * any number of processes are put in one order, each append's entries stay together, and a
+ * conditional compaction sees the newest compaction as it is at that moment (two workers that
+ * both saw the threshold crossed write one compaction). A writer that dies or loses its connection
+ * mid-transaction leaves nothing: Postgres rolls the transaction back.
+ *
+ * Reads keep a cache of each entry's links (id, parent, type, and the few fields the branch facts
+ * need), filled incrementally by `seq`: entries never change once written, so a read fetches only
+ * the rows written since the last one.
+ */
+import { CompactionError, ErrorCodes } from "@compaction/core";
+import {
+  AUTO_COMPACT_CUSTOM_TYPE,
+  type BranchRead,
+  type CompactionEntry,
+  type CompactionWrite,
+  CURRENT_SESSION_VERSION,
+  type EntryHit,
+  type EntrySearchOptions,
+  type EntryStore,
+  type NewEntry,
+  type PiCompaction,
+  type SessionEntry,
+  type SessionHeader,
+} from "@compaction/transcript";
+import pg from "pg";
+import { assignNewEntries } from "./assign-entries.js";
+import { literalText, searchableText, words } from "./entry-text.js";
+import { postgresError, isConnectionError } from "./postgres-errors.js";
+import { migrate, quoteSchema } from "./schema.js";
+
+/** Options of `openPostgresStore`. */
+export interface PostgresStoreOptions {
+  /**
+   * A libpq-style connection string, e.g. `postgres://user:password@host:5432/db`. The store makes
+   * its own pool (closed by `close()`). Give this or `pool`.
+   */
+  readonly connectionString?: string;
+  /** A pool of your own (shared by many stores; `close()` leaves it open). */
+  readonly pool?: pg.Pool;
+  /** The session's id (pi's session id, or any text). */
+  readonly session: string;
+  /**
+   * Create the session when it does not exist (with `header`'s fields, a fresh timestamp and
+   * `cwd` the process's). Default false: a session that does not exist is an error.
+   */
+  readonly create?: boolean;
+  /** The header of a session made by `create` (its `id` is always `session`). */
+  readonly header?: Partial<Omit<SessionHeader, "type" | "id">>;
+  /** The Postgres schema holding the tables. Default `compaction`. */
+  readonly schema?: string;
+}
+
+/** One entry's links and the facts the branch needs, kept in memory (entries never change). */
+interface EntryLink {
+  readonly seq: number;
+  readonly parentId: string | null;
+  readonly type: string;
+  /** A compaction's `firstKeptEntryId`. */
+  readonly firstKept: string | null;
+  /** An auto-compaction setting entry's value. */
+  readonly autoCompact: boolean | undefined;
+}
+
+interface BranchWalk {
+  /** The branch's ids, root-most first. */
+  readonly ids: string[];
+  readonly leafId: string | null;
+  readonly newestCompaction: { readonly id: string; readonly firstKept: string | null } | null;
+  readonly compactions: number;
+  readonly autoCompact: boolean | undefined;
+}
+
+/** Tries an append again when a freshly drawn id collides with one already in the session. */
+const ID_COLLISION_ATTEMPTS = 5;
+
+/**
+ * Opens the session `options.session` in a Postgres database: creates or upgrades the tables
+ * (refusing tables newer than this package), checks the session exists (or creates it with
+ * `create`), and returns its store. Fails with a CompactionError that names the location when
+ * the server cannot be reached, refuses the login, or the session does not exist.
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
+  if ((options.connectionString === undefined) === (options.pool === undefined)) {
+    throw new CompactionError(ErrorCodes.INPUT_INVALID, "openPostgresStore needs exactly one of `connectionString` and `pool`.", {
+      hint: 'Pass { connectionString: "postgres://user:password@host:5432/db", session: "..." }.',
+    });
+  }
+  if (typeof options.session !== "string" || options.session === "") {
+    throw new CompactionError(ErrorCodes.INPUT_INVALID, "openPostgresStore needs a `session` id (a non-empty string).");
+  }
+  const schema = options.schema ?? "compaction";
+  quoteSchema(schema);
+  const ownPool = options.pool === undefined;
+  const pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: 4 });
+  if (ownPool) pool.on("error", () => undefined); // an idle connection dropped: the next query reconnects
+  const location = postgresLocation(pool, options.session);
+  const store = new PostgresStore(pool, ownPool, options.session, schema, location);
+  try {
+    await store.prepare(options.create === true ? options.header ?? {} : undefined);
+  } catch (error) {
+    if (ownPool) await pool.end().catch(() => undefined);
+    throw error;
+  }
+  return store;
+}
+
+/** `postgres://host:port/database#session`, from the pool's settings, without user or password. */
+export function postgresLocation(pool: pg.Pool, session: string): string {
+  const settings = (pool as unknown as { options: pg.PoolConfig }).options;
+  let host = settings.host ?? process.env["PGHOST"] ?? "localhost";
+  let port = settings.port ?? Number(process.env["PGPORT"] ?? 5432);
+  let database = settings.database ?? process.env["PGDATABASE"];
+  if (settings.connectionString !== undefined) {
+    try {
+      const url = new URL(settings.connectionString);
+      if (url.hostname !== "") host = decodeURIComponent(url.hostname);
+      if (url.port !== "") port = Number(url.port);
+      if (url.pathname.length > 1) database = decodeURIComponent(url.pathname.slice(1));
+    } catch {
+      // a key=value string: keep the defaults
+    }
+  }
+  return `postgres://${host}:${port}/${database ?? settings.user ?? process.env["PGUSER"] ?? "postgres"}#${session}`;
+}
+
+/** A session in a Postgres database (see the top of this file). Made by `openPostgresStore`. */
+export class PostgresStore implements EntryStore {
+  readonly kind = "postgres";
+  readonly location: string;
+  /** The session's id. */
+  readonly session: string;
+  readonly #pool: pg.Pool;
+  readonly #ownPool: boolean;
+  readonly #schema: string;
+  readonly #links = new Map<string, EntryLink>();
+  /** Ids in the order written. */
+  readonly #order: string[] = [];
+  #readSeq = 0;
+  #closed = false;
+
+  /** @internal Use `openPostgresStore`. */
+  constructor(pool: pg.Pool, ownPool: boolean, session: string, schema: string, location: string) {
+    this.#pool = pool;
+    this.#ownPool = ownPool;
+    this.session = session;
+    this.#schema = quoteSchema(schema);
+    this.location = location;
+  }
+
+  /** @internal Creates or checks the tables and the session. */
+  async prepare(create: Partial<Omit<SessionHeader, "type" | "id">> | undefined): Promise<void> {
+    await this.#withClient("open the session", async (client) => {
+      await migrate(client, this.#schema.slice(1, -1), this.location);
+      if (create !== undefined) {
+        const header: SessionHeader = {
+          type: "session",
+          version: CURRENT_SESSION_VERSION,
+          id: this.session,
+          timestamp: new Date().toISOString(),
+          cwd: process.cwd(),
+          ...create,
+        };
+        await client.query(`INSERT INTO ${this.#schema}.sessions (id, header) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, [this.session, JSON.stringify(header)]);
+      }
+      await this.#sessionRow(client, false);
+    });
+  }
+
+  async header(): Promise<SessionHeader> {
+    this.#open("read the header");
+    return this.#withClient("read the header", async (client) => {
+      const rows = (await client.query<{ header: string }>(`SELECT header::text AS header FROM ${this.#schema}.sessions WHERE id = $1`, [this.session])).rows;
+      if (rows[0] === undefined) throw this.#notFound();
+      return JSON.parse(rows[0].header) as SessionHeader;
+    });
+  }
+
+  async entries(): Promise<SessionEntry[]> {
+    this.#open("read the entries");
+    return this.#withClient("read the entries", async (client) => {
+      await this.#sessionRow(client, false);
+      const rows = (await client.query<{ body: string }>(`SELECT body::text AS body FROM ${this.#schema}.entries WHERE session_id = $1 ORDER BY seq`, [this.session])).rows;
+      return rows.map((row) => JSON.parse(row.body) as SessionEntry);
+    });
+  }
+
+  async branch(options: { readonly fromBoundary?: boolean } = {}): Promise<BranchRead> {
+    this.#open("read the branch");
+    return this.#withClient("read the branch", async (client) => {
+      const { leafId } = await this.#sessionRow(client, false);
+      await this.#refresh(client);
+      const walk = this.#walk(leafId);
+      let ids = walk.ids;
+      if (options.fromBoundary === true && walk.newestCompaction !== null) {
+        const { id, firstKept } = walk.newestCompaction;
+        const at = ids.indexOf(id);
+        const kept = firstKept === null ? -1 : ids.indexOf(firstKept);
+        ids = ids.slice(kept >= 0 && kept < at ? kept : at);
+      }
+      const entries = await this.#bodies(client, ids);
+      return { entries, leafId: walk.leafId, newestCompactionId: walk.newestCompaction?.id ?? null, compactions: walk.compactions, autoCompact: walk.autoCompact };
+    });
+  }
+
+  async append(entries: readonly NewEntry[]): Promise<SessionEntry[]> {
+    this.#open("append");
+    if (entries.length === 0) return [];
+    return this.#write("append to the session", async (client, leafId, lastSeq) => {
+      const written = await assignNewEntries(client, this.#schema, this.session, entries, leafId, this.location);
+      await this.#insert(client, written, lastSeq);
+      return written;
+    });
+  }
+
+  async appendCompaction(compaction: PiCompaction, expected: { readonly newestCompactionId: string | null }): Promise<CompactionWrite> {
+    this.#open("append a compaction");
+    return this.#write("append a compaction", async (client, leafId, lastSeq): Promise<CompactionWrite> => {
+      await this.#refresh(client);
+      const walk = this.#walk(leafId);
+      const newest = walk.newestCompaction?.id ?? null;
+      if (newest !== expected.newestCompactionId) return { written: false, newestCompactionId: newest };
+      if (!walk.ids.includes(compaction.firstKeptEntryId)) {
+        throw new CompactionError(
+          ErrorCodes.INPUT_INVALID,
+          `Cannot append the compaction to ${this.location}: firstKeptEntryId "${compaction.firstKeptEntryId}" is not on the branch ending at ${leafId === null ? "the root" : `entry "${leafId}"`}${this.#links.has(compaction.firstKeptEntryId) ? "" : " (no entry has that id)"}.`,
+          { file: this.location, hint: "Pass the id of the first entry kept after the summary, taken from the branch that was compacted; nothing was written." },
+        );
+      }
+      const entry: NewEntry = {
+        type: "compaction",
+        summary: compaction.summary,
+        firstKeptEntryId: compaction.firstKeptEntryId,
+        tokensBefore: compaction.tokensBefore,
+        details: compaction.details,
+      };
+      const [written] = await assignNewEntries(client, this.#schema, this.session, [entry], leafId, this.location);
+      await this.#insert(client, [written as SessionEntry], lastSeq);
+      return { written: true, entry: written as CompactionEntry };
+    });
+  }
+
+  async version(): Promise<string> {
+    this.#open("read the version");
+    return this.#withClient("read the version", async (client) => String((await this.#sessionRow(client, false)).lastSeq));
+  }
+
+  /**
+   * Entries of the session (all branches) matching `query`, best first, by Postgres full-text
+   * search over the words of each entry's text ('simple' configuration: no stemming; a query word
+   * of three letters or more also matches longer words it starts). Entries whose text holds the
+   * query as typed (ignoring case and runs of white space: a path, a function name, an error
+   * code) come first, as recall ranks them. `score` is in [1, 2) for those and [0, 1) for the
+   * rest, growing with Postgres' `ts_rank`.
+   */
+  async search(query: string, options: EntrySearchOptions): Promise<EntryHit[]> {
+    this.#open("search");
+    if (!Number.isInteger(options.limit) || options.limit < 1) {
+      throw new CompactionError(ErrorCodes.INPUT_INVALID, `search() limit must be a whole number of at least 1, but it is ${String(options.limit)}.`);
+    }
+    const terms = [...new Set(words(query))];
+    if (terms.length === 0) return [];
+    const lexeme = (word: string) => `'${word}'${word.length >= 3 ? ":*" : ""}`;
+    const any = terms.map(lexeme).join(" | ");
+    const all = terms.map((word) => `'${word}':*`).join(" & ");
+    return this.#withClient("search", async (client) => {
+      await this.#sessionRow(client, false);
+      const rows = (
+        await client.query<{ body: string; rank: number; exact: boolean }>(
+          `SELECT body::text AS body, ts_rank(search_words, q.any) AS rank,
+                  (search_words @@ q.all AND strpos(search_text, $4) > 0) AS exact
+             FROM ${this.#schema}.entries,
+                  (SELECT to_tsquery('simple', $2) AS any, to_tsquery('simple', $3) AS all) AS q
+            WHERE session_id = $1 AND search_words @@ q.any
+            ORDER BY exact DESC, rank DESC, seq DESC
+            LIMIT $5`,
+          [this.session, any, all, literalText(query), options.limit],
+        )
+      ).rows;
+      return rows.map((row) => {
+        const rank = Number(row.rank);
+        return { entry: JSON.parse(row.body) as SessionEntry, score: (row.exact ? 1 : 0) + rank / (1 + rank) };
+      });
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#ownPool) await this.#pool.end();
+  }
+
+  #open(doing: string): void {
+    if (this.#closed) {
+      throw new CompactionError(ErrorCodes.INPUT_INVALID, `Cannot ${doing}: the store for ${this.location} is closed.`, { file: this.location, hint: "Open the session again with openPostgresStore." });
+    }
+  }
+
+  #notFound(): CompactionError {
+    return new CompactionError(ErrorCodes.TRANSCRIPT_NOT_FOUND, `No session "${this.session}" in ${this.location.slice(0, this.location.lastIndexOf("#"))}.`, {
+      file: this.location,
+      hint: "Check the session id, or open it with `create: true` to start a new session (`compaction context import` moves a pi session file there).",
+    });
+  }
+
+  async #sessionRow(client: pg.ClientBase, forUpdate: boolean): Promise<{ leafId: string | null; lastSeq: number }> {
+    const rows = (
+      await client.query<{ leaf_id: string | null; last_seq: string }>(
+        `SELECT leaf_id, last_seq FROM ${this.#schema}.sessions WHERE id = $1${forUpdate ? " FOR UPDATE" : ""}`,
+        [this.session],
+      )
+    ).rows;
+    if (rows[0] === undefined) throw this.#notFound();
+    return { leafId: rows[0].leaf_id, lastSeq: Number(rows[0].last_seq) };
+  }
+
+  /** Runs `task` with a pooled connection; failures become CompactionErrors about `doing`. */
+  async #withClient<R>(doing: string, task: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (error) {
+      throw postgresError(error, this.location, doing);
+    }
+    let failure: unknown;
+    try {
+      return await task(client);
+    } catch (error) {
+      failure = error;
+      throw postgresError(error, this.location, doing);
+    } finally {
+      // A connection that failed is dropped from the pool, not reused.
+      client.release(failure !== undefined && isConnectionError(failure) ? (failure as Error) : undefined);
+    }
+  }
+
+  /**
+   * One write transaction: locks the session row, reads the leaf and last seq under the lock,
+   * runs `task`, commits. A drawn id that collides with an existing one (23505 on the entry's
+   * id) rolls back and tries again with new ids.
+   */
+  async #write<R>(doing: string, task: (client: pg.PoolClient, leafId: string | null, lastSeq: number) => Promise<R>): Promise<R> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#withClient(doing, async (client) => {
+          await client.query("BEGIN");
+          try {
+            const { leafId, lastSeq } = await this.#sessionRow(client, true);
+            const result = await task(client, leafId, lastSeq);
+            await client.query("COMMIT");
+            return result;
+          } catch (error) {
+            await client.query("ROLLBACK").catch(() => undefined);
+            throw error;
+          }
+        });
+      } catch (error) {
+        const cause = (error as { cause?: { code?: string; constraint?: string } }).cause;
+        if (attempt < ID_COLLISION_ATTEMPTS && cause?.code === "23505" && cause.constraint === "entries_session_id_id_key") continue;
+        throw error;
+      }
+    }
+  }
+
+  /** Inserts `entries` as seq lastSeq+1, ... and moves the session's leaf to the last one. */
+  async #insert(client: pg.ClientBase, entries: readonly SessionEntry[], lastSeq: number): Promise<void> {
+    const seqs: number[] = [];
+    const ids: string[] = [];
+    const parents: (string | null)[] = [];
+    const types: string[] = [];
+    const bodies: string[] = [];
+    const texts: (string | null)[] = [];
+    const wordLists: (string | null)[] = [];
+    entries.forEach((entry, index) => {
+      const searchable = searchableText(entry);
+      seqs.push(lastSeq + index + 1);
+      ids.push(entry.id);
+      parents.push(entry.parentId);
+      types.push(entry.type);
+      bodies.push(JSON.stringify(entry));
+      texts.push(searchable?.literal ?? null);
+      wordLists.push(searchable?.words ?? null);
+    });
+    await client.query(
+      `INSERT INTO ${this.#schema}.entries (session_id, seq, id, parent_id, type, body, search_text, search_words)
+       SELECT $1, u.seq, u.id, u.parent_id, u.type, u.body::json, u.search_text, to_tsvector('simple', u.words)
+         FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+           AS u(seq, id, parent_id, type, body, search_text, words)`,
+      [this.session, seqs, ids, parents, types, bodies, texts, wordLists],
+    );
+    const last = entries[entries.length - 1] as SessionEntry;
+    await client.query(`UPDATE ${this.#schema}.sessions SET leaf_id = $2, last_seq = $3 WHERE id = $1`, [this.session, last.id, lastSeq + entries.length]);
+  }
+
+  /** Reads the links of entries written since the last read. */
+  async #refresh(client: pg.ClientBase): Promise<void> {
+    const rows = (
+      await client.query<{ seq: string; id: string; parent_id: string | null; type: string; first_kept: string | null; auto_compact: string | null }>(
+        `SELECT seq, id, parent_id, type,
+                CASE WHEN type = 'compaction' THEN body->>'firstKeptEntryId' END AS first_kept,
+                CASE WHEN type = 'custom' AND body->>'customType' = $3 THEN body->'data'->>'enabled' END AS auto_compact
+           FROM ${this.#schema}.entries WHERE session_id = $1 AND seq > $2 ORDER BY seq`,
+        [this.session, this.#readSeq, AUTO_COMPACT_CUSTOM_TYPE],
+      )
+    ).rows;
+    for (const row of rows) {
+      const seq = Number(row.seq);
+      if (seq <= this.#readSeq) continue;
+      this.#links.set(row.id, {
+        seq,
+        parentId: row.parent_id,
+        type: row.type,
+        firstKept: row.first_kept,
+        autoCompact: row.auto_compact === "true" ? true : row.auto_compact === "false" ? false : undefined,
+      });
+      this.#order.push(row.id);
+      this.#readSeq = seq;
+    }
+  }
+
+  /** The branch ending at `leafId` and its facts, from the cached links. */
+  #walk(leafId: string | null): BranchWalk {
+    const ids: string[] = [];
+    const seen = new Set<string>();
+    for (let id = leafId; id !== null; ) {
+      const link = this.#links.get(id);
+      if (link === undefined || seen.has(id)) {
+        throw new CompactionError(
+          ErrorCodes.TRANSCRIPT_INVALID,
+          `The branch of ${this.location} is broken at entry "${id}": ${link === undefined ? "no entry has that id" : "its parents form a cycle"}.`,
+          { file: this.location, hint: "The rows were changed outside this store; restore them from a backup or export the session and repair it." },
+        );
+      }
+      seen.add(id);
+      ids.push(id);
+      id = link.parentId;
+    }
+    ids.reverse();
+    let newestCompaction: BranchWalk["newestCompaction"] = null;
+    let compactions = 0;
+    let autoCompact: boolean | undefined;
+    for (const id of ids) {
+      const link = this.#links.get(id) as EntryLink;
+      if (link.type === "compaction") {
+        compactions++;
+        newestCompaction = { id, firstKept: link.firstKept };
+      } else if (link.autoCompact !== undefined) {
+        autoCompact = link.autoCompact;
+      }
+    }
+    return { ids, leafId, newestCompaction, compactions, autoCompact };
+  }
+
+  /** The entries with these ids, in the given order. */
+  async #bodies(client: pg.ClientBase, ids: readonly string[]): Promise<SessionEntry[]> {
+    if (ids.length === 0) return [];
+    const seqs = ids.map((id) => (this.#links.get(id) as EntryLink).seq);
+    const rows = (
+      await client.query<{ body: string }>(`SELECT body::text AS body FROM ${this.#schema}.entries WHERE session_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq`, [
+        this.session,
+        seqs,
+      ])
+    ).rows;
+    return rows.map((row) => JSON.parse(row.body) as SessionEntry);
+  }
+}
