@@ -49,6 +49,14 @@ export async function appendEntries(path: string, entries: readonly NewEntry[], 
   return withSessionLock(path, (stillHeld) => appendUnderLock(path, entries, options.parentId, stillHeld), options.lock);
 }
 
+/**
+ * `appendEntries` for a caller that already holds the file's lock (`withSessionLock`) and has
+ * checked what it needed under it: appends after the leaf as read now. Not exported from the package.
+ */
+export function appendEntriesHeld(path: string, entries: readonly NewEntry[], stillHeld: () => void): Promise<SessionEntry[]> {
+  return appendUnderLock(path, entries, undefined, stillHeld);
+}
+
 async function appendUnderLock(
   path: string,
   entries: readonly NewEntry[],

@@ -79,3 +79,13 @@ export {
 } from "./openclaw-sessions.js";
 export { OPENCLAW_SESSION_TABLES_SQL } from "./openclaw-schema.js";
 export type { BranchRead, CompactionWrite, EntryHit, EntrySearchOptions, EntryStore } from "./store/entry-store.js";
+export { createPiFileStore, openPiFileStore, PiFileStore, type PiFileStoreOptions } from "./store/pi-file-store.js";
+export {
+  openSqliteStore,
+  parseSqliteLocation,
+  SQLITE_LOCATION_PREFIX,
+  SqliteStore,
+  type SqliteStoreOptions,
+  sqliteLocation,
+} from "./store/sqlite-store.js";
+export { SQLITE_SCHEMA_VERSION } from "./store/sqlite-schema.js";
