@@ -4,5 +4,5 @@
  * many workers share, with appends and conditional compactions in one order across processes and
  * `search` through Postgres full-text search.
  */
-export { openPostgresStore, postgresLocation, PostgresStore, type PostgresStoreOptions } from "./postgres-store.js";
+export { openPostgresStore, parsePostgresLocation, postgresLocation, PostgresStore, type PostgresStoreOptions } from "./postgres-store.js";
 export { SCHEMA_VERSION } from "./schema.js";

@@ -114,7 +114,7 @@ describe.skipIf(skipReason !== undefined)(`Postgres store, many processes${skipR
       fc.asyncProperty(plan, plan, async (planA, planB) => {
         const store = await freshSession("compaction");
         const tagged = (steps: typeof planA, tag: string): Step[] => steps.map((s, i) => ({ ...s, tag: `${tag}${i}` }));
-        const workers = [new Worker(url, "compaction", store.session, tagged(planA, "a")), new Worker(url, "compaction", store.session, tagged(planB, "b"))];
+        const workers = [new Worker(url, "compaction", store.sessionId, tagged(planA, "a")), new Worker(url, "compaction", store.sessionId, tagged(planB, "b"))];
         await Promise.all(workers.map((worker) => worker.waitFor((report) => report.ready === true)));
         for (const worker of workers) worker.send("go");
         await Promise.all(workers.map((worker) => worker.finish()));
@@ -152,7 +152,7 @@ describe.skipIf(skipReason !== undefined)(`Postgres store, many processes${skipR
           const first = await store.appendCompaction({ summary: "s", firstKeptEntryId: written[1]?.id as string, tokensBefore: 1, details: {} as never }, { newestCompactionId: null });
           expectedBefore = first.written ? first.entry.id : null;
         }
-        const workers = [0, 1].map(() => new Worker(url, "compaction", store.session, [{ compact: true }]));
+        const workers = [0, 1].map(() => new Worker(url, "compaction", store.sessionId, [{ compact: true }]));
         await Promise.all(workers.map((worker) => worker.waitFor((report) => report.ready === true)));
         for (const worker of workers) worker.send("go");
         const reads = await Promise.all(workers.map((worker) => worker.waitFor((report) => "read" in report)));
@@ -185,7 +185,7 @@ describe.skipIf(skipReason !== undefined)(`Postgres store, many processes${skipR
       CREATE TRIGGER wait_for_test AFTER INSERT ON ${schema}.entries FOR EACH STATEMENT EXECUTE FUNCTION ${schema}.wait_for_test();
     `);
     await admin.query("SELECT pg_advisory_lock(4343)");
-    const worker = new Worker(url, schema, store.session, [{ compact: true }]);
+    const worker = new Worker(url, schema, store.sessionId, [{ compact: true }]);
     await worker.waitFor((report) => report.ready === true);
     worker.send("go");
     await worker.waitFor((report) => "read" in report);
@@ -220,7 +220,7 @@ describe.skipIf(skipReason !== undefined)(`Postgres store, many processes${skipR
       fc.asyncProperty(fc.array(step, { minLength: 2, maxLength: 6 }), fc.integer({ min: 0, max: 60 }), async (steps, killAfterMs) => {
         const store = await freshSession("compaction");
         const planSteps: Step[] = steps.map((s, i) => (i === 1 ? { compact: true } : { ...s, tag: `k${i}` }));
-        const worker = new Worker(url, "compaction", store.session, planSteps);
+        const worker = new Worker(url, "compaction", store.sessionId, planSteps);
         await worker.waitFor((report) => report.ready === true);
         worker.send("go");
         worker.send("go"); // the compaction's second line, sent ahead

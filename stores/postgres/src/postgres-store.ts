@@ -20,6 +20,7 @@ import {
   type BranchRead,
   type CompactionEntry,
   type CompactionWrite,
+  createSessionId,
   CURRENT_SESSION_VERSION,
   type EntryHit,
   type EntrySearchOptions,
@@ -31,6 +32,7 @@ import {
 } from "@compaction/transcript";
 import pg from "pg";
 import { assignNewEntries } from "./assign-entries.js";
+import { compactionEntry } from "./compaction-entry.js";
 import { literalText, searchableText, words } from "./entry-text.js";
 import { postgresError, isConnectionError } from "./postgres-errors.js";
 import { migrate, quoteSchema } from "./schema.js";
@@ -44,15 +46,17 @@ export interface PostgresStoreOptions {
   readonly connectionString?: string;
   /** A pool of your own (shared by many stores; `close()` leaves it open). */
   readonly pool?: pg.Pool;
-  /** The session's id (pi's session id, or any text). */
-  readonly session: string;
   /**
-   * Create the session when it does not exist (with `header`'s fields, a fresh timestamp and
-   * `cwd` the process's). Default false: a session that does not exist is an error.
+   * The session's id (pi's session id, or any text). May be left out with `create`: a new id
+   * (UUID v7, as pi makes them) is used.
    */
-  readonly create?: boolean;
-  /** The header of a session made by `create` (its `id` is always `session`). */
-  readonly header?: Partial<Omit<SessionHeader, "type" | "id">>;
+  readonly session?: string;
+  /**
+   * Create the session when it does not exist, with these header fields (`cwd`, `parentSession`,
+   * any other; `true`: none), a fresh timestamp, and `cwd` the process's unless given. Without it
+   * a session that does not exist is an error.
+   */
+  readonly create?: boolean | Partial<Omit<SessionHeader, "type" | "id">>;
   /** The Postgres schema holding the tables. Default `compaction`. */
   readonly schema?: string;
 }
@@ -92,18 +96,20 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       hint: 'Pass { connectionString: "postgres://user:password@host:5432/db", session: "..." }.',
     });
   }
-  if (typeof options.session !== "string" || options.session === "") {
-    throw new CompactionError(ErrorCodes.INPUT_INVALID, "openPostgresStore needs a `session` id (a non-empty string).");
+  const create = options.create === true ? {} : options.create === false || options.create === undefined ? undefined : options.create;
+  const session = options.session ?? (create === undefined ? undefined : createSessionId());
+  if (typeof session !== "string" || session === "") {
+    throw new CompactionError(ErrorCodes.INPUT_INVALID, "openPostgresStore needs a `session` id (a non-empty string), or `create` to make a new session.");
   }
   const schema = options.schema ?? "compaction";
   quoteSchema(schema);
   const ownPool = options.pool === undefined;
   const pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: 4 });
   if (ownPool) pool.on("error", () => undefined); // an idle connection dropped: the next query reconnects
-  const location = postgresLocation(pool, options.session);
-  const store = new PostgresStore(pool, ownPool, options.session, schema, location);
+  const location = postgresLocation(pool, session);
+  const store = new PostgresStore(pool, ownPool, session, schema, location);
   try {
-    await store.prepare(options.create === true ? options.header ?? {} : undefined);
+    await store.prepare(create);
   } catch (error) {
     if (ownPool) await pool.end().catch(() => undefined);
     throw error;
@@ -130,12 +136,24 @@ export function postgresLocation(pool: pg.Pool, session: string): string {
   return `postgres://${host}:${port}/${database ?? settings.user ?? process.env["PGUSER"] ?? "postgres"}#${session}`;
 }
 
+/**
+ * Reads `postgres://host:port/database#session` (a store's `location`) back into the server part
+ * and the session id, or undefined when `location` is not one. The location has no user or
+ * password: connect with them from the environment (PGUSER, PGPASSWORD) or a connection string.
+ */
+export function parsePostgresLocation(location: string): { readonly server: string; readonly session: string } | undefined {
+  if (!/^postgres(ql)?:\/\//.test(location)) return undefined;
+  const hash = location.lastIndexOf("#");
+  if (hash < 0 || hash === location.length - 1) return undefined;
+  return { server: location.slice(0, hash), session: decodeURIComponent(location.slice(hash + 1)) };
+}
+
 /** A session in a Postgres database (see the top of this file). Made by `openPostgresStore`. */
 export class PostgresStore implements EntryStore {
   readonly kind = "postgres";
   readonly location: string;
   /** The session's id. */
-  readonly session: string;
+  readonly sessionId: string;
   readonly #pool: pg.Pool;
   readonly #ownPool: boolean;
   readonly #schema: string;
@@ -149,7 +167,7 @@ export class PostgresStore implements EntryStore {
   constructor(pool: pg.Pool, ownPool: boolean, session: string, schema: string, location: string) {
     this.#pool = pool;
     this.#ownPool = ownPool;
-    this.session = session;
+    this.sessionId = session;
     this.#schema = quoteSchema(schema);
     this.location = location;
   }
@@ -162,12 +180,12 @@ export class PostgresStore implements EntryStore {
         const header: SessionHeader = {
           type: "session",
           version: CURRENT_SESSION_VERSION,
-          id: this.session,
+          id: this.sessionId,
           timestamp: new Date().toISOString(),
           cwd: process.cwd(),
           ...create,
         };
-        await client.query(`INSERT INTO ${this.#schema}.sessions (id, header) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, [this.session, JSON.stringify(header)]);
+        await client.query(`INSERT INTO ${this.#schema}.sessions (id, header) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, [this.sessionId, JSON.stringify(header)]);
       }
       await this.#sessionRow(client, false);
     });
@@ -176,7 +194,7 @@ export class PostgresStore implements EntryStore {
   async header(): Promise<SessionHeader> {
     this.#open("read the header");
     return this.#withClient("read the header", async (client) => {
-      const rows = (await client.query<{ header: string }>(`SELECT header::text AS header FROM ${this.#schema}.sessions WHERE id = $1`, [this.session])).rows;
+      const rows = (await client.query<{ header: string }>(`SELECT header::text AS header FROM ${this.#schema}.sessions WHERE id = $1`, [this.sessionId])).rows;
       if (rows[0] === undefined) throw this.#notFound();
       return JSON.parse(rows[0].header) as SessionHeader;
     });
@@ -186,7 +204,7 @@ export class PostgresStore implements EntryStore {
     this.#open("read the entries");
     return this.#withClient("read the entries", async (client) => {
       await this.#sessionRow(client, false);
-      const rows = (await client.query<{ body: string }>(`SELECT body::text AS body FROM ${this.#schema}.entries WHERE session_id = $1 ORDER BY seq`, [this.session])).rows;
+      const rows = (await client.query<{ body: string }>(`SELECT body::text AS body FROM ${this.#schema}.entries WHERE session_id = $1 ORDER BY seq`, [this.sessionId])).rows;
       return rows.map((row) => JSON.parse(row.body) as SessionEntry);
     });
   }
@@ -213,7 +231,7 @@ export class PostgresStore implements EntryStore {
     this.#open("append");
     if (entries.length === 0) return [];
     return this.#write("append to the session", async (client, leafId, lastSeq) => {
-      const written = await assignNewEntries(client, this.#schema, this.session, entries, leafId, this.location);
+      const written = await assignNewEntries(client, this.#schema, this.sessionId, entries, leafId, this.location);
       await this.#insert(client, written, lastSeq);
       return written;
     });
@@ -221,26 +239,16 @@ export class PostgresStore implements EntryStore {
 
   async appendCompaction(compaction: PiCompaction, expected: { readonly newestCompactionId: string | null }): Promise<CompactionWrite> {
     this.#open("append a compaction");
+    const entry = compactionEntry(compaction, this.location);
     return this.#write("append a compaction", async (client, leafId, lastSeq): Promise<CompactionWrite> => {
       await this.#refresh(client);
       const walk = this.#walk(leafId);
       const newest = walk.newestCompaction?.id ?? null;
       if (newest !== expected.newestCompactionId) return { written: false, newestCompactionId: newest };
-      if (!walk.ids.includes(compaction.firstKeptEntryId)) {
-        throw new CompactionError(
-          ErrorCodes.INPUT_INVALID,
-          `Cannot append the compaction to ${this.location}: firstKeptEntryId "${compaction.firstKeptEntryId}" is not on the branch ending at ${leafId === null ? "the root" : `entry "${leafId}"`}${this.#links.has(compaction.firstKeptEntryId) ? "" : " (no entry has that id)"}.`,
-          { file: this.location, hint: "Pass the id of the first entry kept after the summary, taken from the branch that was compacted; nothing was written." },
-        );
-      }
-      const entry: NewEntry = {
-        type: "compaction",
-        summary: compaction.summary,
-        firstKeptEntryId: compaction.firstKeptEntryId,
-        tokensBefore: compaction.tokensBefore,
-        details: compaction.details,
-      };
-      const [written] = await assignNewEntries(client, this.#schema, this.session, [entry], leafId, this.location);
+      // A first kept entry that is not on the branch (any more, or never): the branch is not the
+      // one the compaction was planned from, so it is declined like a lost race.
+      if (!walk.ids.includes(compaction.firstKeptEntryId)) return { written: false, newestCompactionId: newest };
+      const [written] = await assignNewEntries(client, this.#schema, this.sessionId, [entry], leafId, this.location);
       await this.#insert(client, [written as SessionEntry], lastSeq);
       return { written: true, entry: written as CompactionEntry };
     });
@@ -280,7 +288,7 @@ export class PostgresStore implements EntryStore {
             WHERE session_id = $1 AND search_words @@ q.any
             ORDER BY exact DESC, rank DESC, seq DESC
             LIMIT $5`,
-          [this.session, any, all, literalText(query), options.limit],
+          [this.sessionId, any, all, literalText(query), options.limit],
         )
       ).rows;
       return rows.map((row) => {
@@ -303,7 +311,7 @@ export class PostgresStore implements EntryStore {
   }
 
   #notFound(): CompactionError {
-    return new CompactionError(ErrorCodes.TRANSCRIPT_NOT_FOUND, `No session "${this.session}" in ${this.location.slice(0, this.location.lastIndexOf("#"))}.`, {
+    return new CompactionError(ErrorCodes.TRANSCRIPT_NOT_FOUND, `No session "${this.sessionId}" in ${this.location.slice(0, this.location.lastIndexOf("#"))}.`, {
       file: this.location,
       hint: "Check the session id, or open it with `create: true` to start a new session (`compaction context import` moves a pi session file there).",
     });
@@ -313,7 +321,7 @@ export class PostgresStore implements EntryStore {
     const rows = (
       await client.query<{ leaf_id: string | null; last_seq: string }>(
         `SELECT leaf_id, last_seq FROM ${this.#schema}.sessions WHERE id = $1${forUpdate ? " FOR UPDATE" : ""}`,
-        [this.session],
+        [this.sessionId],
       )
     ).rows;
     if (rows[0] === undefined) throw this.#notFound();
@@ -392,10 +400,10 @@ export class PostgresStore implements EntryStore {
        SELECT $1, u.seq, u.id, u.parent_id, u.type, u.body::json, u.search_text, to_tsvector('simple', u.words)
          FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
            AS u(seq, id, parent_id, type, body, search_text, words)`,
-      [this.session, seqs, ids, parents, types, bodies, texts, wordLists],
+      [this.sessionId, seqs, ids, parents, types, bodies, texts, wordLists],
     );
     const last = entries[entries.length - 1] as SessionEntry;
-    await client.query(`UPDATE ${this.#schema}.sessions SET leaf_id = $2, last_seq = $3 WHERE id = $1`, [this.session, last.id, lastSeq + entries.length]);
+    await client.query(`UPDATE ${this.#schema}.sessions SET leaf_id = $2, last_seq = $3 WHERE id = $1`, [this.sessionId, last.id, lastSeq + entries.length]);
   }
 
   /** Reads the links of entries written since the last read. */
@@ -406,7 +414,7 @@ export class PostgresStore implements EntryStore {
                 CASE WHEN type = 'compaction' THEN body->>'firstKeptEntryId' END AS first_kept,
                 CASE WHEN type = 'custom' AND body->>'customType' = $3 THEN body->'data'->>'enabled' END AS auto_compact
            FROM ${this.#schema}.entries WHERE session_id = $1 AND seq > $2 ORDER BY seq`,
-        [this.session, this.#readSeq, AUTO_COMPACT_CUSTOM_TYPE],
+        [this.sessionId, this.#readSeq, AUTO_COMPACT_CUSTOM_TYPE],
       )
     ).rows;
     for (const row of rows) {
@@ -463,7 +471,7 @@ export class PostgresStore implements EntryStore {
     const seqs = ids.map((id) => (this.#links.get(id) as EntryLink).seq);
     const rows = (
       await client.query<{ body: string }>(`SELECT body::text AS body FROM ${this.#schema}.entries WHERE session_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq`, [
-        this.session,
+        this.sessionId,
         seqs,
       ])
     ).rows;
