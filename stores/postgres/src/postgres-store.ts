@@ -10,13 +10,13 @@
  * both saw the threshold crossed write one compaction). A writer that dies or loses its connection
  * mid-transaction leaves nothing: Postgres rolls the transaction back.
  *
- * Reads keep a cache of each entry's links (id, parent, type, and the few fields the branch facts
- * need), filled incrementally by `seq`: entries never change once written, so a read fetches only
- * the rows written since the last one.
+ * Reads never scan the session: the branch's facts (compactions, the newest one, the
+ * auto-compaction setting) are stored on each entry's row, computed from its parent's when it is
+ * written, and the branch from the boundary is a walk up the parents from the leaf that stops at
+ * the newest compaction's first kept entry (parents are always written before their children).
  */
 import { CompactionError, ErrorCodes } from "@compaction/core";
 import {
-  AUTO_COMPACT_CUSTOM_TYPE,
   type BranchRead,
   type CompactionEntry,
   type CompactionWrite,
@@ -29,6 +29,7 @@ import {
   type PiCompaction,
   type SessionEntry,
   type SessionHeader,
+  sessionAutoCompact,
 } from "@compaction/transcript";
 import pg from "pg";
 import { assignNewEntries } from "./assign-entries.js";
@@ -61,24 +62,34 @@ export interface PostgresStoreOptions {
   readonly schema?: string;
 }
 
-/** One entry's links and the facts the branch needs, kept in memory (entries never change). */
-interface EntryLink {
-  readonly seq: number;
-  readonly parentId: string | null;
-  readonly type: string;
-  /** A compaction's `firstKeptEntryId`. */
-  readonly firstKept: string | null;
-  /** An auto-compaction setting entry's value. */
+/** The facts of the branch that ends at an entry (stored on the entry's row). */
+interface BranchFacts {
+  readonly compactions: number;
+  readonly newestCompactionId: string | null;
+  readonly newestFirstKept: string | null;
   readonly autoCompact: boolean | undefined;
 }
 
-interface BranchWalk {
-  /** The branch's ids, root-most first. */
-  readonly ids: string[];
-  readonly leafId: string | null;
-  readonly newestCompaction: { readonly id: string; readonly firstKept: string | null } | null;
-  readonly compactions: number;
-  readonly autoCompact: boolean | undefined;
+const NO_FACTS: BranchFacts = { compactions: 0, newestCompactionId: null, newestFirstKept: null, autoCompact: undefined };
+
+interface FactsRow {
+  id: string;
+  seq: string;
+  compactions: number;
+  newest_compaction_id: string | null;
+  newest_first_kept: string | null;
+  auto_compact: boolean | null;
+}
+
+function factsOf(row: FactsRow): BranchFacts {
+  return { compactions: row.compactions, newestCompactionId: row.newest_compaction_id, newestFirstKept: row.newest_first_kept, autoCompact: row.auto_compact ?? undefined };
+}
+
+/** The facts of the branch ending at `entry`, from its parent's. */
+function nextFacts(parent: BranchFacts, entry: SessionEntry): BranchFacts {
+  if (entry.type === "compaction") return { ...parent, compactions: parent.compactions + 1, newestCompactionId: entry.id, newestFirstKept: entry.firstKeptEntryId };
+  const setting = sessionAutoCompact([entry]);
+  return setting === undefined ? parent : { ...parent, autoCompact: setting };
 }
 
 /** Tries an append again when a freshly drawn id collides with one already in the session. */
@@ -157,10 +168,6 @@ export class PostgresStore implements EntryStore {
   readonly #pool: pg.Pool;
   readonly #ownPool: boolean;
   readonly #schema: string;
-  readonly #links = new Map<string, EntryLink>();
-  /** Ids in the order written. */
-  readonly #order: string[] = [];
-  #readSeq = 0;
   #closed = false;
 
   /** @internal Use `openPostgresStore`. */
@@ -213,17 +220,32 @@ export class PostgresStore implements EntryStore {
     this.#open("read the branch");
     return this.#withClient("read the branch", async (client) => {
       const { leafId } = await this.#sessionRow(client, false);
-      await this.#refresh(client);
-      const walk = this.#walk(leafId);
-      let ids = walk.ids;
-      if (options.fromBoundary === true && walk.newestCompaction !== null) {
-        const { id, firstKept } = walk.newestCompaction;
-        const at = ids.indexOf(id);
-        const kept = firstKept === null ? -1 : ids.indexOf(firstKept);
-        ids = ids.slice(kept >= 0 && kept < at ? kept : at);
+      if (leafId === null) return { entries: [], leafId, newestCompactionId: null, compactions: 0, autoCompact: undefined };
+      const facts = (await this.#facts(client, [leafId])).get(leafId)?.facts ?? NO_FACTS;
+      let fromSeq = 0;
+      let boundary: string | undefined;
+      if (options.fromBoundary === true && facts.newestCompactionId !== null) {
+        const found = await this.#facts(client, [facts.newestCompactionId, ...(facts.newestFirstKept === null ? [] : [facts.newestFirstKept])]);
+        const compactionSeq = found.get(facts.newestCompactionId)?.seq ?? 0;
+        const keptSeq = facts.newestFirstKept === null ? undefined : found.get(facts.newestFirstKept)?.seq;
+        fromSeq = keptSeq !== undefined && keptSeq < compactionSeq ? keptSeq : compactionSeq;
+        boundary = facts.newestCompactionId;
       }
-      const entries = await this.#bodies(client, ids);
-      return { entries, leafId: walk.leafId, newestCompactionId: walk.newestCompaction?.id ?? null, compactions: walk.compactions, autoCompact: walk.autoCompact };
+      const walk = await this.#walk(client, leafId, fromSeq);
+      const rows = (
+        await client.query<{ body: string }>(`SELECT body::text AS body FROM ${this.#schema}.entries WHERE session_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq`, [
+          this.sessionId,
+          walk.map((step) => step.seq),
+        ])
+      ).rows;
+      let entries = rows.map((row) => JSON.parse(row.body) as SessionEntry);
+      if (boundary !== undefined) {
+        // From the first kept entry when it is on the branch before the compaction, else from the compaction.
+        const at = entries.findIndex((entry) => entry.id === boundary);
+        const kept = entries.findIndex((entry) => entry.id === facts.newestFirstKept);
+        entries = entries.slice(kept >= 0 && kept < at ? kept : Math.max(at, 0));
+      }
+      return { entries, leafId, newestCompactionId: facts.newestCompactionId, compactions: facts.compactions, autoCompact: facts.autoCompact };
     });
   }
 
@@ -241,13 +263,14 @@ export class PostgresStore implements EntryStore {
     this.#open("append a compaction");
     const entry = compactionEntry(compaction, this.location);
     return this.#write("append a compaction", async (client, leafId, lastSeq): Promise<CompactionWrite> => {
-      await this.#refresh(client);
-      const walk = this.#walk(leafId);
-      const newest = walk.newestCompaction?.id ?? null;
+      const facts = leafId === null ? NO_FACTS : ((await this.#facts(client, [leafId])).get(leafId)?.facts ?? NO_FACTS);
+      const newest = facts.newestCompactionId;
       if (newest !== expected.newestCompactionId) return { written: false, newestCompactionId: newest };
       // A first kept entry that is not on the branch (any more, or never): the branch is not the
       // one the compaction was planned from, so it is declined like a lost race.
-      if (!walk.ids.includes(compaction.firstKeptEntryId)) return { written: false, newestCompactionId: newest };
+      const kept = (await this.#facts(client, [compaction.firstKeptEntryId])).get(compaction.firstKeptEntryId);
+      const onBranch = leafId !== null && kept !== undefined && (await this.#walk(client, leafId, kept.seq)).some((step) => step.id === compaction.firstKeptEntryId);
+      if (!onBranch) return { written: false, newestCompactionId: newest };
       const [written] = await assignNewEntries(client, this.#schema, this.sessionId, [entry], leafId, this.location);
       await this.#insert(client, [written as SessionEntry], lastSeq);
       return { written: true, entry: written as CompactionEntry };
@@ -385,7 +408,20 @@ export class PostgresStore implements EntryStore {
     const bodies: string[] = [];
     const texts: (string | null)[] = [];
     const wordLists: (string | null)[] = [];
+    const facts = new Map<string, BranchFacts>();
+    const outside = [...new Set(entries.map((entry) => entry.parentId).filter((id): id is string => id !== null && !entries.some((e) => e.id === id)))];
+    for (const [id, found] of await this.#facts(client, outside)) facts.set(id, found.facts);
+    const compactions: number[] = [];
+    const newestCompactions: (string | null)[] = [];
+    const newestKept: (string | null)[] = [];
+    const autoCompacts: (boolean | null)[] = [];
     entries.forEach((entry, index) => {
+      const own = nextFacts(entry.parentId === null ? NO_FACTS : (facts.get(entry.parentId) ?? NO_FACTS), entry);
+      facts.set(entry.id, own);
+      compactions.push(own.compactions);
+      newestCompactions.push(own.newestCompactionId);
+      newestKept.push(own.newestFirstKept);
+      autoCompacts.push(own.autoCompact ?? null);
       const searchable = searchableText(entry);
       seqs.push(lastSeq + index + 1);
       ids.push(entry.id);
@@ -396,85 +432,55 @@ export class PostgresStore implements EntryStore {
       wordLists.push(searchable?.words ?? null);
     });
     await client.query(
-      `INSERT INTO ${this.#schema}.entries (session_id, seq, id, parent_id, type, body, search_text, search_words)
-       SELECT $1, u.seq, u.id, u.parent_id, u.type, u.body::json, u.search_text, to_tsvector('simple', u.words)
-         FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
-           AS u(seq, id, parent_id, type, body, search_text, words)`,
-      [this.sessionId, seqs, ids, parents, types, bodies, texts, wordLists],
+      `INSERT INTO ${this.#schema}.entries
+         (session_id, seq, id, parent_id, type, body, search_text, search_words, compactions, newest_compaction_id, newest_first_kept, auto_compact)
+       SELECT $1, u.seq, u.id, u.parent_id, u.type, u.body::json, u.search_text, to_tsvector('simple', u.words), u.compactions, u.newest, u.kept, u.auto
+         FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::boolean[])
+           AS u(seq, id, parent_id, type, body, search_text, words, compactions, newest, kept, auto)`,
+      [this.sessionId, seqs, ids, parents, types, bodies, texts, wordLists, compactions, newestCompactions, newestKept, autoCompacts],
     );
     const last = entries[entries.length - 1] as SessionEntry;
     await client.query(`UPDATE ${this.#schema}.sessions SET leaf_id = $2, last_seq = $3 WHERE id = $1`, [this.sessionId, last.id, lastSeq + entries.length]);
   }
 
-  /** Reads the links of entries written since the last read. */
-  async #refresh(client: pg.ClientBase): Promise<void> {
+  /** The stored seq and branch facts of the entries with these ids (those that exist). */
+  async #facts(client: pg.ClientBase, ids: readonly string[]): Promise<Map<string, { readonly seq: number; readonly facts: BranchFacts }>> {
+    const found = new Map<string, { readonly seq: number; readonly facts: BranchFacts }>();
+    if (ids.length === 0) return found;
     const rows = (
-      await client.query<{ seq: string; id: string; parent_id: string | null; type: string; first_kept: string | null; auto_compact: string | null }>(
-        `SELECT seq, id, parent_id, type,
-                CASE WHEN type = 'compaction' THEN body->>'firstKeptEntryId' END AS first_kept,
-                CASE WHEN type = 'custom' AND body->>'customType' = $3 THEN body->'data'->>'enabled' END AS auto_compact
-           FROM ${this.#schema}.entries WHERE session_id = $1 AND seq > $2 ORDER BY seq`,
-        [this.sessionId, this.#readSeq, AUTO_COMPACT_CUSTOM_TYPE],
+      await client.query<FactsRow>(
+        `SELECT id, seq, compactions, newest_compaction_id, newest_first_kept, auto_compact FROM ${this.#schema}.entries WHERE session_id = $1 AND id = ANY($2::text[])`,
+        [this.sessionId, ids],
       )
     ).rows;
-    for (const row of rows) {
-      const seq = Number(row.seq);
-      if (seq <= this.#readSeq) continue;
-      this.#links.set(row.id, {
-        seq,
-        parentId: row.parent_id,
-        type: row.type,
-        firstKept: row.first_kept,
-        autoCompact: row.auto_compact === "true" ? true : row.auto_compact === "false" ? false : undefined,
-      });
-      this.#order.push(row.id);
-      this.#readSeq = seq;
-    }
+    for (const row of rows) found.set(row.id, { seq: Number(row.seq), facts: factsOf(row) });
+    return found;
   }
 
-  /** The branch ending at `leafId` and its facts, from the cached links. */
-  #walk(leafId: string | null): BranchWalk {
-    const ids: string[] = [];
-    const seen = new Set<string>();
-    for (let id = leafId; id !== null; ) {
-      const link = this.#links.get(id);
-      if (link === undefined || seen.has(id)) {
-        throw new CompactionError(
-          ErrorCodes.TRANSCRIPT_INVALID,
-          `The branch of ${this.location} is broken at entry "${id}": ${link === undefined ? "no entry has that id" : "its parents form a cycle"}.`,
-          { file: this.location, hint: "The rows were changed outside this store; restore them from a backup or export the session and repair it." },
-        );
-      }
-      seen.add(id);
-      ids.push(id);
-      id = link.parentId;
-    }
-    ids.reverse();
-    let newestCompaction: BranchWalk["newestCompaction"] = null;
-    let compactions = 0;
-    let autoCompact: boolean | undefined;
-    for (const id of ids) {
-      const link = this.#links.get(id) as EntryLink;
-      if (link.type === "compaction") {
-        compactions++;
-        newestCompaction = { id, firstKept: link.firstKept };
-      } else if (link.autoCompact !== undefined) {
-        autoCompact = link.autoCompact;
-      }
-    }
-    return { ids, leafId, newestCompaction, compactions, autoCompact };
-  }
-
-  /** The entries with these ids, in the given order. */
-  async #bodies(client: pg.ClientBase, ids: readonly string[]): Promise<SessionEntry[]> {
-    if (ids.length === 0) return [];
-    const seqs = ids.map((id) => (this.#links.get(id) as EntryLink).seq);
+  /**
+   * The branch from `leafId` up its parents, as far as entries written at or after `fromSeq`
+   * (a parent is always written before its child, so the walk can stop there), root-most first.
+   */
+  async #walk(client: pg.ClientBase, leafId: string, fromSeq: number): Promise<{ seq: number; id: string }[]> {
     const rows = (
-      await client.query<{ body: string }>(`SELECT body::text AS body FROM ${this.#schema}.entries WHERE session_id = $1 AND seq = ANY($2::bigint[]) ORDER BY seq`, [
-        this.sessionId,
-        seqs,
-      ])
+      await client.query<{ seq: string; id: string }>(
+        `WITH RECURSIVE walk (seq, id, parent_id) AS (
+           SELECT seq, id, parent_id FROM ${this.#schema}.entries WHERE session_id = $1 AND id = $2
+           UNION ALL
+           SELECT e.seq, e.id, e.parent_id FROM walk w
+             JOIN ${this.#schema}.entries e ON e.session_id = $1 AND e.id = w.parent_id
+            WHERE e.seq >= $3 AND e.seq < w.seq
+         )
+         SELECT seq, id FROM walk ORDER BY seq`,
+        [this.sessionId, leafId, fromSeq],
+      )
     ).rows;
-    return rows.map((row) => JSON.parse(row.body) as SessionEntry);
+    if (rows.length === 0) {
+      throw new CompactionError(ErrorCodes.TRANSCRIPT_INVALID, `The leaf "${leafId}" of ${this.location} is not an entry of the session.`, {
+        file: this.location,
+        hint: "The rows were changed outside this store; restore them from a backup.",
+      });
+    }
+    return rows.map((row) => ({ seq: Number(row.seq), id: row.id }));
   }
 }

@@ -10,7 +10,10 @@
  *   whole entry as JSON (`json`, not `jsonb`: key order and text stay as written, so a session
  *   moved out of the database is the same file it was); `search_text` and `search_words` (a
  *   `tsvector`, 'simple' configuration: no stemming, identifiers stay whole) are written in the
- *   same transaction as the entry, for `search`.
+ *   same transaction as the entry, for `search`; and the facts of the branch that ends at the
+ *   entry (`compactions` on it, its newest compaction's id and first kept entry, its newest
+ *   auto-compaction setting), each computed from the parent's when the entry is written, so a
+ *   branch's facts are one row's, however long the session.
  *
  * Migrations run when a store opens, under a transaction-level advisory lock, so many processes
  * opening the same database at once create the tables once. A database whose tables are newer
@@ -44,11 +47,14 @@ const MIGRATIONS: readonly ((schema: string) => string)[] = [
       body json NOT NULL,
       search_text text,
       search_words tsvector,
+      compactions integer NOT NULL,
+      newest_compaction_id text,
+      newest_first_kept text,
+      auto_compact boolean,
       PRIMARY KEY (session_id, seq),
       UNIQUE (session_id, id)
     );
     CREATE INDEX entries_search_words ON ${schema}.entries USING gin (search_words);
-    CREATE INDEX entries_compactions ON ${schema}.entries (session_id, seq) WHERE type IN ('compaction', 'custom');
   `,
 ];
 
