@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { isDeepStrictEqual } from "node:util";
 import type { CompactionEvent } from "@compaction/core";
 import { autoCompactEntry, buildContext, type NewEntry, type PiCompaction, readSession, type SessionEntry } from "@compaction/transcript";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresStore, type PostgresStore } from "./index.js";
 import { freshDatabase, skipReason } from "./test-support/database.js";
@@ -193,6 +194,23 @@ describe.skipIf(skipReason !== undefined)(`Postgres store${skipReason === undefi
     const exact = hits.filter((hit) => hit.score >= 1);
     expect(exact.length).toBe(Math.min(5, holding));
     for (const hit of exact) expect(JSON.stringify(hit.entry)).toContain("theme-selector.ts");
+  });
+
+  it("shares one pool among the stores opened with one connection string, ended with the last", async () => {
+    // A connection string of its own (the other tests' stores share theirs), named in pg_stat_activity.
+    const own = `${url}?application_name=pool_test`;
+    const many = await Promise.all(Array.from({ length: 60 }, (_, i) => openPostgresStore({ connectionString: own, session: `s-pool-${i}`, create: true })));
+    await Promise.all(many.map((store, i) => store.append([user(`hello ${i}`)])));
+    const counter = new pg.Client({ connectionString: url });
+    await counter.connect();
+    const connections = async () =>
+      (await counter.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'pool_test'")).rows[0]?.n;
+    expect(await connections()).toBeLessThanOrEqual(10);
+    expect(await connections()).toBeGreaterThan(0);
+    for (const store of many) await store.close();
+    for (let i = 0; i < 100 && (await connections()) !== 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await connections()).toBe(0);
+    await counter.end();
   });
 
   it("fails clearly once closed", async () => {

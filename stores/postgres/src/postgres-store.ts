@@ -37,12 +37,14 @@ import { compactionEntry } from "./compaction-entry.js";
 import { literalText, searchableText, words } from "./entry-text.js";
 import { postgresError, isConnectionError } from "./postgres-errors.js";
 import { migrate, quoteSchema } from "./schema.js";
+import { acquirePool } from "./shared-pools.js";
 
 /** Options of `openPostgresStore`. */
 export interface PostgresStoreOptions {
   /**
-   * A libpq-style connection string, e.g. `postgres://user:password@host:5432/db`. The store makes
-   * its own pool (closed by `close()`). Give this or `pool`.
+   * A connection string, e.g. `postgres://user:password@host:5432/db`. Stores opened with the same
+   * string in one process share one pool (at most 10 connections), ended when the last of them
+   * closes. Give this or `pool`.
    */
   readonly connectionString?: string;
   /** A pool of your own (shared by many stores; `close()` leaves it open). */
@@ -114,15 +116,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   }
   const schema = options.schema ?? "compaction";
   quoteSchema(schema);
-  const ownPool = options.pool === undefined;
-  const pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: 4 });
-  if (ownPool) pool.on("error", () => undefined); // an idle connection dropped: the next query reconnects
+  const shared = options.pool === undefined ? acquirePool(options.connectionString as string) : undefined;
+  const pool = options.pool ?? (shared as { pool: pg.Pool }).pool;
   const location = postgresLocation(pool, session);
-  const store = new PostgresStore(pool, ownPool, session, schema, location);
+  const store = new PostgresStore(pool, shared?.release ?? (async () => undefined), session, schema, location);
   try {
     await store.prepare(create);
   } catch (error) {
-    if (ownPool) await pool.end().catch(() => undefined);
+    await store.close().catch(() => undefined);
     throw error;
   }
   return store;
@@ -166,14 +167,14 @@ export class PostgresStore implements EntryStore {
   /** The session's id. */
   readonly sessionId: string;
   readonly #pool: pg.Pool;
-  readonly #ownPool: boolean;
+  readonly #release: () => Promise<void>;
   readonly #schema: string;
   #closed = false;
 
   /** @internal Use `openPostgresStore`. */
-  constructor(pool: pg.Pool, ownPool: boolean, session: string, schema: string, location: string) {
+  constructor(pool: pg.Pool, release: () => Promise<void>, session: string, schema: string, location: string) {
     this.#pool = pool;
-    this.#ownPool = ownPool;
+    this.#release = release;
     this.sessionId = session;
     this.#schema = quoteSchema(schema);
     this.location = location;
@@ -324,7 +325,7 @@ export class PostgresStore implements EntryStore {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#ownPool) await this.#pool.end();
+    await this.#release();
   }
 
   #open(doing: string): void {
@@ -467,9 +468,13 @@ export class PostgresStore implements EntryStore {
         `WITH RECURSIVE walk (seq, id, parent_id) AS (
            SELECT seq, id, parent_id FROM ${this.#schema}.entries WHERE session_id = $1 AND id = $2
            UNION ALL
-           SELECT e.seq, e.id, e.parent_id FROM walk w
-             JOIN ${this.#schema}.entries e ON e.session_id = $1 AND e.id = w.parent_id
-            WHERE e.seq >= $3 AND e.seq < w.seq
+           -- LATERAL: one index lookup per step (a join here may be planned as a hash join
+           -- that scans the whole session at every step).
+           SELECT p.seq, p.id, p.parent_id FROM walk w
+             CROSS JOIN LATERAL (
+               SELECT e.seq, e.id, e.parent_id FROM ${this.#schema}.entries e
+                WHERE e.session_id = $1 AND e.id = w.parent_id AND e.seq >= $3 AND e.seq < w.seq
+             ) p
          )
          SELECT seq, id FROM walk ORDER BY seq`,
         [this.sessionId, leafId, fromSeq],
