@@ -361,12 +361,19 @@ export class PostgresStore implements EntryStore {
       throw postgresError(error, this.location, doing);
     }
     let failure: unknown;
+    // A connection lost while checked out also emits "error" on the client (besides failing its
+    // query): without a listener that would be an uncaught exception that ends the process.
+    const onError = (error: Error) => {
+      failure ??= error;
+    };
+    client.on("error", onError);
     try {
       return await task(client);
     } catch (error) {
       failure = error;
       throw postgresError(error, this.location, doing);
     } finally {
+      client.off("error", onError);
       // A connection that failed is dropped from the pool, not reused.
       client.release(failure !== undefined && isConnectionError(failure) ? (failure as Error) : undefined);
     }
