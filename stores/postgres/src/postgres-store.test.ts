@@ -213,6 +213,16 @@ describe.skipIf(skipReason !== undefined)(`Postgres store${skipReason === undefi
     await counter.end();
   });
 
+  it("takes the session from a connection string's #fragment, as --session names one", async () => {
+    const made = await openPostgresStore({ connectionString: `${url}#s-fragment`, create: true });
+    opened.push(made);
+    expect(made.sessionId).toBe("s-fragment");
+    expect(made.location.endsWith("#s-fragment")).toBe(true);
+    const again = await openPostgresStore({ connectionString: `${url}#s-fragment` });
+    opened.push(again);
+    expect((await again.header()).id).toBe("s-fragment");
+  });
+
   it("fails clearly once closed", async () => {
     const store = await openPostgresStore({ connectionString: url, session: "s-closed", create: true });
     await store.close();

@@ -42,7 +42,9 @@ import { acquirePool } from "./shared-pools.js";
 /** Options of `openPostgresStore`. */
 export interface PostgresStoreOptions {
   /**
-   * A connection string, e.g. `postgres://user:password@host:5432/db`. Stores opened with the same
+   * A connection string, e.g. `postgres://user:password@host:5432/db`; a `#<session id>` at its
+   * end names the session when `session` does not (a store's `location` with the credentials
+   * added is such a string). Stores opened with the same
    * string in one process share one pool (at most 10 connections), ended when the last of them
    * closes. Give this or `pool`.
    */
@@ -110,13 +112,17 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     });
   }
   const create = options.create === true ? {} : options.create === false || options.create === undefined ? undefined : options.create;
-  const session = options.session ?? (create === undefined ? undefined : createSessionId());
+  // `postgres://user:password@host/db#session` (what `--session` takes) names the session too.
+  const hash = options.connectionString?.indexOf("#") ?? -1;
+  const connectionString = hash >= 0 ? options.connectionString?.slice(0, hash) : options.connectionString;
+  const named = hash >= 0 ? decodeURIComponent((options.connectionString as string).slice(hash + 1)) : undefined;
+  const session = options.session ?? (named === "" ? undefined : named) ?? (create === undefined ? undefined : createSessionId());
   if (typeof session !== "string" || session === "") {
     throw new CompactionError(ErrorCodes.INPUT_INVALID, "openPostgresStore needs a `session` id (a non-empty string), or `create` to make a new session.");
   }
   const schema = options.schema ?? "compaction";
   quoteSchema(schema);
-  const shared = options.pool === undefined ? acquirePool(options.connectionString as string) : undefined;
+  const shared = options.pool === undefined ? acquirePool(connectionString as string) : undefined;
   const pool = options.pool ?? (shared as { pool: pg.Pool }).pool;
   const location = postgresLocation(pool, session);
   const store = new PostgresStore(pool, shared?.release ?? (async () => undefined), session, schema, location);
