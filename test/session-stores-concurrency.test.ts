@@ -99,7 +99,8 @@ const batch = fc.record({ size: fc.integer({ min: 1, max: 4 }), delayMs: fc.inte
 const plan = fc.array(batch, { minLength: 4, maxLength: 12 });
 
 function contentOf(entry: SessionEntry): string {
-  return entry.type === "message" && typeof entry.message.content === "string" ? entry.message.content : "";
+  const content = entry.type === "message" ? (entry.message as { content?: unknown }).content : undefined;
+  return typeof content === "string" ? content : "";
 }
 
 describe.each(Object.keys(kinds))("many workers on one %s session", (kind) => {

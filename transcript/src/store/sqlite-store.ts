@@ -562,13 +562,13 @@ VALUES (:session, :seq, :id, :parent, :type, :body, :text, :compactions, :newest
 /** Entries holding every word of the query in order (an FTS5 phrase) whose text contains the query as typed. */
 const EXACT_SEARCH_SQL = `
 SELECT e.rowid AS rowid, e.body AS body, bm25(compaction_entry_search) AS rank
-FROM compaction_entry_search JOIN compaction_entries e ON e.rowid = compaction_entry_search.rowid
+FROM compaction_entry_search CROSS JOIN compaction_entries e ON e.rowid = compaction_entry_search.rowid
 WHERE compaction_entry_search MATCH :phrase AND e.session_id = :session AND instr(lower(e.search_text), :literal) > 0
 ORDER BY rank LIMIT :limit`;
 
 /** Entries holding any word of the query, by BM25. */
 const ANY_WORD_SEARCH_SQL = `
 SELECT e.rowid AS rowid, e.body AS body, bm25(compaction_entry_search) AS rank
-FROM compaction_entry_search JOIN compaction_entries e ON e.rowid = compaction_entry_search.rowid
+FROM compaction_entry_search CROSS JOIN compaction_entries e ON e.rowid = compaction_entry_search.rowid
 WHERE compaction_entry_search MATCH :words AND e.session_id = :session
 ORDER BY rank LIMIT :limit`;
