@@ -481,13 +481,16 @@ export class PostgresStore implements EntryStore {
         `WITH RECURSIVE walk (seq, id, parent_id) AS (
            SELECT seq, id, parent_id FROM ${this.#schema}.entries WHERE session_id = $1 AND id = $2
            UNION ALL
-           -- LATERAL: one index lookup per step (a join here may be planned as a hash join
-           -- that scans the whole session at every step).
-           SELECT p.seq, p.id, p.parent_id FROM walk w
-             CROSS JOIN LATERAL (
-               SELECT e.seq, e.id, e.parent_id FROM ${this.#schema}.entries e
-                WHERE e.session_id = $1 AND e.id = w.parent_id AND e.seq >= $3 AND e.seq < w.seq
-             ) p
+           -- Each step looks its parent up by (session_id, id) in scalar subqueries, which the
+           -- planner cannot turn into a join (a join here may be planned as a scan of the
+           -- session's entries at every step when the table's statistics are young).
+           SELECT step.seq, step.id, step.parent_id FROM (
+             SELECT w.parent_id AS id, w.seq AS child_seq,
+                    (SELECT e.seq FROM ${this.#schema}.entries e WHERE e.session_id = $1 AND e.id = w.parent_id) AS seq,
+                    (SELECT e.parent_id FROM ${this.#schema}.entries e WHERE e.session_id = $1 AND e.id = w.parent_id) AS parent_id
+               FROM walk w WHERE w.parent_id IS NOT NULL
+           ) step
+           WHERE step.seq >= $3 AND step.seq < step.child_seq
          )
          SELECT seq, id FROM walk ORDER BY seq`,
         [this.sessionId, leafId, fromSeq],
