@@ -26,6 +26,7 @@ export async function assignNewEntries(
     asked.length === 0
       ? new Set<string>()
       : new Set((await client.query<{ id: string }>(`SELECT id FROM ${schema}.entries WHERE session_id = $1 AND id = ANY($2::text[])`, [session, asked])).rows.map((row) => row.id));
+  const fresh = await freshIds(client, schema, session, entries.filter((entry) => (entry as { id?: unknown }).id === undefined).length, new Set(given));
   const taken = new Set<string>();
   const now = new Date().toISOString();
   const assigned: SessionEntry[] = [];
@@ -45,7 +46,7 @@ export async function assignNewEntries(
         hint: "Leave `parentId` out to append after the leaf, or name an entry of this session.",
       });
     }
-    const entryId = id ?? freshId(existing, taken);
+    const entryId = id ?? (fresh.pop() as string);
     taken.add(entryId);
     assigned.push({ type, id: entryId, parentId: entryParent, timestamp: timestamp ?? now, ...rest } as unknown as SessionEntry);
     parent = entryId;
@@ -53,12 +54,28 @@ export async function assignNewEntries(
   return assigned;
 }
 
-/** 8 hex digits as pi makes them; a collision with an older row is caught by the unique index (and retried). */
-function freshId(existing: ReadonlySet<string>, taken: ReadonlySet<string>): string {
-  for (;;) {
-    const id = randomUUID().slice(0, 8);
-    if (!existing.has(id) && !taken.has(id)) return id;
+/**
+ * `count` new ids, 8 hex digits as pi makes them, none of them in `given` or already in the
+ * session. (Drawn at random, they collide with older ones in a long session: at a million entries
+ * a batch of thousands meets a few; those are drawn again.)
+ */
+async function freshIds(client: pg.ClientBase, schema: string, session: string, count: number, given: ReadonlySet<string>): Promise<string[]> {
+  const ids = new Set<string>();
+  let wanted = count;
+  while (wanted > 0) {
+    const drawnSet = new Set<string>();
+    while (drawnSet.size < wanted) {
+      const id = randomUUID().slice(0, 8);
+      if (!given.has(id) && !ids.has(id)) drawnSet.add(id);
+    }
+    const drawn = [...drawnSet];
+    const used = new Set(
+      (await client.query<{ id: string }>(`SELECT id FROM ${schema}.entries WHERE session_id = $1 AND id = ANY($2::text[])`, [session, drawn])).rows.map((row) => row.id),
+    );
+    for (const id of drawn) if (!used.has(id)) ids.add(id);
+    wanted = count - ids.size;
   }
+  return [...ids].reverse();
 }
 
 function checkNewEntry(entry: unknown, index: number): void {
