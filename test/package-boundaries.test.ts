@@ -5,7 +5,8 @@
  * the context manager imports the engine and the transcript store; a plugin imports the engine
  * (recall may import the transcript store, a model summarizer its machinery) and never another
  * plugin; a preset imports the plugins it lists; a framework integration (AI SDK) imports only
- * the engine and takes its framework as a peer dependency; the replay imports the engine, the transcript store
+ * the engine and takes its framework as a peer dependency; a database store (stores/*) imports the engine and
+ * the transcript store; the replay imports the engine, the transcript store
  * and the context manager. Checked on every source file's imports and on
  * every package.json's dependencies, so a forbidden import fails here before it ships.
  */
@@ -75,6 +76,8 @@ function allowedImports(from: Workspace): ReadonlySet<string> | undefined {
     if (name.startsWith("@compaction/plugin-summarizer-")) allowed.add(MODEL);
     return allowed;
   }
+  // A database store implements the transcript store's contract on the engine's errors.
+  if (dir.startsWith("stores/")) return new Set([ENGINE, STORE]);
   if (dir.startsWith("presets/")) {
     // A preset is data plus the plugins it lists, and those are its dependencies.
     const listed = Object.keys(from.manifest.dependencies ?? {}).filter((dep) => dep.startsWith("@compaction/plugin-"));

@@ -37,6 +37,7 @@ import {
   type SqliteStore,
 } from "@compaction/transcript";
 import { printTable } from "./print-table.js";
+import { postgresBenchStore } from "./support/postgres-bench-store.js";
 
 const MIB = 1024 * 1024;
 const TARGET_MIB = Number(process.env["SESSION_STORES_BENCH_MIB"] ?? 100);
@@ -58,7 +59,7 @@ export interface BenchStore {
   /** How a writer process opens the session of `store`: `(await import(module))[export](...args)`. */
   opener(store: EntryStore): { readonly module: string; readonly export: string; readonly args: readonly unknown[] };
   /** Bytes the store takes on disk for the sessions in `dir` (for the table). */
-  size(dir: string, stores: readonly EntryStore[]): number;
+  size(dir: string, stores: readonly EntryStore[]): number | Promise<number>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -246,11 +247,29 @@ function fileSize(path: string): number {
   }
 }
 
-/** The stores compared. A Postgres row: add its BenchStore here (e.g. from @compaction/store-postgres's bench support). */
-const STORES: readonly BenchStore[] = [SQLITE_BENCH_STORE, PI_FILE_BENCH_STORE];
+/**
+ * The stores compared: SQLite, the pi file, and Postgres on a server started for the run when its
+ * binaries are installed (`node scripts/host-install.mjs postgres`). `SESSION_STORES_BENCH_STORES`
+ * (names, comma-separated, e.g. `Postgres`) runs some of them only.
+ */
+let STORES: readonly BenchStore[] = [SQLITE_BENCH_STORE, PI_FILE_BENCH_STORE];
 
 async function main(): Promise<void> {
   const began = performance.now();
+  const postgres = await postgresBenchStore();
+  if ("missing" in postgres) console.log(`  No Postgres row: ${postgres.missing}.`);
+  else STORES = [...STORES, postgres];
+  const only = process.env["SESSION_STORES_BENCH_STORES"]?.split(",").map((name) => name.trim().toLowerCase());
+  if (only !== undefined) STORES = STORES.filter((store) => only.some((name) => store.name.toLowerCase().startsWith(name)));
+  try {
+    await compare();
+  } finally {
+    if (!("missing" in postgres)) await postgres.stop();
+  }
+  console.log(`  Total run time: ${(performance.now() - began) / 1000 | 0} s.`);
+}
+
+async function compare(): Promise<void> {
   const content = harvest();
   const rows: string[][] = [["measure", ...STORES.map((s) => s.name)]];
   const notes: string[] = [];
@@ -286,7 +305,7 @@ async function main(): Promise<void> {
       openFirst.push(fmt(open.firstMs, 1));
       openMedian.push(fmt(open.medianMs, 1));
       console.error(`  ${store.name}: ${TARGET_MIB} MB context opened in ${fmt(open.medianMs, 1)} ms (median), ${open.messages} messages`);
-      onDisk.push(fmt(store.size(dir, [session]) / MIB, 1));
+      onDisk.push(fmt((await store.size(dir, [session])) / MIB, 1));
       await session.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -316,7 +335,7 @@ async function main(): Promise<void> {
         const result = await measureSearch(async (query) => (await search(query, { limit: 5 })).length, content.queries);
         searchRow.push(fmt(result.medianMs, 1));
         buildRow.push(`— (written with the entries)`);
-        notes.push(`${store.name}: ${fmt(SEARCH_MESSAGES)} messages written in ${fmt(fillSeconds, 1)} s (batches of 20,000, one transaction each), ${fmt(store.size(dir, [session]) / MIB)} MB.`);
+        notes.push(`${store.name}: ${fmt(SEARCH_MESSAGES)} messages written in ${fmt(fillSeconds, 1)} s (batches of 20,000, one transaction each), ${fmt((await store.size(dir, [session])) / MIB)} MB.`);
       } else {
         const buildStart = performance.now();
         const index = await openRecallIndex(session.location, { autoUpdate: false });
@@ -324,7 +343,7 @@ async function main(): Promise<void> {
         const result = await measureSearch(async (query) => (await index.search(query, { limit: 5 })).length, content.queries);
         searchRow.push(fmt(result.medianMs, 1));
         buildRow.push(fmt(buildSeconds, 1));
-        notes.push(`${store.name}: ${fmt(SEARCH_MESSAGES)} messages written in ${fmt(fillSeconds, 1)} s, ${fmt(store.size(dir, [session]) / MIB)} MB; recall's index built in ${fmt(buildSeconds, 1)} s.`);
+        notes.push(`${store.name}: ${fmt(SEARCH_MESSAGES)} messages written in ${fmt(fillSeconds, 1)} s, ${fmt((await store.size(dir, [session])) / MIB)} MB; recall's index built in ${fmt(buildSeconds, 1)} s.`);
       }
       await session.close();
     } finally {
@@ -335,7 +354,6 @@ async function main(): Promise<void> {
 
   printTable(`Session stores (${WRITERS} writer processes x ${APPENDS_PER_WRITER} appends; queries: ${content.queries.length} real words and identifiers)`, rows);
   for (const note of notes) console.log(`  ${note}`);
-  console.log(`  Total run time: ${fmt((performance.now() - began) / 1000, 0)} s.`);
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) await main();

@@ -1,0 +1,8 @@
+/**
+ * @compaction/store-postgres — sessions in a Postgres database: `openPostgresStore` returns the
+ * session store contract (`EntryStore` of @compaction/transcript) over one session of a database
+ * many workers share, with appends and conditional compactions in one order across processes and
+ * `search` through Postgres full-text search.
+ */
+export { openPostgresStore, parsePostgresLocation, postgresLocation, PostgresStore, type PostgresStoreOptions } from "./postgres-store.js";
+export { SCHEMA_VERSION } from "./schema.js";
