@@ -19,6 +19,24 @@ describe("elidedNames", () => {
     expect(elidedNames("the quick brown fox, e.g. a_b and fooBar", "fooBar")).toEqual([]);
   });
 
+  it("skips a blob (a run of name characters longer than 256) whole, and finds the names around it", () => {
+    // A 2 MB run (base64, a minified line) once took the path pattern quadratic time: minutes.
+    const text = `see src/before.ts ${"L".repeat(2_000_000)} then ${"a/".repeat(1_000_000)} and ENOENT in src/after.ts`;
+    expect(elidedNames(text, "")).toEqual(["src/before.ts", "ENOENT", "src/after.ts"]);
+  });
+
+  it("finds a path after slashes and a name after a dollar sign, as in the text", () => {
+    expect(elidedNames("mounted //server/share/data.csv from $HOME/projects/app", "")).toEqual(["/server/share/data.csv", "HOME/projects/app"]);
+  });
+
+  it("looks only between from and to, leaving out a run either end cuts", () => {
+    const text = "head src/head.ts | middle src/mid.ts and src/cut.ts | tail src/tail.ts";
+    const from = text.indexOf("middle");
+    const to = text.indexOf("src/cut.ts") + 5;
+    expect(elidedNames(text, "", from, to)).toEqual(["src/mid.ts"]);
+    expect(elidedNames(text, "", from)).toEqual(["src/mid.ts", "src/cut.ts", "src/tail.ts"]);
+  });
+
   it("lists each name once, in order of first appearance", () => {
     expect(elidedNames("nested.zip then valid.txt then nested.zip", "")).toEqual(["nested.zip", "valid.txt"]);
   });

@@ -71,7 +71,7 @@ export function headAndTail(text: string, keepChars: number, marker: (removedCha
     const first = split(text, keep - namesRoom);
     if (first === undefined) return text;
     const shown = `${text.slice(0, first.headEnd)}\n${text.slice(first.tailStart)}`;
-    names = namesLine(elidedNames(text.slice(first.headEnd, first.tailStart), shown), namesRoom);
+    names = namesLine(elidedNames(text, shown, first.headEnd, first.tailStart), namesRoom);
   }
   const cut = split(text, keep - names.length);
   if (cut === undefined) return text;

@@ -50,6 +50,17 @@ describe("collectIdentifiers", () => {
   });
 });
 
+describe("collectIdentifiers on long runs", () => {
+  // Each of these once took quadratic time (minutes for a few hundred kilobytes): a run of
+  // `a.a.a…` and of `a-a-a…` in the file-name pattern, a run of `a.ts.a.ts…` in the path tried
+  // after every match. Base64, minified code and dotted chains in tool outputs look like them.
+  it.each(["a.", "a-", "a.ts.", "L", "a/", "$A"])("finds the identifiers around 400,000 characters of %j", (unit) => {
+    const found = identifiersIn(`open src/before.ts then ${unit.repeat(400_000 / unit.length)} and src/after.ts`);
+    expect(found[0]).toBe("src/before.ts");
+    expect(found.at(-1)).toBe("src/after.ts");
+  });
+});
+
 describe("nextMatch (the identifier search)", () => {
   /** Every match of the regex as defined, from the start, each after the previous one: index, text and groups. */
   const asDefined = (text: string): unknown[][] => {

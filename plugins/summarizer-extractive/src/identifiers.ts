@@ -6,6 +6,18 @@
 const FILE_EXTENSIONS =
   "ts|tsx|mts|cts|js|jsx|mjs|cjs|json|jsonl|md|mdx|py|rs|go|java|kt|swift|c|h|cc|cpp|hpp|cs|rb|php|sh|bash|zsh|yml|yaml|toml|ini|lock|css|scss|html|vue|svelte|sql|txt|csv|xml|env|proto|graphql|dockerfile";
 
+/**
+ * The most dots a file name's stem may hold (`jquery.min.js` has one). Unbounded, a long run of
+ * `a.a.a.a…` made the file-name pattern try every word to the run's end: quadratic time.
+ */
+const MOST_DOTS = 16;
+/**
+ * Where a file name starts: at the first word character of a run of `[\w-]` (after any leading
+ * `-`), the only place such a match can start first. Starting at every `-` inside the run, as
+ * `\b` allows, a run of `a-a-a-a…` made the pattern try every start to the run's end: quadratic.
+ */
+const FILE_NAME_START = String.raw`(?=\w)(?<=(?:^|[^\w-])-*)`;
+
 /** What an identifier is, in the order the regex tries them: the first that matches at a place wins. */
 const KINDS = ["url", "uuid", "code", "path", "hostport", "hash", "issue", "env", "port", "quantity"] as const;
 type Kind = (typeof KINDS)[number];
@@ -14,7 +26,7 @@ const PATTERNS: Readonly<Record<Kind, string>> = {
   url: String.raw`\bhttps?:\/\/[^\s<>"'\x60()\[\]{}]+`,
   uuid: String.raw`\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b`,
   code: String.raw`\x60[^\x60\n]{1,120}\x60`,
-  path: String.raw`(?:~|\.{1,2})?\/?(?:[\w@.+-]+\/)+[\w@.+-]*[\w@+-]|\b[\w-]+(?:\.[\w-]+)*\.(?:${FILE_EXTENSIONS})\b`,
+  path: String.raw`(?:~|\.{1,2})?\/?(?:[\w@.+-]+\/)+[\w@.+-]*[\w@+-]|${FILE_NAME_START}[\w-]+(?:\.[\w-]+){0,${MOST_DOTS}}\.(?:${FILE_EXTENSIONS})\b`,
   hostport: String.raw`\b(?:localhost|\d{1,3}(?:\.\d{1,3}){3}):\d{2,5}\b`,
   hash: String.raw`\b[0-9a-f]{7,40}\b`,
   issue: String.raw`(?<![\w&#])#\d{1,7}\b`,
@@ -115,16 +127,41 @@ function scan(text: string, sink: (identifier: string) => void, allowCode: boole
 /**
  * @internal The first match of the identifier regex at or after `from`. Where a path character
  * precedes `from` (the previous match ended inside a word), a path may start right there, as in
- * `$HOME` + `/bin/x`: the regex as defined is tried there first.
+ * `$HOME` + `/bin/x`: the regex as defined is tried there first, when a path can start there at
+ * all (see `pathMayStartAt`).
  */
 export function nextMatch(text: string, from: number): RegExpExecArray | null {
-  if (from > 0 && PATH_CHARACTER_BEFORE.test(text[from - 1] as string)) {
+  if (from > 0 && PATH_CHARACTER_BEFORE.test(text[from - 1] as string) && pathMayStartAt(text, from)) {
     IDENTIFIER_HERE.lastIndex = from;
     const here = IDENTIFIER_HERE.exec(text);
     if (here !== null) return here;
   }
   IDENTIFIER.lastIndex = from;
   return IDENTIFIER.exec(text);
+}
+
+/** The end of the last run of path characters measured (see `pathMayStartAt`). */
+let measured = { text: "", from: -1, end: -1 };
+const PATH_CHARACTERS = new RegExp(`${PATH_CHARACTER}*`, "y");
+
+/**
+ * Whether a path can start at `from` inside a word: at a `~` or a `/`, or where the path
+ * characters from `from` on end at a `/` (a path inside a word needs one; a file name cannot start
+ * there, see FILE_NAME_START). Every other alternative of the regex starts at a word boundary or
+ * after a lookbehind that a path character before `from` refuses, so the search below finds them.
+ * Without this, a run of `a.ts.a.ts…` tried the path from every match to the run's end:
+ * quadratic. The run's end is remembered while the next `from` is inside it, so each character is
+ * measured once.
+ */
+function pathMayStartAt(text: string, from: number): boolean {
+  const first = text[from];
+  if (first === "~" || first === "/") return true;
+  if (measured.text !== text || from < measured.from || from > measured.end) {
+    PATH_CHARACTERS.lastIndex = from;
+    PATH_CHARACTERS.exec(text);
+    measured = { text, from, end: PATH_CHARACTERS.lastIndex };
+  }
+  return text[measured.end] === "/";
 }
 
 /**
