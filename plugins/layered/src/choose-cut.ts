@@ -2,7 +2,10 @@ import { checkCut, type CheckedCut, findCutPoint, keptRoom, lastUserIndex, type 
 
 /** Room the cut must leave: the kept part plus a summary of `summaryTokens` must fit `budget`. */
 export interface CutRoom {
-  /** The run's budget (context window minus reserve). */
+  /**
+   * The most the kept part and the summary may hold: the run's budget (context window minus
+   * reserve), or the run's target when the context is over it (`keepLimit`).
+   */
   readonly budget: number;
   /** Tokens kept free for the summary. */
   readonly summaryTokens: number;
@@ -20,7 +23,7 @@ export interface FullCut {
 /**
  * Layer 2: keeps about `protectTokens` of the newest messages verbatim (whole messages, never
  * starting at a tool result). When the preserved messages, the kept part and the summary would
- * not fit the budget, keeps only as much as fits. `undefined` when the cut would compact nothing.
+ * not fit `room.budget` (the budget, or the run's target), keeps only as much as fits. `undefined` when the cut would compact nothing.
  */
 export function summarizeLayerCut(view: MessageView, protectTokens: number, room: CutRoom): number | undefined {
   let first = findCutPoint(view, { keepRecentTokens: protectTokens }).firstKeptIndex;
@@ -39,10 +42,11 @@ export function summarizeLayerCut(view: MessageView, protectTokens: number, room
  * except system and pinned messages (which the core preserves), is summarised. Keeping only the
  * last turn threw away the room a compaction far over the window still has: a 131k-token history
  * at a 64k window became a summary and one user message, where the agent went on to use names
- * from the turns just before it. When the last turn alone does not fit the budget, or nothing
- * precedes it to summarise, keeps only its newest part: at most `protectTokens`, and no more than
- * fits. A conversation without a user message has no turns; its newest message that may start a
- * cut stands in for the last turn. `undefined` when even that would compact nothing.
+ * from the turns just before it. When the last turn alone does not fit, or nothing precedes it
+ * to summarise, keeps only its newest part: at most `protectTokens`, and no more than fits.
+ * "Fits" is within `room.budget`: the budget, or the run's target for a context over it. A
+ * conversation without a user message has no turns; its newest message that may start a cut
+ * stands in for the last turn. `undefined` when even that would compact nothing.
  */
 export function fullLayerCut(view: MessageView, protectTokens: number, room: CutRoom): FullCut | undefined {
   const lastUser = lastUserIndex(view.facts);

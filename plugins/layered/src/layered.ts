@@ -3,6 +3,8 @@ import {
   type CompactionRun,
   type Cut,
   createOptionsValidator,
+  findCutPoint,
+  keptRoom,
   type MessageAdapter,
   type RequestShaping,
   STAGE_PRUNE,
@@ -12,6 +14,7 @@ import {
   isEmptyDraft,
 } from "@compaction/core";
 import { type CutRoom, fullLayerCut, summarizeLayerCut } from "./choose-cut.js";
+import { type KeepLimit, keepLimit } from "./keep-limit.js";
 import { chooseSummaryLayer, shouldPrune } from "./layers.js";
 import { checkThresholdOrder, LAYERED_OPTIONS_SCHEMA, type LayeredOptions } from "./options.js";
 import { pruneToolOutputs, toolOutputTokens } from "./prune.js";
@@ -25,7 +28,7 @@ export const FULL_COMPACTION_WARNING =
 
 /** The warning of a full compaction that also summarised the early part of the last turn. */
 export const FULL_SPLIT_COMPACTION_WARNING =
-  "full compaction: everything but pinned messages and the newest part of the last turn was summarised (the last turn alone did not fit the budget, or nothing preceded it)";
+  "full compaction: everything but pinned messages and the newest part of the last turn was summarised (the last turn alone did not fit the budget, or the run's target for a context over it, or nothing preceded it)";
 
 /** What `layered` leaves in `run.state.get(PLUGIN_NAME)` for later plugins. */
 export interface LayeredRunState {
@@ -121,8 +124,12 @@ function selectLayer<T>(run: CompactionRun<T>, options: LayeredOptions): Cut | u
     run.explainNoCut(belowSummarizeThreshold(run, at, options));
     return undefined;
   }
+  // What the layers keep and the summary fit the budget, or, for a context over the run's target
+  // (half the auto-compaction threshold), the target, as safeguard's cut: keeping up to the
+  // budget at a small window brought the next compaction, and its cache miss, a few turns later.
+  const limit = keepLimit(run);
   const room: CutRoom = {
-    budget: run.budget,
+    budget: limit.tokens,
     summaryTokens: options.summaryMaxTokens ?? run.summaryMaxTokens,
     plugin: PLUGIN_NAME,
   };
@@ -134,6 +141,7 @@ function selectLayer<T>(run: CompactionRun<T>, options: LayeredOptions): Cut | u
     }
     setState(run, { ...stateOf(run), splitLastTurn: cut.splitLastTurn });
     run.setLayer("full");
+    warnWhenLowered(run, cut.firstKeptIndex, options.summarizeProtectTokens, room, limit);
     return { firstKeptIndex: cut.firstKeptIndex, layer, reason: `${at}, above fullThreshold ${percent(options.fullThreshold)}` };
   }
   const firstKeptIndex = summarizeLayerCut(run.view, options.summarizeProtectTokens, room);
@@ -142,6 +150,7 @@ function selectLayer<T>(run: CompactionRun<T>, options: LayeredOptions): Cut | u
     return undefined;
   }
   run.setLayer("summarize");
+  warnWhenLowered(run, firstKeptIndex, options.summarizeProtectTokens, room, limit);
   const reason =
     ratio > options.summarizeThreshold
       ? `${at}, above summarizeThreshold ${percent(options.summarizeThreshold)}`
@@ -166,6 +175,24 @@ async function summarizeLayer<T>(draft: SummaryDraft, run: CompactionRun<T>, opt
   });
   if (cut.selectedBy === PLUGIN_NAME && cut.layer === "full") run.warn(stateOf(run).splitLastTurn ? FULL_SPLIT_COMPACTION_WARNING : FULL_COMPACTION_WARNING);
   return { ...draft, text, kind: "summary" };
+}
+
+/**
+ * Warns, as safeguard does for its keepRecentTokens, when the cut keeps less than
+ * `summarizeProtectTokens` would because the summary and the preserved messages leave less room
+ * in the budget, or in the run's target for a context over it. Figures are in the run's counter,
+ * as summarizeProtectTokens is.
+ */
+function warnWhenLowered<T>(run: CompactionRun<T>, firstKeptIndex: number, protectTokens: number, room: CutRoom, limit: KeepLimit): void {
+  const allowance = keptRoom(run.view, { budget: room.budget, summaryTokens: room.summaryTokens });
+  if (allowance >= protectTokens) return;
+  if (firstKeptIndex <= findCutPoint(run.view, { keepRecentTokens: protectTokens }).firstKeptIndex) return;
+  const within = limit.withinTarget
+    ? `within the run's target (${room.budget} tokens: half the auto-compaction threshold, so the next compaction is many turns away) `
+    : "";
+  run.warn(
+    `summarizeProtectTokens (${protectTokens}) was lowered to ${allowance} for this run, to leave room for the summary (${room.summaryTokens} tokens) and the preserved messages ${within}in the budget of ${run.budget} tokens.`,
+  );
 }
 
 /** Why an automatic run below summarizeThreshold selects no cut. */

@@ -45,7 +45,8 @@ export const LAYERED_OPTIONS_SCHEMA = {
       default: 0.88,
     },
     summarizeProtectTokens: {
-      description: "Layer 2 keeps about this many tokens of the newest messages verbatim and summarises the older ones.",
+      description:
+        "Layer 2 keeps about this many tokens of the newest messages verbatim and summarises the older ones; no more than fits beside the summary in the budget, or, when the context is over the run's target (half the auto-compaction threshold), in that target (a warning says so).",
       type: "integer",
       minimum: 0,
       default: 25000,

@@ -140,13 +140,32 @@ describe.each(FORMATS)("layers 2 and 3 (%s)", (format) => {
     expect(result.messages).toBe(messages);
   });
 
-  it("layer 3 without any user message keeps the newest messages that fit beside the summary", async () => {
+  it("layer 3 without any user message keeps the newest messages that fit beside the summary within the run's target", async () => {
     const messages = [b.assistant(text(5000)), b.assistant(text(5000)), b.assistant(text(5000))];
-    const { c, result } = await run(messages, 0.97);
+    const { c, result } = await run(messages, 0.97, "auto", { summaryMaxTokens: 1000 });
     expect(result.event?.layer).toBe("full");
-    // The window is 15,000 / 0.97; after the 4,000-token summary's room, two of the three fit.
-    expect(result.cut?.firstKeptIndex).toBe(1);
-    expect(c.tokens.total(messages.slice(1)) + 4000).toBeLessThanOrEqual(windowFor(c.tokens.total(messages), 0.97));
+    // The window is 15,000 / 0.97 (15,464) and the run's target half of 80% of it (6,185): beside
+    // the 1,000-token summary's room one message fits it. The budget (the whole window here) would
+    // keep two, and the run would compact again a few turns later.
+    const target = Math.floor(c.autoCompactTokens(windowFor(c.tokens.total(messages), 0.97)) / 2);
+    expect(result.cut?.firstKeptIndex).toBe(2);
+    expect(c.tokens.total(messages.slice(2)) + 1000).toBeLessThanOrEqual(target);
+    expect(c.tokens.total(messages.slice(1)) + 1000).toBeGreaterThan(target);
+  });
+
+  it("a context within the run's target is not cut for it: a manual run keeps summarizeProtectTokens", async () => {
+    // 6,000 tokens under a target of 6,400 (half of 80% of a 16,000 window). Within the target
+    // (3,400 tokens beside a 3,000-token summary) layer 2 would keep less than
+    // summarizeProtectTokens, summarising most of a context that needed no room.
+    const messages = Array.from({ length: 6 }, (_, k) => chatTurn(b, `t${k}`, 495)).flat();
+    const c = compactorFor(format, [layered({ summarizeProtectTokens: 4000, summaryMaxTokens: 3000 })]);
+    expect(c.tokens.total(messages)).toBeLessThan(Math.floor(c.autoCompactTokens(16_000) / 2));
+    const result = await c.compact({ messages, contextWindow: 16_000, trigger: "manual" });
+    expect(result.event?.layer).toBe("summarize");
+    const kept = c.tokens.total(messages.slice(result.cut?.firstKeptIndex));
+    expect(kept).toBeLessThanOrEqual(4000);
+    expect(kept).toBeGreaterThan(6400 - 3000);
+    expect(result.warnings.filter((w) => w.includes("was lowered"))).toEqual([]);
   });
 
   it("an automatic run below every threshold changes nothing", async () => {
@@ -215,11 +234,36 @@ describe.each(FORMATS)("layers after pruning (%s)", (format) => {
   });
 
   it("keeps the pruned result when the summarising cut would compact nothing", async () => {
+    // At 60% of the window (pruning from 50%) what pruning leaves is within the run's target
+    // (half of 80% of the window), so layer 2 may keep up to the budget: everything, here.
     const messages = scene();
-    const c = compactorFor(format, [layered({ summarizeProtectTokens: 1e9 })]);
-    const result = await c.compact({ messages, contextWindow: windowFor(c.tokens.total(messages), 0.85), trigger: "manual" });
+    const { total, tokensSaved } = saved(messages);
+    const window = windowFor(total, 0.6);
+    const c = compactorFor(format, [layered({ pruneThreshold: 0.5, summarizeProtectTokens: 1e9 })]);
+    expect(total - tokensSaved).toBeLessThanOrEqual(Math.floor(c.autoCompactTokens(window) / 2));
+    const result = await c.compact({ messages, contextWindow: window, trigger: "manual" });
     expect(result.status).toBe("compacted");
     expect(result.event?.layer).toBe("prune");
+    expect(result.summary).toBeNull();
+  });
+
+  it("summarises down to the run's target when what pruning left is over it, whatever summarizeProtectTokens says", async () => {
+    // At 85% of the window what pruning leaves (47,000 tokens) is over the run's target (half of
+    // 80% of the window): keeping it all would bring the next compaction a few turns later.
+    const messages = scene();
+    const { total, tokensSaved } = saved(messages);
+    const window = windowFor(total, 0.85);
+    const c = compactorFor(format, [layered({ summarizeProtectTokens: 1e9 })]);
+    const target = Math.floor(c.autoCompactTokens(window) / 2);
+    expect(total - tokensSaved).toBeGreaterThan(target);
+    const result = await c.compact({ messages, contextWindow: window, trigger: "manual" });
+    expect(result.event?.layer).toBe("summarize");
+    expect(result.summary).not.toBeNull();
+    expect(result.tokensAfter).toBeLessThanOrEqual(target);
+    expect(
+      result.warnings.some((w) => new RegExp(`^\\[layered\\] summarizeProtectTokens \\(1000000000\\) was lowered to \\d+ for this run, .* within the run's target \\(${target} tokens`).test(w)),
+      result.warnings.join("\n"),
+    ).toBe(true);
   });
 });
 
