@@ -32,8 +32,10 @@ describe("compaction compact", () => {
   });
 
   it("adds no note on the measure when no warning gives a number of tokens", () => {
-    // layered's full compaction on this window warns, with no token figure in the warning.
-    sandbox.writeConfig(".compactionrc.json", JSON.stringify({ preset: "layered", contextWindow: 30_000 }));
+    // layered's full compaction on this window warns, with no token figure in the warning (its
+    // summarizeProtectTokens small enough that keeping within the run's target does not lower it,
+    // which warns with figures).
+    sandbox.writeConfig(".compactionrc.json", JSON.stringify({ preset: "layered", contextWindow: 30_000, options: { layered: { summarizeProtectTokens: 1_000 } } }));
     const run = sandbox.run(["compact", "--dry-run"], { NO_COLOR: "1" });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain("warning: [layered] full compaction");
