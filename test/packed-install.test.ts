@@ -1,14 +1,15 @@
 /**
- * The published packages resolve on their own: every public workspace is packed (`npm pack`), a
- * new project outside the repository installs `@compaction/core`, `@compaction/transcript` and
- * `@compaction/cli` from those tarballs (their `@compaction/*` dependencies too, through
- * `overrides`; third-party ones from the npm registry, `--prefer-offline`, install scripts off as
- * pnpm does), and there the two blocks docs/getting-started.md marks as run by this file run as
- * written: the library program and the CLI commands, on a copy of the shipped session. Nothing
- * resolves from this repository's node_modules (the project is in the system's temporary folder,
- * and the check below says where `@compaction/core` resolves from).
+ * The published packages resolve on their own: every public workspace is packed (`npm pack`), and
+ * a new project outside the repository installs what the README's library example names from
+ * those tarballs (their `@compaction/*` dependencies too, through `overrides`; third-party ones from
+ * the npm registry, `--prefer-offline`, install scripts off as pnpm does). There the README's
+ * program runs as written: first with core and transcript alone (core ships no preset: it stops
+ * with an error naming the preset's package), then with the README's three packages; then, with
+ * `@compaction/cli` installed as docs/getting-started.md says, the page's CLI commands, on a copy
+ * of the shipped session. Nothing resolves from this repository's node_modules (the project is in
+ * the system's temporary folder, and the check below says where `@compaction/core` resolves from).
  *
- * Slow (an npm install): one file, one install for all of its tests.
+ * Slow (npm installs): one file, one project for all of its tests, which run in order.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -18,18 +19,23 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeBlocks } from "./support/markdown.js";
 import { packPublicWorkspaces, ROOT } from "./support/packed-workspaces.js";
 
+const README = "README.md";
 const PAGE = "docs/getting-started.md";
 const MARKER = "<!-- run-by: test/packed-install.test.ts -->";
 const SESSION = join(ROOT, "examples/sessions/pi-large-session.jsonl");
-/** What the project installs, as the page says to. */
-const INSTALLED = ["@compaction/core", "@compaction/transcript", "@compaction/cli"];
+const CLI = "@compaction/cli";
 
-const blocks = codeBlocks(join(ROOT, PAGE)).filter((block) => block.before === MARKER);
-const program = blocks.find((block) => block.lang === "js");
-const commands = blocks.find((block) => block.lang === "sh");
+const readmeBlocks = codeBlocks(join(ROOT, README)).filter((block) => block.before === MARKER);
+const install = readmeBlocks.find((block) => block.lang === "sh");
+const program = readmeBlocks.find((block) => block.lang === "js");
+const pageBlocks = codeBlocks(join(ROOT, PAGE)).filter((block) => block.before === MARKER);
+const commands = pageBlocks.find((block) => block.lang === "sh");
+/** The packages the README's install line names (the registry does not have them yet: they come from the tarballs). */
+const installed = /^npm install((?: @compaction\/[a-z-]+)+)\n?$/.exec(install?.body ?? "")?.[1]?.trim().split(" ") ?? [];
 
 let packed: ReturnType<typeof packPublicWorkspaces>;
 let project: string;
+let tarballOf: (name: string) => string;
 let cache: string;
 /** The environment of every command in the project: no path into this repository, a cache folder of its own. */
 let env: NodeJS.ProcessEnv;
@@ -38,7 +44,16 @@ beforeAll(() => {
   packed = packPublicWorkspaces();
   project = mkdtempSync(join(tmpdir(), "compaction-user-project-"));
   cache = mkdtempSync(join(tmpdir(), "compaction-user-cache-"));
-  const tarballOf = (name: string) => `file:${packed.packages.find((pkg) => pkg.name === name)?.tarball ?? `(${name} not packed)`}`;
+  tarballOf = (name: string) => `file:${packed.packages.find((pkg) => pkg.name === name)?.tarball ?? `(${name} not packed)`}`;
+  copyFileSync(SESSION, join(project, "session.jsonl"));
+  writeFileSync(join(project, "compact-session.mjs"), program?.body ?? "");
+  const path = (process.env["PATH"] ?? "").split(delimiter).filter((dir) => !dir.startsWith(ROOT));
+  env = { ...process.env, PATH: path.join(delimiter), XDG_CACHE_HOME: cache, NODE_PATH: "", npm_config_fund: "false", npm_config_audit: "false" };
+  for (const key of Object.keys(env)) if (key.startsWith("npm_package_") || key === "INIT_CWD") delete env[key];
+}, 600_000);
+
+/** `npm install` in the project with exactly these packages as its dependencies, from their tarballs. */
+function installOnly(names: readonly string[]): void {
   writeFileSync(
     join(project, "package.json"),
     JSON.stringify(
@@ -46,7 +61,7 @@ beforeAll(() => {
         name: "user-project",
         private: true,
         type: "module",
-        dependencies: Object.fromEntries(INSTALLED.map((name) => [name, tarballOf(name)])),
+        dependencies: Object.fromEntries(names.map((name) => [name, tarballOf(name)])),
         // The tarballs' own dependencies on each other (`^0.1.0`) are not on the registry yet.
         overrides: Object.fromEntries(packed.packages.map(({ name }) => [name, tarballOf(name)])),
       },
@@ -54,12 +69,12 @@ beforeAll(() => {
       2,
     ),
   );
-  copyFileSync(SESSION, join(project, "session.jsonl"));
-  const path = (process.env["PATH"] ?? "").split(delimiter).filter((dir) => !dir.startsWith(ROOT));
-  env = { ...process.env, PATH: path.join(delimiter), XDG_CACHE_HOME: cache, NODE_PATH: "", npm_config_fund: "false", npm_config_audit: "false" };
-  for (const key of Object.keys(env)) if (key.startsWith("npm_package_") || key === "INIT_CWD") delete env[key];
   execFileSync("npm", ["install", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: project, env, stdio: ["ignore", "pipe", "pipe"] });
-}, 600_000);
+}
+
+function runProgram() {
+  return spawnSync(process.execPath, ["compact-session.mjs", "session.jsonl"], { cwd: project, env, encoding: "utf8" });
+}
 
 afterAll(() => {
   packed?.remove();
@@ -67,25 +82,42 @@ afterAll(() => {
   if (cache !== undefined) rmSync(cache, { recursive: true, force: true });
 });
 
-describe(`the packed packages installed in a new project (${PAGE})`, () => {
-  it("finds the page's two blocks: a program and the CLI commands", () => {
-    expect(blocks.map((block) => block.lang)).toEqual(["js", "sh"]);
+describe(`the packed packages installed in a new project (${README}, ${PAGE})`, () => {
+  it("finds the README's install line and program, and the page's CLI commands", () => {
+    expect(readmeBlocks.map((block) => block.lang)).toEqual(["sh", "js"]);
+    expect(installed).toEqual(["@compaction/core", "@compaction/transcript", "@compaction/preset-safeguard"]);
+    expect(pageBlocks.map((block) => block.lang)).toEqual(["sh"]);
+    expect(readFileSync(join(ROOT, PAGE), "utf8")).toContain(`\`npm install ${CLI}\``);
   });
 
-  it("resolve from the project's own node_modules, never from this repository's", () => {
-    const resolved = execFileSync(process.execPath, ["--input-type=module", "-e", `for (const name of ${JSON.stringify(INSTALLED)}) console.log(import.meta.resolve(name))`], {
+  it("with core and transcript alone, the program stops with an error that names the preset's package", () => {
+    installOnly(installed.filter((name) => !name.includes("/preset-")));
+    expect(existsSync(join(project, "node_modules/@compaction/preset-safeguard"))).toBe(false);
+    const run = runProgram();
+    expect(run.status).not.toBe(0);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toContain("Cannot find preset 'safeguard'");
+    expect(run.stderr).toContain("'safeguard' is a built-in preset, published as its own package (core ships none): install it where core is installed (npm install @compaction/preset-safeguard)");
+    expect(run.stderr).toContain("PLUGIN_NOT_FOUND");
+  }, 600_000);
+
+  it("with the README's packages, they resolve from the project's own node_modules, never from this repository's", () => {
+    installOnly(installed);
+    const resolved = execFileSync(process.execPath, ["--input-type=module", "-e", `for (const name of ${JSON.stringify(installed)}) console.log(import.meta.resolve(name))`], {
       cwd: project,
       env,
       encoding: "utf8",
     });
     for (const url of resolved.trim().split("\n")) expect(url.startsWith(`file://${join(project, "node_modules")}`), url).toBe(true);
-    const installed = JSON.parse(readFileSync(join(project, "node_modules/@compaction/core/package.json"), "utf8")) as { version: string };
-    expect(installed.version).toBe(packed.packages.find(({ name }) => name === "@compaction/core")?.version);
-  });
+    const core = JSON.parse(readFileSync(join(project, "node_modules/@compaction/core/package.json"), "utf8")) as { version: string };
+    expect(core.version).toBe(packed.packages.find(({ name }) => name === "@compaction/core")?.version);
+    // The CLI and its other presets are not there: the program below runs on the three alone.
+    expect(existsSync(join(project, "node_modules/@compaction/cli"))).toBe(false);
+    expect(existsSync(join(project, "node_modules/@compaction/preset-rolling"))).toBe(false);
+  }, 600_000);
 
-  it("run the page's program: the session compacted on the built-in defaults", () => {
-    writeFileSync(join(project, "compact-session.mjs"), program?.body ?? "");
-    const run = spawnSync(process.execPath, ["compact-session.mjs", "session.jsonl"], { cwd: project, env, encoding: "utf8" });
+  it("run the README's program: the session compacted on the built-in defaults", () => {
+    const run = runProgram();
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
     const printed = /^compacted: (\d+) messages, (\d+) tokens -> (\d+) messages, (\d+) tokens\n$/.exec(run.stdout);
@@ -97,7 +129,8 @@ describe(`the packed packages installed in a new project (${PAGE})`, () => {
     expect(tokensAfter).toBeLessThan(tokensBefore / 2);
   });
 
-  it("run the page's CLI commands; the first that counts builds the encoder's image in the cache (no install script), and later runs reuse it", () => {
+  it("with the CLI installed too, run the page's CLI commands; the first that counts builds the encoder's image in the cache (no install script), and later runs reuse it", () => {
+    installOnly([...installed, CLI]);
     const lines = (commands?.body ?? "").split("\n").filter((line) => line.trim() !== "" && !line.trim().startsWith("#"));
     expect(lines).toHaveLength(2);
     const imageDir = join(cache, "compaction", "encoders", "v1");

@@ -192,9 +192,12 @@ function notFound(kind: ModuleKind, name: string, fromDir: string, tried: readon
   const builtins = kind === "preset" ? BUILTIN_PRESETS : BUILTIN_PLUGINS;
   const nearest = isPathName(name) ? undefined : suggest(shortName(kind, name), builtins);
   const [scoped] = PREFIXES[kind];
+  const builtin = !isPathName(name) && builtins.includes(shortName(kind, name));
   const fix = isPathName(name)
     ? `Check the path: it is relative to ${fromDir}, the directory of the file that names it.`
-    : `${nearest === undefined ? `The built-in ${kind}s are ${builtins.join(", ")}. For another, install` : `Did you mean '${nearest}'? If not, install`} the package (npm install ${candidateIds(kind, name)[0] ?? `${scoped}${name}`}) or give a path starting with ./ to a file of your own.`;
+    : builtin
+      ? `'${shortName(kind, name)}' is a built-in ${kind}, published as its own package (core ships none): install it where core is installed (npm install ${candidateIds(kind, name)[0] ?? `${scoped}${name}`}).`
+      : `${nearest === undefined ? `The built-in ${kind}s are ${builtins.join(", ")}. For another, install` : `Did you mean '${nearest}'? If not, install`} the package (npm install ${candidateIds(kind, name)[0] ?? `${scoped}${name}`}) or give a path starting with ./ to a file of your own.`;
   // One line of message; what was tried (for a user who wonders where it looked) goes in the hint.
   return new CompactionError(
     ErrorCodes.PLUGIN_NOT_FOUND,
