@@ -19,6 +19,7 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { homedir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { nodeSatisfies } from "./host-tests.mjs";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const HOSTS_DIR = join(ROOT, "scripts", "hosts");
@@ -37,23 +38,6 @@ function hosts() {
       const hash = createHash("sha256").update(readFileSync(join(dir, "package.json"))).update(lock).digest("hex").slice(0, 16);
       return { name: entry.name, dir, main, version, links: manifest.compaction.links, node: manifest.compaction.node, hash, target: join(CACHE, `${entry.name}@${version}`) };
     });
-}
-
-/** Node's version against a range like ">=24.16.0 <25 || >=26.1.0" (the form engines fields use). */
-export function nodeSatisfies(range, version = process.versions.node) {
-  if (!range) return true;
-  const parse = (v) => v.replace(/^[<>=]+/, "").split(".").map(Number);
-  const compare = (a, b) => {
-    for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) - (b[i] ?? 0);
-    return 0;
-  };
-  const v = parse(version);
-  return range.split("||").some((part) =>
-    part
-      .trim()
-      .split(/\s+/)
-      .every((bound) => (bound.startsWith(">=") ? compare(v, parse(bound)) >= 0 : bound.startsWith("<") ? compare(v, parse(bound)) < 0 : true)),
-  );
 }
 
 function installed(host) {

@@ -1,6 +1,9 @@
 /** Whether the environment is CI's (CI set to anything but "", "0" or "false"), where every host's tests must run. */
 export function isCi(env?: NodeJS.ProcessEnv): boolean;
 
+/** Whether a Node version (default: the running Node's) satisfies a range of the form engines fields use; no range is any Node. */
+export function nodeSatisfies(range: string | undefined, version?: string): boolean;
+
 /** A host of scripts/hosts that links packages into a package and is missing there. */
 export interface MissingHost {
   host: string;

@@ -8,12 +8,23 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import semver from "semver";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 
 /** Whether the environment is CI's (CI set to anything but "", "0" or "false"), where every host's tests must run. */
 export function isCi(env = process.env) {
   return env.CI !== undefined && !["", "0", "false"].includes(env.CI);
+}
+
+/**
+ * Whether a Node version satisfies a range of the form engines fields use (">=24.16.0 <25 || >=26.1.0");
+ * no range is any Node.
+ * @param {string | undefined} range
+ * @param {string} [version] default: the running Node's
+ */
+export function nodeSatisfies(range, version = process.versions.node) {
+  return !range || semver.satisfies(version, range);
 }
 
 /** Whether `name` is installed in the package's own node_modules (where host-install.mjs links it). */

@@ -10,7 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { isCi, missingHostExcludes, missingHosts } from "../scripts/host-tests.mjs";
+import { isCi, missingHostExcludes, missingHosts, nodeSatisfies } from "../scripts/host-tests.mjs";
 import { filesImporting, typecheckPlan } from "../scripts/typecheck.mjs";
 import { ROOT } from "./support/packed-workspaces.js";
 
@@ -44,6 +44,12 @@ describe("a missing host in a package's vitest run (missingHostExcludes)", () =>
 
   it("refuses a host that links nothing into the package (a list that would never skip)", () => {
     expect(() => missingHostExcludes(join(ROOT, "core"), NEEDS, { env: {}, installed: absent })).toThrow(/links nothing into core; add it to compaction\.links/);
+  });
+
+  it("reads a host's Node range as engines fields are read (OpenClaw's: >=24.16.0 <25 || >=26.1.0)", () => {
+    const openclaw = ">=24.16.0 <25 || >=26.1.0";
+    expect(["22.23.5", "24.15.9", "24.16.0", "24.22.3", "25.9.0", "26.0.0", "26.1.0", "27.0.0"].map((version) => nodeSatisfies(openclaw, version))).toEqual([false, false, true, true, false, false, true, true]);
+    expect(nodeSatisfies(undefined, "20.0.0")).toBe(true);
   });
 
   it("reads CI as CI does: set to anything but '', '0' or 'false'", () => {

@@ -30,6 +30,7 @@ import { fileURLToPath } from "node:url";
 import { openClawAgentDatabase, parseOpenClawSession, readOpenClawSession, buildContext } from "@compaction/transcript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { copyPluginForInstall } from "./test-support/plugin-copy.js";
+import { isCi, nodeSatisfies } from "../../../scripts/host-tests.mjs";
 
 const PLUGIN_DIR = fileURLToPath(new URL("..", import.meta.url));
 const require = createRequire(import.meta.url);
@@ -50,12 +51,12 @@ const PINNED = JSON.parse(readFileSync(new URL("../../../scripts/hosts/openclaw/
   compaction: { node: string };
 };
 
-const CI = process.env.CI !== undefined && !["", "0", "false"].includes(process.env.CI);
+const CI = isCi();
 
 /** Why OpenClaw cannot run here, or undefined; throws under CI when it could run but is not installed. */
 function skipReason(): string | undefined {
   const pinned = PINNED.dependencies.openclaw;
-  if (!satisfies(process.versions.node, PINNED.compaction.node)) return `openclaw ${pinned} needs Node ${PINNED.compaction.node}; this is Node ${process.versions.node}`;
+  if (!nodeSatisfies(PINNED.compaction.node)) return `openclaw ${pinned} needs Node ${PINNED.compaction.node}; this is Node ${process.versions.node}`;
   if (OPENCLAW_DIR === undefined) {
     const missing = `openclaw ${pinned} is not installed: it is not part of npm ci; run \`node scripts/host-install.mjs openclaw\` at the repository root (npm test does)`;
     if (CI) throw new Error(`CI must run the real-OpenClaw tests, but ${missing}`);
@@ -63,24 +64,8 @@ function skipReason(): string | undefined {
   }
   const manifest = JSON.parse(readFileSync(join(OPENCLAW_DIR, "package.json"), "utf8")) as { version: string; engines?: { node?: string } };
   const range = manifest.engines?.node ?? "";
-  if (!satisfies(process.versions.node, range)) return `openclaw ${manifest.version} needs Node ${range}; this is Node ${process.versions.node}`;
+  if (!nodeSatisfies(range)) return `openclaw ${manifest.version} needs Node ${range}; this is Node ${process.versions.node}`;
   return undefined;
-}
-
-/** Node's version against a range of the form ">=a.b.c <d || >=e.f.g" (what openclaw's engines use). */
-function satisfies(version: string, range: string): boolean {
-  const parse = (v: string) => v.replace(/^[<>=]+/, "").split(".").map(Number);
-  const compare = (a: number[], b: number[]) => {
-    for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) - (b[i] ?? 0);
-    return 0;
-  };
-  const v = parse(version);
-  return range.split("||").some((part) =>
-    part
-      .trim()
-      .split(/\s+/)
-      .every((bound) => (bound.startsWith(">=") ? compare(v, parse(bound)) >= 0 : bound.startsWith("<") ? compare(v, parse(bound)) < 0 : true)),
-  );
 }
 
 const SKIP = skipReason();
