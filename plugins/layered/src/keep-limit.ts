@@ -1,4 +1,4 @@
-/** How much layers 2 and 3 may leave: the budget, or the run's target when the context is over it. */
+/** How much layer 2 may leave: the budget, or the run's target when the context is over it (layer 3 keeps to the budget). */
 import type { CompactionRun } from "@compaction/core";
 
 /** The most the kept part and the summary of a run may hold, and why. */

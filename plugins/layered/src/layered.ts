@@ -28,7 +28,7 @@ export const FULL_COMPACTION_WARNING =
 
 /** The warning of a full compaction that also summarised the early part of the last turn. */
 export const FULL_SPLIT_COMPACTION_WARNING =
-  "full compaction: everything but pinned messages and the newest part of the last turn was summarised (the last turn alone did not fit the budget, or the run's target for a context over it, or nothing preceded it)";
+  "full compaction: everything but pinned messages and the newest part of the last turn was summarised (the last turn alone did not fit the budget, or nothing preceded it)";
 
 /** What `layered` leaves in `run.state.get(PLUGIN_NAME)` for later plugins. */
 export interface LayeredRunState {
@@ -124,10 +124,12 @@ function selectLayer<T>(run: CompactionRun<T>, options: LayeredOptions): Cut | u
     run.explainNoCut(belowSummarizeThreshold(run, at, options));
     return undefined;
   }
-  // What the layers keep and the summary fit the budget, or, for a context over the run's target
+  // What layer 2 keeps and the summary fit the budget, or, for a context over the run's target
   // (half the auto-compaction threshold), the target, as safeguard's cut: keeping up to the
   // budget at a small window brought the next compaction, and its cache miss, a few turns later.
-  const limit = keepLimit(run);
+  // Layer 3 recovers from far over the window (a smaller model, an overflow): it keeps the newest
+  // turns that fit the budget beside its summary, where the target left it less than truncation.
+  const limit: KeepLimit = layer === "full" ? { tokens: run.budget, withinTarget: false } : keepLimit(run);
   const room: CutRoom = {
     budget: limit.tokens,
     summaryTokens: options.summaryMaxTokens ?? run.summaryMaxTokens,

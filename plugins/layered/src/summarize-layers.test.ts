@@ -140,17 +140,28 @@ describe.each(FORMATS)("layers 2 and 3 (%s)", (format) => {
     expect(result.messages).toBe(messages);
   });
 
-  it("layer 3 without any user message keeps the newest messages that fit beside the summary within the run's target", async () => {
+  it("layer 3 without any user message keeps the newest messages that fit beside the summary in the budget, not the run's target", async () => {
     const messages = [b.assistant(text(5000)), b.assistant(text(5000)), b.assistant(text(5000))];
     const { c, result } = await run(messages, 0.97, "auto", { summaryMaxTokens: 1000 });
     expect(result.event?.layer).toBe("full");
     // The window is 15,000 / 0.97 (15,464) and the run's target half of 80% of it (6,185): beside
-    // the 1,000-token summary's room one message fits it. The budget (the whole window here) would
-    // keep two, and the run would compact again a few turns later.
+    // the 1,000-token summary's room one message fits the target, but layer 3 keeps what fits the
+    // budget (the whole window here, no reserve): two, the newest turns that fit.
     const target = Math.floor(c.autoCompactTokens(windowFor(c.tokens.total(messages), 0.97)) / 2);
+    expect(result.cut?.firstKeptIndex).toBe(1);
+    expect(c.tokens.total(messages.slice(1)) + 1000).toBeGreaterThan(target);
+    expect(c.tokens.total(messages.slice(1)) + 1000).toBeLessThanOrEqual(windowFor(c.tokens.total(messages), 0.97));
+  });
+
+  it("layer 2 keeps within the run's target what layer 3 would keep up to the budget", async () => {
+    const messages = [b.assistant(text(5000)), b.assistant(text(5000)), b.assistant(text(5000))];
+    const { c, result } = await run(messages, 0.9, "auto", { summaryMaxTokens: 1000, summarizeProtectTokens: 12_000 });
+    expect(result.event?.layer).toBe("summarize");
+    // Over the target (half of 80% of 15,000 / 0.9): beside the summary's room one message fits it.
+    const target = Math.floor(c.autoCompactTokens(windowFor(c.tokens.total(messages), 0.9)) / 2);
     expect(result.cut?.firstKeptIndex).toBe(2);
     expect(c.tokens.total(messages.slice(2)) + 1000).toBeLessThanOrEqual(target);
-    expect(c.tokens.total(messages.slice(1)) + 1000).toBeGreaterThan(target);
+    expect(result.warnings.some((w) => /summarizeProtectTokens \(12000\) was lowered to \d+ .*within the run's target/.test(w))).toBe(true);
   });
 
   it("a context within the run's target is not cut for it: a manual run keeps summarizeProtectTokens", async () => {
