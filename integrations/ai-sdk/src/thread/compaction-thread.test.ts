@@ -170,6 +170,52 @@ describe("openCompactionThread on a SQLite store", () => {
     await store.close();
   });
 
+  it("measures from the provider's usage given with the response: a context our count finds small compacts when the usage says it is full", async () => {
+    const cwd = project();
+    const run = async (usage: boolean) => {
+      const store = await openSqliteStore({ file: databaseFile(), session: THREAD_ID, create: { cwd } });
+      const thread = await openCompactionThread({ store, cwd });
+      for (let turn = 0; turn < 4; turn++) {
+        await thread.append({ role: "user", content: `Question ${turn}: how is service-${turn} doing?` });
+        const reply: ModelMessage = { role: "assistant", content: [{ type: "text", text: `Service ${turn} is fine.` }] };
+        // The provider counted the system prompt and tools too: 5,600 of the 6,000-token window.
+        await thread.append([reply], usage && turn === 3 ? { usage: { inputTokens: 5_590, outputTokens: 10 } } : {});
+      }
+      const compactions = thread.compactions;
+      await thread.close();
+      await store.close();
+      return compactions;
+    };
+    expect(await run(false)).toBe(0);
+    expect(await run(true)).toBe(1);
+  });
+
+  it("sends a message too large for the window shrunk to head and tail, while the store keeps it whole", async () => {
+    const cwd = project();
+    const store = await openSqliteStore({ file: databaseFile(), session: THREAD_ID, create: { cwd } });
+    const thread = await openCompactionThread({ store, cwd });
+    const huge = Array.from({ length: 60 }, (_, turn) => chatter(turn)).join("\n");
+    await thread.append({ role: "user", content: huge });
+    const sent = await thread.messages();
+    const text = textOf(sent.at(-1)!.content);
+    expect(text.length).toBeLessThan(huge.length / 2);
+    expect(text.startsWith(huge.slice(0, 200))).toBe(true);
+    const stored = (await store.entries()).at(-1) as { message: { details: { aiSdk: { content: string } } } };
+    expect(stored.message.details.aiSdk.content).toBe(huge);
+    await thread.close();
+    await store.close();
+  });
+
+  it("refuses usage without an assistant message to record it on", async () => {
+    const cwd = project();
+    const store = await openSqliteStore({ file: databaseFile(), session: THREAD_ID, create: { cwd } });
+    const thread = await openCompactionThread({ store, cwd });
+    await expect(thread.append({ role: "user", content: "hi" }, { usage: { inputTokens: 10, outputTokens: 1 } })).rejects.toMatchObject({ code: ErrorCodes.INPUT_INVALID, message: expect.stringContaining("no assistant message") });
+    expect(await store.entries()).toEqual([]);
+    await thread.close();
+    await store.close();
+  });
+
   it("fails with the store's COMPACTION_TRANSCRIPT_NOT_FOUND for a thread id the database does not hold", async () => {
     const cwd = project();
     const file = databaseFile();

@@ -19,7 +19,9 @@ import {
   describeValue,
   ErrorCodes,
   type HostCompactionOptions,
+  type PiAssistantMessage,
   type PiMessage,
+  type PiUsage,
 } from "@compaction/core";
 import { type ContextManager, createContextManager } from "@compaction/context-manager";
 import { memorySearchTool, type MemorySearchToolOptions, openStoreRecallIndex, type StoreRecallIndex } from "@compaction/plugin-recall";
@@ -130,22 +132,37 @@ export class CompactionThread {
   async messages(): Promise<ModelMessage[]> {
     this.#assertOpen("messages");
     await this.#manager.beforeRequest();
-    return fromPiMessages(this.#manager.requestMessages(), this.location);
+    return fromPiMessages(this.#manager.requestMessages(), this.location, new Set(this.#manager.messages));
   }
 
   /**
    * Appends messages to the thread (the user's new message, then the response's messages:
    * `result.response.messages` in ai 6, `result.responseMessages` in ai 7), all or none, after
    * what any worker wrote; then compacts when the context passed the threshold, writing the
-   * compaction as a compaction entry. Throws COMPACTION_INPUT_INVALID for a system message or a
-   * value that is not a ModelMessage (nothing is written then).
+   * compaction as a compaction entry. Pass the request's `usage` (`result.usage`: the last step's
+   * tokens) with its messages: it is the provider's count of the whole context, system prompt and
+   * tools included, which the thread then measures from (as pi records usage on its assistant
+   * messages), so it compacts before a request outgrows the window. Throws
+   * COMPACTION_INPUT_INVALID for a system message or a value that is not a ModelMessage (nothing is
+   * written then).
    */
-  async append(messages: ModelMessage | readonly ModelMessage[]): Promise<void> {
+  async append(messages: ModelMessage | readonly ModelMessage[], options: AppendOptions = {}): Promise<void> {
     this.#assertOpen("append");
     const list: readonly ModelMessage[] = Array.isArray(messages) ? messages : [messages as ModelMessage];
     const now = Date.now();
     const converted = list.flatMap((message, index) => toPiMessages(message, `append: message ${index + 1}`, now));
     if (converted.length === 0) return;
+    const usage = piUsage(options.usage);
+    if (usage !== undefined) {
+      const last = converted.findLastIndex((message) => message.role === "assistant");
+      if (last < 0) {
+        throw new CompactionError(ErrorCodes.INPUT_INVALID, `${HOST}: append was given usage but no assistant message to record it on.`, {
+          path: "/usage",
+          hint: "Pass usage with the response's messages (result.response.messages, result.usage), not with the user's message.",
+        });
+      }
+      converted[last] = { ...(converted[last] as PiAssistantMessage), usage };
+    }
     await this.#manager.append(converted);
     await this.#manager.afterResponse();
   }
@@ -170,6 +187,29 @@ export class CompactionThread {
       });
     }
   }
+}
+
+/** What `append` takes besides the messages. */
+export interface AppendOptions {
+  /**
+   * The provider's token usage of the request that produced these messages: `result.usage` (the
+   * last step's), `{ inputTokens, outputTokens }`.
+   */
+  readonly usage?: { readonly inputTokens?: number | undefined; readonly outputTokens?: number | undefined };
+}
+
+/** pi's usage record for the AI SDK's, or undefined when it says nothing usable. */
+function piUsage(usage: AppendOptions["usage"]): PiUsage | undefined {
+  if (usage === undefined) return undefined;
+  const input = usage.inputTokens;
+  const output = usage.outputTokens ?? 0;
+  if (typeof input !== "number" || !Number.isFinite(input) || input <= 0 || typeof output !== "number" || !Number.isFinite(output) || output < 0) {
+    throw new CompactionError(ErrorCodes.INPUT_INVALID, `${HOST}: append's usage must hold a positive inputTokens and an outputTokens of at least 0; found ${describeValue(usage)}.`, {
+      path: "/usage",
+      hint: "Pass the result's usage as the AI SDK gives it (result.usage), or leave usage out.",
+    });
+  }
+  return { input, output, cacheRead: 0, cacheWrite: 0, totalTokens: input + output };
 }
 
 /**

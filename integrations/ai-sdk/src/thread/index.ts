@@ -4,6 +4,6 @@
  * everything it holds. Needs `@compaction/context-manager` and `@compaction/plugin-recall`
  * installed beside `@compaction/ai-sdk` (optional peer dependencies: the main entry does not).
  */
-export { CompactionThread, type CompactionThreadOptions, type MemorySearchInput, openCompactionThread } from "./compaction-thread.js";
+export { type AppendOptions, CompactionThread, type CompactionThreadOptions, type MemorySearchInput, openCompactionThread } from "./compaction-thread.js";
 export { AI_SDK_DETAILS_KEY, fromPiMessages, toPiMessages } from "./pi-messages.js";
 export type { ThreadCompactionEndEvent, ThreadCompactionStartEvent, ThreadEvent, ThreadWarningEvent } from "./thread-events.js";

@@ -127,15 +127,19 @@ function toolCall(part: Part): PiToolCall {
  * written by others rebuilt from their fields. Throws COMPACTION_TRANSCRIPT_INVALID naming the
  * session and the message when one is neither.
  */
-export function fromPiMessages(messages: readonly PiMessage[], location: string): ModelMessage[] {
-  return messages.map((message, index) => fromPiMessage(message, `message ${index + 1} of the context of ${location}`));
+export function fromPiMessages(messages: readonly PiMessage[], location: string, asWritten?: ReadonlySet<PiMessage>): ModelMessage[] {
+  return messages.map((message, index) => fromPiMessage(message, `message ${index + 1} of the context of ${location}`, asWritten));
 }
 
-function fromPiMessage(message: PiMessage, where: string): ModelMessage {
+/**
+ * `asWritten`: the messages still as they were read (a request shaped to the window shrinks some:
+ * those are rebuilt from their pi fields, which hold the shrunk text, not from `details.aiSdk`).
+ */
+function fromPiMessage(message: PiMessage, where: string, asWritten: ReadonlySet<PiMessage> | undefined): ModelMessage {
   if (typeof message !== "object" || message === null) throw corrupt(where, `is ${describeValue(message)}, not a pi message`);
   const details = (message as { details?: unknown }).details;
   const stored = typeof details === "object" && details !== null ? (details as Record<string, unknown>)[AI_SDK_DETAILS_KEY] : undefined;
-  if (stored !== undefined) {
+  if (stored !== undefined && (asWritten === undefined || asWritten.has(message))) {
     const role = (stored as { role?: unknown } | null)?.role;
     if (role !== "user" && role !== "assistant" && role !== "tool") throw corrupt(where, `holds details.${AI_SDK_DETAILS_KEY} with role ${describeValue(role)} (expected user, assistant or tool)`);
     return stored as ModelMessage;
