@@ -112,6 +112,25 @@ describe("compactionHistory on a SQLite store", () => {
     await store.close();
   });
 
+  it("sends a message too large for the window shrunk to head and tail, while the agent's state and the store keep it whole", async () => {
+    const cwd = project();
+    const file = databaseFile();
+    const history = historyFor(file, cwd);
+    const model = fakeModel().respond(new AIMessage("Read it."));
+    const agent = createAgent({ model, tools: [history.memorySearch], systemPrompt: SYSTEM, middleware: [history.middleware] });
+    const huge = Array.from({ length: 60 }, (_, turn) => chatter(turn)).join("\n");
+    const state = await agent.invoke({ messages: [new HumanMessage(huge)] }, { configurable: { thread_id: THREAD_ID } });
+    await history.close();
+    const sent = (model.calls[0]!.messages as BaseMessage[]).filter((message) => message.getType() === "human");
+    expect(textOf(sent.at(-1)!).length).toBeLessThan(huge.length / 2);
+    expect(textOf(sent.at(-1)!).startsWith(huge.slice(0, 200))).toBe(true);
+    expect(state.messages.some((message) => textOf(message) === huge)).toBe(true);
+    const store = await openSqliteStore({ file, session: THREAD_ID });
+    const first = (await store.entries())[0] as unknown as { message: { details: { langchain: { data: { content: string } } } } };
+    expect(first.message.details.langchain.data.content).toBe(huge);
+    await store.close();
+  });
+
   it("fails the run with COMPACTION_INPUT_INVALID when no thread_id is given, and with the store's COMPACTION_TRANSCRIPT_NOT_FOUND for an unknown one", async () => {
     const cwd = project();
     const file = databaseFile();

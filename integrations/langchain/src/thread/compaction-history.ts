@@ -16,7 +16,8 @@
  * - `afterAgent`: appends the final messages, compacts when past the threshold, and closes the
  *   store it opened.
  * - `wrapModelCall`: measures the system prompt and tools a call carries, so the next run's
- *   threshold leaves room for them.
+ *   threshold leaves room for them; a message too large for the window on its own is sent shrunk
+ *   to head and tail (the manager's request shaping), for that call only.
  * Messages are stored as pi messages with LangChain's own `StoredMessage` alongside
  * (`./pi-messages.ts`), so nothing is lost either way. Nothing is deleted from the store.
  */
@@ -262,6 +263,17 @@ export function compactionHistory(options: CompactionHistoryOptions): Compaction
         }
       }
       overhead = engine.tokens.counter.count(pieces.join("\n"));
+      // A message too large for the window on its own goes shrunk to head and tail (the manager's
+      // request shaping), for this call only: the agent's state and the store keep it whole.
+      const threadId = (request.runtime as { configurable?: { thread_id?: unknown } } | undefined)?.configurable?.thread_id;
+      const thread = typeof threadId === "string" ? open.get(threadId) : undefined;
+      if (thread !== undefined) {
+        const context = thread.manager.messages;
+        const shaped = thread.manager.requestMessages();
+        if (shaped.length !== context.length || shaped.some((message, index) => message !== context[index])) {
+          return handler({ ...request, messages: fromPiMessages(shaped, thread.store.location, new Set(context)) });
+        }
+      }
       return handler(request);
     },
   });

@@ -96,15 +96,19 @@ export function toPiMessage(message: BaseMessage, where: string, timestamp: numb
  * written by others rebuilt from their fields. Throws COMPACTION_TRANSCRIPT_INVALID naming the
  * session and the message when one is neither.
  */
-export function fromPiMessages(messages: readonly PiMessage[], location: string): BaseMessage[] {
-  return messages.map((message, index) => fromPiMessage(message, `message ${index + 1} of the context of ${location}`));
+export function fromPiMessages(messages: readonly PiMessage[], location: string, asWritten?: ReadonlySet<PiMessage>): BaseMessage[] {
+  return messages.map((message, index) => fromPiMessage(message, `message ${index + 1} of the context of ${location}`, asWritten));
 }
 
-function fromPiMessage(message: PiMessage, where: string): BaseMessage {
+/**
+ * `asWritten`: the messages still as they were read (a call shaped to the window shrinks some:
+ * those are rebuilt from their pi fields, which hold the shrunk text, not from `details.langchain`).
+ */
+function fromPiMessage(message: PiMessage, where: string, asWritten: ReadonlySet<PiMessage> | undefined): BaseMessage {
   if (typeof message !== "object" || message === null) throw corrupt(where, `is ${describeValue(message)}, not a pi message`);
   const details = (message as { details?: unknown }).details;
   const stored = typeof details === "object" && details !== null ? (details as Record<string, unknown>)[LANGCHAIN_DETAILS_KEY] : undefined;
-  if (stored !== undefined) {
+  if (stored !== undefined && (asWritten === undefined || asWritten.has(message))) {
     const type = (stored as { type?: unknown } | null)?.type;
     if (typeof type !== "string" || typeof (stored as { data?: unknown }).data !== "object") {
       throw corrupt(where, `holds details.${LANGCHAIN_DETAILS_KEY} of type ${describeValue(type)} (expected a StoredMessage: { type, data })`);
