@@ -222,7 +222,8 @@ export function compactionHistory(options: CompactionHistoryOptions): Compaction
       const thread = await startThread(threadId);
       try {
         // The context as read must be sendable: a corrupt entry fails here, naming it, not mid-run.
-        fromPiMessages(thread.manager.messages, thread.store.location);
+        // Its messages are in the store already: an input that repeats them (a checkpointer's state) is not appended twice.
+        for (const message of fromPiMessages(thread.manager.messages, thread.store.location)) if (message.id !== undefined) thread.recorded.add(message.id);
         await record(thread, state.messages as BaseMessage[]);
         await thread.manager.beforeRequest();
         return replaceState(thread);
