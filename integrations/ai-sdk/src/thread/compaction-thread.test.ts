@@ -134,6 +134,42 @@ describe("openCompactionThread on a SQLite store", () => {
     await store.close();
   });
 
+  it("works with ai 7 too: its generateText runs the thread's memory_search tool, and its responseMessages are appended", async () => {
+    const ai7 = (await import("ai7")) as unknown as typeof import("ai");
+    const { MockLanguageModelV3: Mock7 } = (await import("ai7/test")) as unknown as typeof import("ai/test");
+    const cwd = project();
+    const file = databaseFile();
+    let store = await openSqliteStore({ file, session: THREAD_ID, create: { cwd } });
+    let thread = await openCompactionThread({ store, cwd, contextWindow: 100_000 });
+    await thread.append({ role: "user", content: FACT });
+    await thread.append({ role: "assistant", content: [{ type: "text", text: "Noted." }] });
+    await thread.close();
+    await store.close();
+
+    store = await openSqliteStore({ file, session: THREAD_ID });
+    thread = await openCompactionThread({ store, cwd, contextWindow: 100_000 });
+    await thread.append({ role: "user", content: `What caused ${INCIDENT}?` });
+    const prompts: { role: string; content: unknown }[][] = [];
+    const script = [
+      { content: [{ type: "tool-call", toolCallId: "r1", toolName: "memory_search", input: JSON.stringify({ query: INCIDENT }) }], finishReason: { unified: "tool-calls", raw: "tool_calls" } },
+      { content: [{ type: "text", text: "A stale DNS cache." }], finishReason: { unified: "stop", raw: "stop" } },
+    ];
+    const model = new Mock7({
+      doGenerate: async (options) => {
+        prompts.push(options.prompt as never);
+        return { ...script[prompts.length - 1]!, usage: USAGE, warnings: [] } as never;
+      },
+    });
+    const result = await ai7.generateText({ model, messages: await thread.messages(), tools: { memory_search: thread.memorySearch }, prepareStep: thread.prepareStep, stopWhen: ai7.stepCountIs(3) });
+    const responseMessages = (result as unknown as { responseMessages: ModelMessage[] }).responseMessages;
+    await thread.append(responseMessages, { usage: result.usage });
+    expect(textOf(prompts[1]!.find((message) => message.role === "tool")?.content)).toContain("stale DNS cache on resolver r-eu-7");
+    const roles = (await store.entries()).map((entry) => (entry as { message?: { role: string } }).message?.role);
+    expect(roles).toEqual(["user", "assistant", "user", "assistant", "toolResult", "assistant"]);
+    await thread.close();
+    await store.close();
+  });
+
   it("keeps a tool loop's calls and results, each tool-result part as its own pi tool result, and reads them back as written", async () => {
     const cwd = project();
     const store = await openSqliteStore({ file: databaseFile(), session: THREAD_ID, create: { cwd } });
