@@ -125,7 +125,9 @@ describe("openCompactionThread on a SQLite store", () => {
     // The tool's answer, sent to the model with the second call, holds the evicted fact.
     const toolMessage = prompts[1]!.find((message) => message.role === "tool");
     expect(textOf(toolMessage?.content)).toContain("stale DNS cache on resolver r-eu-7");
-    expect(textOf(toolMessage?.content)).toMatch(/entry [0-9a-f]+ · user/);
+    // It names the first turn's own entry (not only the summary, which quotes the fact too).
+    const factEntry = (await store.entries()).find((entry) => entry.type === "message")!;
+    expect(textOf(toolMessage?.content)).toContain(`entry ${factEntry.id} · user`);
     expect(result.text).toBe("A stale DNS cache on resolver r-eu-7.");
     // The first turn is still in the store, word for word, as the AI SDK message it was.
     const stored = (await store.entries()).find((entry) => entry.type === "message") as { message: { details: { aiSdk: unknown } } };
