@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CompactionError, ErrorCodes } from "@compaction/core";
 import { makeProject, removeProjects } from "@compaction/core/testing";
-import { openSqliteStore, type SqliteStore } from "@compaction/transcript";
+import { MemoryEntryStore, openSqliteStore, type SqliteStore } from "@compaction/transcript";
 import { generateText, type ModelMessage, stepCountIs } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -170,6 +170,21 @@ describe("openCompactionThread on a SQLite store", () => {
     expect(roles).toEqual(["user", "assistant", "user", "assistant", "toolResult", "assistant"]);
     await thread.close();
     await store.close();
+  });
+
+  it("runs on any EntryStore: two handles on one in-memory session share the thread, and the store's lack of search is made up for in memory", async () => {
+    const cwd = project();
+    const first = new MemoryEntryStore();
+    const second = first.handle();
+    const a = await openCompactionThread({ store: first, cwd, contextWindow: 100_000 });
+    const b = await openCompactionThread({ store: second, cwd, contextWindow: 100_000 });
+    await a.append([{ role: "user", content: FACT }, { role: "assistant", content: [{ type: "text", text: "Noted." }] }]);
+    // The other handle reads what was written through the first before it sends.
+    expect(await b.messages()).toEqual([{ role: "user", content: FACT }, { role: "assistant", content: [{ type: "text", text: "Noted." }] }]);
+    const answer = await b.memorySearch.execute!({ query: INCIDENT }, { toolCallId: "t", messages: [] });
+    expect(answer).toContain("stale DNS cache on resolver r-eu-7");
+    await a.close();
+    await b.close();
   });
 
   it("keeps a tool loop's calls and results, each tool-result part as its own pi tool result, and reads them back as written", async () => {
