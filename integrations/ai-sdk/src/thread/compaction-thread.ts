@@ -28,7 +28,8 @@ import { memorySearchTool, type MemorySearchToolOptions, openStoreRecallIndex, t
 import type { EntryStore } from "@compaction/transcript";
 import { jsonSchema, type ModelMessage, tool } from "ai";
 import type { AiSdkCompactionEvent } from "../options.js";
-import { compactionPrepareStep, type PrepareStepInput, type PrepareStepOutput } from "../prepare-step.js";
+import { ModelMessageCompaction } from "../model-message-compaction.js";
+import { type PrepareStepInput, type PrepareStepOutput, prepareStepOf } from "../prepare-step.js";
 import { fromPiMessages, toPiMessages } from "./pi-messages.js";
 import { forwardEvents, type ThreadEvent } from "./thread-events.js";
 
@@ -76,6 +77,8 @@ export class CompactionThread {
   readonly memorySearch: ReturnType<typeof tool<MemorySearchInput, string>>;
   readonly #manager: ContextManager<PiMessage>;
   readonly #ownedCompactor: Compactor<PiMessage> | undefined;
+  /** `prepareStep`'s in-memory compaction of one request's steps (its compactor is freed on close). */
+  readonly #steps: ModelMessageCompaction;
   #recall: Promise<StoreRecallIndex> | undefined;
   #closed = false;
 
@@ -100,8 +103,8 @@ export class CompactionThread {
         on?.({ type: "warning", message: event.message, code: event.code });
       }
     };
-    const step = compactionPrepareStep<ModelMessage>({ ...stepOptions, ...(on === undefined ? {} : { on: stepEvents }) });
-    this.prepareStep = step as unknown as CompactionThread["prepareStep"];
+    this.#steps = new ModelMessageCompaction({ ...stepOptions, ...(on === undefined ? {} : { on: stepEvents }) });
+    this.prepareStep = prepareStepOf<ModelMessage>(this.#steps) as unknown as CompactionThread["prepareStep"];
     const search = memorySearchTool({ search: (query, options) => this.#index().then((index) => index.search(query, options)), get: (id, options) => this.#index().then((index) => index.get(id, options)) }, init.options.recall ?? {});
     this.memorySearch = tool<MemorySearchInput, string>({
       description: search.description,
@@ -167,12 +170,13 @@ export class CompactionThread {
     await this.#manager.afterResponse();
   }
 
-  /** Frees the compactor the thread built; the store stays open (it is the caller's). */
+  /** Frees the compactors the thread built; the store stays open (it is the caller's). */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     await this.#manager.dispose();
     this.#ownedCompactor?.dispose();
+    await this.#steps.dispose();
   }
 
   #index(): Promise<StoreRecallIndex> {
