@@ -5,7 +5,8 @@
  * the context manager imports the engine and the transcript store; a plugin imports the engine
  * (recall may import the transcript store, a model summarizer its machinery) and never another
  * plugin; a preset imports the plugins it lists; a framework integration (AI SDK) imports only
- * the engine and takes its framework as a peer dependency; a database store (stores/*) imports the engine and
+ * the engine and takes its framework as a peer dependency (its `thread` entry, in `src/thread/`,
+ * also the context manager, the transcript store and recall, as optional peers); a database store (stores/*) imports the engine and
  * the transcript store; the replay imports the engine, the transcript store
  * and the context manager. Checked on every source file's imports and on
  * every package.json's dependencies, so a forbidden import fails here before it ships.
@@ -20,7 +21,11 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 interface Workspace {
   readonly dir: string;
   readonly name: string;
-  readonly manifest: { dependencies?: Record<string, string>; peerDependencies?: Record<string, string> };
+  readonly manifest: {
+    dependencies?: Record<string, string>;
+    peerDependencies?: Record<string, string>;
+    peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+  };
 }
 
 function workspaces(): Workspace[] {
@@ -53,6 +58,19 @@ const FRAMEWORK_INTEGRATIONS: Readonly<Record<string, { readonly framework: stri
   "@compaction/ai-sdk": { framework: "ai", majors: "^6.0.0 || ^7.0.0" },
   "@compaction/langchain": { framework: "@langchain/core", majors: "^1.0.0" },
 };
+
+/**
+ * A framework integration's `thread` entry (`@compaction/<host>/thread`, sources under
+ * `src/thread/`) keeps a thread's history in a session store: it may import the context manager,
+ * the transcript store's types and recall, taken as optional peer dependencies, so the main entry
+ * still installs nothing of them.
+ */
+const THREAD_ENTRY_DIR = "src/thread/";
+const THREAD_ENTRY_IMPORTS: ReadonlySet<string> = new Set([ENGINE, STORE, LOOP, "@compaction/plugin-recall"]);
+
+function isThreadEntryFile(workspace: Workspace, file: string): boolean {
+  return Object.hasOwn(FRAMEWORK_INTEGRATIONS, workspace.name) && relative(join(ROOT, workspace.dir), file).split("\\").join("/").startsWith(THREAD_ENTRY_DIR);
+}
 
 /**
  * The @compaction packages `from` may import, or undefined where any is allowed (the CLI,
@@ -169,8 +187,9 @@ describe("package boundaries", () => {
       for (const file of sourceFiles(workspace.dir)) {
         // Tests may use the others' test helpers and real stores (core's tests never do).
         if (isTestFile(file) && workspace.name !== ENGINE) continue;
+        const may = isThreadEntryFile(workspace, file) ? THREAD_ENTRY_IMPORTS : allowed;
         for (const name of importedPackages(readFileSync(file, "utf8"))) {
-          if (name !== workspace.name && !allowed.has(name)) violations.push(`${relative(ROOT, file)} imports ${name}`);
+          if (name !== workspace.name && !may.has(name)) violations.push(`${relative(ROOT, file)} imports ${name}`);
         }
       }
       expect(violations).toEqual([]);
@@ -186,8 +205,24 @@ describe("package boundaries", () => {
 
     it(`${workspace.name} depends only on the packages it may import`, () => {
       const declared = [...Object.keys(workspace.manifest.dependencies ?? {}), ...Object.keys(workspace.manifest.peerDependencies ?? {})];
-      const forbidden = declared.filter((dep) => dep.startsWith("@compaction/") && !allowed.has(dep));
+      // A framework integration's thread entry's packages are optional peers (the main entry needs none of them).
+      const optionalPeers = Object.hasOwn(FRAMEWORK_INTEGRATIONS, workspace.name)
+        ? Object.entries(workspace.manifest.peerDependenciesMeta ?? {}).filter(([name, meta]) => meta.optional === true && THREAD_ENTRY_IMPORTS.has(name)).map(([name]) => name)
+        : [];
+      const forbidden = declared.filter((dep) => dep.startsWith("@compaction/") && !allowed.has(dep) && !optionalPeers.includes(dep));
       expect(forbidden).toEqual([]);
+      if (Object.hasOwn(FRAMEWORK_INTEGRATIONS, workspace.name)) {
+        expect(Object.keys(workspace.manifest.dependencies ?? {}).filter((dep) => THREAD_ENTRY_IMPORTS.has(dep) && dep !== ENGINE)).toEqual([]);
+      }
     });
+
+    if (Object.hasOwn(FRAMEWORK_INTEGRATIONS, workspace.name)) {
+      it(`${workspace.name}'s main entry imports no thread-entry package (only ${THREAD_ENTRY_DIR} may)`, () => {
+        const leaks = sourceFiles(workspace.dir)
+          .filter((file) => !isTestFile(file) && !isThreadEntryFile(workspace, file))
+          .flatMap((file) => importedPackages(readFileSync(file, "utf8")).filter((name) => name !== ENGINE && THREAD_ENTRY_IMPORTS.has(name)).map((name) => `${relative(ROOT, file)} imports ${name}`));
+        expect(leaks).toEqual([]);
+      });
+    }
   }
 });

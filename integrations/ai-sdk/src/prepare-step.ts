@@ -31,7 +31,11 @@ export interface PrepareStepOutput<M> {
 export function compactionPrepareStep<M extends object = ModelMessage>(
   options: AiSdkCompactionOptions = {},
 ): (input: PrepareStepInput<M>) => Promise<PrepareStepOutput<M>> {
-  const compaction = new ModelMessageCompaction(options);
+  return prepareStepOf<M>(new ModelMessageCompaction(options));
+}
+
+/** The `prepareStep` function over `compaction` (whose owner disposes it when done). */
+export function prepareStepOf<M extends object = ModelMessage>(compaction: ModelMessageCompaction): (input: PrepareStepInput<M>) => Promise<PrepareStepOutput<M>> {
   return async ({ messages, steps, stepNumber }) => {
     const context: CompactContext = { steps, stepNumber };
     const prepared = await compaction.compact(messages as unknown as ModelMessage[], context);

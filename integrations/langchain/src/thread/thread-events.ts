@@ -1,0 +1,60 @@
+/** The events a thread in a session store sends to its `on` option. */
+import type { CompactionStatus } from "@compaction/core";
+import type { ContextManager } from "@compaction/context-manager";
+
+/** Sent before the thread's context is compacted. */
+export interface ThreadCompactionStartEvent {
+  readonly type: "compaction-start";
+  /** The context's size now, in tokens. */
+  readonly tokens: number;
+  /** The size above which it compacts: the preset's auto-compaction share of the window. */
+  readonly threshold: number;
+  readonly contextWindow: number;
+  /** Messages in the context now. */
+  readonly messages: number;
+}
+
+/** Sent after every compaction that started, whatever came of it. */
+export interface ThreadCompactionEndEvent {
+  readonly type: "compaction-end";
+  /** `compacted` when a compaction entry was written to the store. */
+  readonly status: CompactionStatus;
+  /** Why nothing changed, for any other status. */
+  readonly reason: string | null;
+  /** The compaction entry written to the store, or null. */
+  readonly entryId: string | null;
+  /** The context's size after (before, when nothing changed). */
+  readonly tokens: number;
+  /** Compactions on the thread's branch so far (whoever made them). */
+  readonly compactions: number;
+}
+
+/** Something limited the result: a failed compaction, another worker's compaction won, ... */
+export interface ThreadWarningEvent {
+  readonly type: "warning";
+  readonly message: string;
+  /** The kind of warning (`compaction-superseded`, `cannot-free`, ...) or the error's code. */
+  readonly code: string | null;
+}
+
+export type ThreadEvent = ThreadCompactionStartEvent | ThreadCompactionEndEvent | ThreadWarningEvent;
+
+/** Forwards a context manager's events to `on` in the thread's shape. */
+export function forwardEvents(manager: ContextManager<unknown>, on: ((event: ThreadEvent) => void) | undefined): void {
+  if (on === undefined) return;
+  manager.on("compaction-start", (event) =>
+    on({ type: "compaction-start", tokens: event.tokens, threshold: event.threshold, contextWindow: event.contextWindow, messages: event.messages }),
+  );
+  manager.on("compaction-end", (event) =>
+    on({
+      type: "compaction-end",
+      status: event.result.status,
+      reason: event.result.reason ?? null,
+      entryId: event.entryId,
+      tokens: event.tokens,
+      compactions: event.compactions,
+    }),
+  );
+  manager.on("warning", (event) => on({ type: "warning", message: event.message, code: event.kind }));
+  manager.on("error", (event) => on({ type: "warning", message: event.error.message, code: (event.error as { code?: string }).code ?? null }));
+}
