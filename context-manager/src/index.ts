@@ -24,6 +24,13 @@ export type {
   ContextWarningKind,
 } from "./events.js";
 export { ContextSize } from "./context-size.js";
+export {
+  forwardThreadEvents,
+  type ThreadCompactionEndEvent,
+  type ThreadCompactionStartEvent,
+  type ThreadEvent,
+  type ThreadWarningEvent,
+} from "./thread-events.js";
 export { CompactionSupersededError, isCompactionSuperseded } from "./entry-context-store.js";
 export { CONTEXT_OVERFLOW_PATTERNS, isContextOverflowError, NOT_OVERFLOW_PATTERNS } from "./overflow.js";
 export {

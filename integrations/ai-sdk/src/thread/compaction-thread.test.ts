@@ -14,7 +14,7 @@ import { generateText, type ModelMessage, stepCountIs } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { openCompactionThread } from "./compaction-thread.js";
-import type { ThreadEvent } from "./thread-events.js";
+import type { ThreadEvent } from "@compaction/context-manager";
 
 const CONTEXT_WINDOW = 6_000;
 const THREAD_ID = "support-thread-0194f3a2";

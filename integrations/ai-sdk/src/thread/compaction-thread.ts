@@ -23,7 +23,7 @@ import {
   type PiMessage,
   type PiUsage,
 } from "@compaction/core";
-import { type ContextManager, createContextManager } from "@compaction/context-manager";
+import { type ContextManager, createContextManager, forwardThreadEvents, type ThreadEvent } from "@compaction/context-manager";
 import { memorySearchTool, type MemorySearchToolOptions, openStoreRecallIndex, type StoreRecallIndex } from "@compaction/plugin-recall";
 import type { EntryStore } from "@compaction/transcript";
 import { jsonSchema, type ModelMessage, tool } from "ai";
@@ -31,7 +31,6 @@ import type { AiSdkCompactionEvent } from "../options.js";
 import { ModelMessageCompaction } from "../model-message-compaction.js";
 import { type PrepareStepInput, type PrepareStepOutput, prepareStepOf } from "../prepare-step.js";
 import { fromPiMessages, toPiMessages } from "./pi-messages.js";
-import { forwardEvents, type ThreadEvent } from "./thread-events.js";
 
 const HOST = "@compaction/ai-sdk thread";
 
@@ -250,7 +249,7 @@ export async function openCompactionThread(options: CompactionThreadOptions): Pr
       ...(options.agent === undefined ? {} : { agent: options.agent }),
       ...(options.contextWindow === undefined ? {} : { contextWindow: options.contextWindow }),
     });
-    forwardEvents(manager as ContextManager<unknown>, options.on);
+    forwardThreadEvents(manager as ContextManager<unknown>, options.on);
     // The context as read must be sendable: a corrupt entry fails here, naming it, not mid-request.
     fromPiMessages(manager.messages, options.store.location);
     return new CompactionThread({ store: options.store, manager, ownedCompactor: owned, options });

@@ -6,4 +6,4 @@
  */
 export { type AppendOptions, CompactionThread, type CompactionThreadOptions, type MemorySearchInput, openCompactionThread } from "./compaction-thread.js";
 export { AI_SDK_DETAILS_KEY, fromPiMessages, toPiMessages } from "./pi-messages.js";
-export type { ThreadCompactionEndEvent, ThreadCompactionStartEvent, ThreadEvent, ThreadWarningEvent } from "./thread-events.js";
+export type { ThreadCompactionEndEvent, ThreadCompactionStartEvent, ThreadEvent, ThreadWarningEvent } from "@compaction/context-manager";

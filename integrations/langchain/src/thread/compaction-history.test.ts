@@ -15,7 +15,7 @@ import { fakeModel } from "@langchain/core/testing";
 import { createAgent } from "langchain";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { compactionHistory, type CompactionHistoryOptions } from "./compaction-history.js";
-import type { ThreadEvent } from "./thread-events.js";
+import type { ThreadEvent } from "@compaction/context-manager";
 
 const CONTEXT_WINDOW = 6_000;
 const THREAD_ID = "research-thread-7f3e";

@@ -34,7 +34,7 @@ import {
   type HostCompactionOptions,
   type PiMessage,
 } from "@compaction/core";
-import { type ContextManager, createContextManager } from "@compaction/context-manager";
+import { type ContextManager, createContextManager, forwardThreadEvents, type ThreadEvent } from "@compaction/context-manager";
 import { memorySearchTool, type MemorySearchToolOptions, openStoreRecallIndex, type StoreRecallIndex } from "@compaction/plugin-recall";
 import type { EntryStore } from "@compaction/transcript";
 import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
@@ -42,7 +42,6 @@ import { tool } from "@langchain/core/tools";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { createMiddleware } from "langchain";
 import { fromPiMessages, toPiMessage } from "./pi-messages.js";
-import { forwardEvents, type ThreadEvent } from "./thread-events.js";
 
 const HOST = "@compaction/langchain history";
 /** LangGraph's `REMOVE_ALL_MESSAGES`: a RemoveMessage with this id clears the message list. */
@@ -150,7 +149,7 @@ export function compactionHistory(options: CompactionHistoryOptions): Compaction
     const store = await openStore(threadId);
     try {
       const manager = await createContextManager<PiMessage>({ store, compactor: engine, contextWindow: room, ...(options.agent === undefined ? {} : { agent: options.agent }) });
-      forwardEvents(manager as ContextManager<unknown>, options.on);
+      forwardThreadEvents(manager as ContextManager<unknown>, options.on);
       const thread: OpenThread = { threadId, store, manager, recorded: new Set(), recall: undefined };
       open.set(threadId, thread);
       return thread;

@@ -7,4 +7,4 @@
  */
 export { COMPACTION_HISTORY_MIDDLEWARE_NAME, type CompactionHistory, compactionHistory, type CompactionHistoryOptions } from "./compaction-history.js";
 export { fromPiMessages, LANGCHAIN_DETAILS_KEY, toPiMessage } from "./pi-messages.js";
-export type { ThreadCompactionEndEvent, ThreadCompactionStartEvent, ThreadEvent, ThreadWarningEvent } from "./thread-events.js";
+export type { ThreadCompactionEndEvent, ThreadCompactionStartEvent, ThreadEvent, ThreadWarningEvent } from "@compaction/context-manager";

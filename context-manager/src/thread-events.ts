@@ -1,6 +1,10 @@
-/** The events a thread in a session store sends to its `on` option. */
+/**
+ * The events a framework's thread in a session store (`@compaction/ai-sdk/thread`,
+ * `@compaction/langchain/thread`) sends to its `on` option: the context manager's events in a
+ * plain shape of their own, so a thread's user needs no context manager type.
+ */
 import type { CompactionStatus } from "@compaction/core";
-import type { ContextManager } from "@compaction/context-manager";
+import type { ContextManager } from "./context-manager.js";
 
 /** Sent before the thread's context is compacted. */
 export interface ThreadCompactionStartEvent {
@@ -40,7 +44,7 @@ export interface ThreadWarningEvent {
 export type ThreadEvent = ThreadCompactionStartEvent | ThreadCompactionEndEvent | ThreadWarningEvent;
 
 /** Forwards a context manager's events to `on` in the thread's shape. */
-export function forwardEvents(manager: ContextManager<unknown>, on: ((event: ThreadEvent) => void) | undefined): void {
+export function forwardThreadEvents(manager: ContextManager<unknown>, on: ((event: ThreadEvent) => void) | undefined): void {
   if (on === undefined) return;
   manager.on("compaction-start", (event) =>
     on({ type: "compaction-start", tokens: event.tokens, threshold: event.threshold, contextWindow: event.contextWindow, messages: event.messages }),
