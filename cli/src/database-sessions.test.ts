@@ -4,6 +4,7 @@
  * file; `session copy` both ways and `session list`.
  */
 import { existsSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import { createCompactionEvent } from "@compaction/core";
 import { type CompactionEntry, openSqliteStore, readSession, sqliteLocation } from "@compaction/transcript";
@@ -25,6 +26,17 @@ afterEach(() => sandbox.remove());
 async function copyIn(): Promise<void> {
   const run = await sandbox.runMain(["session", "copy", sandbox.sessionPath, `sqlite:${db}`]);
   expect(run.code, run.stderr).toBe(0);
+}
+
+/** A port of 127.0.0.1 that nothing listens on now. */
+function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
 }
 
 /** The command's text with the session's place written as <session>, for comparing a file's run with a database's. */
@@ -91,6 +103,20 @@ describe("compaction session copy and session list", () => {
     const noFile = await sandbox.runMain(["context", "status", "--session", `sqlite:${join(sandbox.root, "absent.sqlite")}#x`]);
     expect(noFile.code).toBe(3);
     expect(noFile.stderr).toContain("No SQLite database at");
+  });
+
+  it("exits 5 with COMPACTION_STORE_UNAVAILABLE, the server's host and port and a pg_isready hint, when no Postgres server listens there", async () => {
+    const port = await closedPort();
+    const text = await sandbox.runMain(["context", "status", "--session", `postgres://me:secret-pw@127.0.0.1:${port}/db#abc`, "--no-color"]);
+    expect(text.code, text.stderr).toBe(5);
+    const [message, hint, ...rest] = text.stderr.trimEnd().split("\n");
+    expect(message).toMatch(new RegExp(`^compaction: Could not connect to the Postgres server at 127\\.0\\.0\\.1:${port}, .*postgres://127\\.0\\.0\\.1:${port}/db#abc`));
+    expect(hint).toContain(`hint: Check that the server is running and listens at 127.0.0.1:${port} (\`pg_isready -h 127.0.0.1 -p ${port}\`)`);
+    expect(rest).toEqual([]);
+    expect(text.stderr).not.toContain("secret-pw");
+    const json = await sandbox.runMain(["context", "status", "--session", `postgres://me:secret-pw@127.0.0.1:${port}/db#abc`, "--json"]);
+    expect(json.code).toBe(5);
+    expect(JSON.parse(json.stdout)).toMatchObject({ error: { code: "COMPACTION_STORE_UNAVAILABLE", exitCode: 5 } });
   });
 
   it("says which package a Postgres session needs when it is not installed", async () => {

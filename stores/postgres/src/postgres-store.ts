@@ -364,7 +364,7 @@ export class PostgresStore implements EntryStore {
     try {
       client = await this.#pool.connect();
     } catch (error) {
-      throw postgresError(error, this.location, doing);
+      throw postgresError(error, this.location, doing, "connect");
     }
     let failure: unknown;
     // A connection lost while checked out also emits "error" on the client (besides failing its
