@@ -4,9 +4,9 @@
  * file; `session copy` both ways and `session list`.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { createCompactionEvent } from "@compaction/core";
+import { freePort } from "@compaction/core/testing";
 import { type CompactionEntry, openSqliteStore, readSession, sqliteLocation } from "@compaction/transcript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { databaseSnapshot, databaseOfSnapshot, writeDatabaseCompaction } from "./database-target.js";
@@ -26,17 +26,6 @@ afterEach(() => sandbox.remove());
 async function copyIn(): Promise<void> {
   const run = await sandbox.runMain(["session", "copy", sandbox.sessionPath, `sqlite:${db}`]);
   expect(run.code, run.stderr).toBe(0);
-}
-
-/** A port of 127.0.0.1 that nothing listens on now. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** The command's text with the session's place written as <session>, for comparing a file's run with a database's. */
@@ -106,7 +95,7 @@ describe("compaction session copy and session list", () => {
   });
 
   it("exits 5 with COMPACTION_STORE_UNAVAILABLE, the server's host and port and a pg_isready hint, when no Postgres server listens there", async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const text = await sandbox.runMain(["context", "status", "--session", `postgres://me:secret-pw@127.0.0.1:${port}/db#abc`, "--no-color"]);
     expect(text.code, text.stderr).toBe(5);
     const [message, hint, ...rest] = text.stderr.trimEnd().split("\n");

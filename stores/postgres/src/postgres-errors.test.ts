@@ -9,6 +9,7 @@
  */
 import { createServer, type Server, type Socket } from "node:net";
 import { CompactionError, ErrorCodes, type PiMessage } from "@compaction/core";
+import { freePort } from "@compaction/core/testing";
 import type { NewEntry } from "@compaction/transcript";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -50,16 +51,6 @@ async function silentServer(): Promise<{ port: number; close(): Promise<void> }>
   };
 }
 
-function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 describe.skipIf(skipReason !== undefined)(`Postgres store errors${skipReason === undefined ? "" : ` (skipped: ${skipReason})`}`, () => {
   let url = "";
   let admin: pg.Client;
@@ -74,7 +65,7 @@ describe.skipIf(skipReason !== undefined)(`Postgres store errors${skipReason ===
   });
 
   it("says the store is unavailable, naming host:port and the session, with pg_isready in the hint, when nothing listens there", async () => {
-    const port = await closedPort();
+    const port = await freePort();
     const error = await failure(openPostgresStore({ connectionString: `postgres://someone:secret-pw@127.0.0.1:${port}/app`, session: "s1" }));
     expect(error.code).toBe(ErrorCodes.STORE_UNAVAILABLE);
     expect(error.message).toMatch(new RegExp(`^Could not connect to the Postgres server at 127\\.0\\.0\\.1:${port}, so the store could not open the session`));

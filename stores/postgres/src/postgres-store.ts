@@ -18,7 +18,9 @@
 import { CompactionError, ErrorCodes } from "@compaction/core";
 import {
   type BranchRead,
+  closedStoreError,
   type CompactionEntry,
+  compactionEntry,
   type CompactionWrite,
   createSessionId,
   CURRENT_SESSION_VERSION,
@@ -33,7 +35,6 @@ import {
 } from "@compaction/transcript";
 import pg from "pg";
 import { assignNewEntries } from "./assign-entries.js";
-import { compactionEntry } from "./compaction-entry.js";
 import { literalText, searchableText, words } from "./entry-text.js";
 import { postgresError, isConnectionError } from "./postgres-errors.js";
 import { migrate, quoteSchema } from "./schema.js";
@@ -335,9 +336,7 @@ export class PostgresStore implements EntryStore {
   }
 
   #open(doing: string): void {
-    if (this.#closed) {
-      throw new CompactionError(ErrorCodes.INPUT_INVALID, `Cannot ${doing}: the store for ${this.location} is closed.`, { file: this.location, hint: "Open the session again with openPostgresStore." });
-    }
+    if (this.#closed) throw closedStoreError(this.kind, this.location, doing);
   }
 
   #notFound(): CompactionError {

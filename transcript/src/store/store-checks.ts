@@ -1,9 +1,16 @@
-/** Checks every store makes the same way: a compaction to append, a store used after `close`. */
+/**
+ * Checks every store makes the same way (the memory, pi-file and SQLite stores here, the Postgres
+ * store in @compaction/store-postgres): a compaction to append, a store used after `close`.
+ */
 import { CompactionError, ErrorCodes } from "@compaction/core";
 import type { PiCompaction } from "../pi-compaction-plan.js";
 import type { NewEntry } from "../new-entries.js";
 
-/** pi's compaction entry for `compaction`, after checking its fields (nothing is written when they are wrong). */
+/**
+ * pi's compaction entry for `compaction` (what `EntryStore.appendCompaction` writes), after
+ * checking its fields: a CompactionError (INPUT_INVALID) naming each wrong field and `location`
+ * otherwise, so nothing is written.
+ */
 export function compactionEntry(compaction: PiCompaction, location: string): NewEntry {
   const problems: string[] = [];
   if (typeof compaction !== "object" || compaction === null) problems.push(`it is ${String(compaction)}`);
@@ -17,6 +24,7 @@ export function compactionEntry(compaction: PiCompaction, location: string): New
   }
   if (problems.length > 0) {
     throw new CompactionError(ErrorCodes.INPUT_INVALID, `Cannot append the compaction to ${location}: ${problems.join("; ")}.`, {
+      file: location,
       hint: "Pass the compaction planPiCompaction returned (plan.ok); nothing was written.",
     });
   }
@@ -29,9 +37,10 @@ export function compactionEntry(compaction: PiCompaction, location: string): New
   };
 }
 
-/** The error for a call on a store after `close()`. */
+/** The error for `call` (e.g. "append") on a store of `kind` at `location` after its `close()`. */
 export function closedStoreError(kind: string, location: string, call: string): CompactionError {
   return new CompactionError(ErrorCodes.INPUT_INVALID, `Cannot ${call}: the ${kind} store of ${location} was closed.`, {
+    file: location,
     hint: "Open the session again (a closed store releases its handles and connections for good).",
   });
 }
