@@ -3,7 +3,7 @@
  * session copied into a SQLite database with `session copy`, against the same commands on the
  * file; `session copy` both ways and `session list`.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createCompactionEvent } from "@compaction/core";
 import { freePort } from "@compaction/core/testing";
@@ -63,6 +63,28 @@ describe("compaction session copy and session list", () => {
     const copy = readSession(out);
     expect(copy.entries).toEqual(original.entries);
     expect(copy.header).toMatchObject({ id: REAL_SESSION_ID, version: 3, cwd: original.header.cwd });
+  });
+
+  it("keeps the header through pi file -> SQLite -> pi file: id, timestamp, cwd and parent session, in pi's key order", async () => {
+    const [headerLine, ...rest] = readFileSync(sandbox.sessionPath, "utf8").split("\n");
+    const header = { ...(JSON.parse(headerLine as string) as Record<string, unknown>), parentSession: "/home/u/.pi/agent/sessions/--work--/parent.jsonl" };
+    const source = join(sandbox.root, "with-parent.jsonl");
+    writeFileSync(source, [JSON.stringify(header), ...rest].join("\n"));
+    const into = await sandbox.runMain(["session", "copy", source, `sqlite:${db}`, "--json"]);
+    expect(into.code, into.stderr).toBe(0);
+    expect((JSON.parse(into.stdout) as { headerChanges: string[] }).headerChanges).toStrictEqual([]);
+    const store = await openSqliteStore({ file: db, session: REAL_SESSION_ID });
+    expect(await store.header()).toStrictEqual(header);
+    await store.close();
+    const out = join(sandbox.root, "round-trip.jsonl");
+    const back = await sandbox.runMain(["session", "copy", location, out, "--json"]);
+    expect(back.code, back.stderr).toBe(0);
+    expect((JSON.parse(back.stdout) as { headerChanges: string[] }).headerChanges).toStrictEqual([]);
+    expect(header).toMatchObject({ id: REAL_SESSION_ID, version: 3, timestamp: "2025-11-20T23:33:50.805Z" });
+    const copied = JSON.parse(readFileSync(out, "utf8").split("\n")[0] as string) as Record<string, unknown>;
+    expect(copied).toStrictEqual(header);
+    expect(Object.keys(copied).slice(0, 5)).toStrictEqual(["type", "version", "id", "timestamp", "cwd"]);
+    expect(readSession(out).entries).toEqual(readSession(source).entries);
   });
 
   it("refuses to overwrite: a database session with entries, or a file that is not empty; nothing is written", async () => {

@@ -89,6 +89,7 @@ export {
   openSqliteStore,
   parseSqliteLocation,
   SQLITE_LOCATION_PREFIX,
+  type SqliteSessionFields,
   SqliteStore,
   type SqliteStoreOptions,
   sqliteLocation,

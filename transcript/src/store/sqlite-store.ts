@@ -49,12 +49,18 @@ export interface SqliteStoreOptions {
   readonly session?: string;
   /**
    * Create the session when it does not exist (and the database file and its folder when they
-   * do not): its header's `cwd` and `parentSession`. Without it, a missing session is an error.
+   * do not), with these header fields: `cwd` (default the process's), `parentSession`,
+   * `timestamp` (ISO 8601; default now: a session copied in keeps its creation time) and any
+   * other field a pi header carries; the version is always the current one, as the entries are
+   * written in it. Without it, a missing session is an error.
    */
-  readonly create?: { readonly cwd?: string; readonly parentSession?: string };
+  readonly create?: SqliteSessionFields;
   /** How long a write waits for another process's write transaction, in ms. Default 10 000. */
   readonly busyTimeoutMs?: number;
 }
+
+/** The header fields a new SQLite session is created with (see `SqliteStoreOptions.create`). */
+export type SqliteSessionFields = Partial<Omit<SessionHeader, "type" | "id" | "version">>;
 
 /** `sqlite:<absolute file>#<session id>`. */
 export function sqliteLocation(file: string, session: string): string {
@@ -116,6 +122,8 @@ export class SqliteStore implements EntryStore {
         hint: "Pass `session` (the id), or `create` to start a new session with a fresh id.",
       });
     }
+    // Checked before anything is made: a wrong header field creates no file and no session.
+    const header = options.create === undefined ? undefined : newSessionHeader(sessionId, options.create, file);
     if (!existsSync(file)) {
       if (options.create === undefined) {
         throw new CompactionError(ErrorCodes.TRANSCRIPT_NOT_FOUND, `No SQLite database at ${file} (looking for session ${sessionId}).`, {
@@ -134,7 +142,7 @@ export class SqliteStore implements EntryStore {
     try {
       const store = new SqliteStore(db, file, sessionId);
       store.#prepareSchema();
-      store.#openSession(options.create);
+      store.#openSession(header);
       return store;
     } catch (error) {
       db.close();
@@ -276,22 +284,14 @@ export class SqliteStore implements EntryStore {
     return version;
   }
 
-  #openSession(create: SqliteStoreOptions["create"]): void {
+  /** Checks the session exists, or creates it with `header` (the `create` option made whole). */
+  #openSession(header: SessionHeader | undefined): void {
     const exists = this.#db.prepare("SELECT 1 FROM compaction_sessions WHERE id = ?").get(this.sessionId) !== undefined;
     if (exists) return;
-    if (create === undefined) throw this.#missingSession();
+    if (header === undefined) throw this.#missingSession();
     this.#write("create the session", () => {
       if (this.#db.prepare("SELECT 1 FROM compaction_sessions WHERE id = ?").get(this.sessionId) !== undefined) return;
-      const timestamp = new Date().toISOString();
-      const header: SessionHeader = {
-        type: "session",
-        version: CURRENT_SESSION_VERSION,
-        id: this.sessionId,
-        timestamp,
-        cwd: create.cwd ?? process.cwd(),
-        ...(create.parentSession === undefined ? {} : { parentSession: create.parentSession }),
-      };
-      this.#db.prepare("INSERT INTO compaction_sessions (id, header, created) VALUES (?, ?, ?)").run(this.sessionId, JSON.stringify(header), timestamp);
+      this.#db.prepare("INSERT INTO compaction_sessions (id, header, created) VALUES (?, ?, ?)").run(this.sessionId, JSON.stringify(header), header.timestamp);
     });
   }
 
@@ -445,6 +445,32 @@ export class SqliteStore implements EntryStore {
 }
 
 /** The ids a session already uses: the batch's own, and the database's (asked one at a time, never loaded whole). */
+/**
+ * The header of a new session: the fields given (a copied session's own creation time among
+ * them), `cwd` the process's and `timestamp` now when not given, the current version. A field of
+ * the wrong kind is refused, naming it: nothing is created.
+ */
+function newSessionHeader(sessionId: string, fields: SqliteSessionFields, file: string): SessionHeader {
+  const wrong = (name: string, expected: string) =>
+    new CompactionError(ErrorCodes.INPUT_INVALID, `Cannot create session ${sessionId} in ${file}: \`create.${name}\` must be ${expected}, but it is ${JSON.stringify(fields[name]) ?? String(fields[name])}.`, {
+      file,
+      hint: `Leave \`${name}\` out for the default, or pass ${expected}; nothing was written.`,
+    });
+  if (typeof fields !== "object" || fields === null || Array.isArray(fields)) {
+    throw new CompactionError(ErrorCodes.INPUT_INVALID, `Cannot create session ${sessionId} in ${file}: \`create\` must be an object of header fields, but it is ${JSON.stringify(fields)}.`, {
+      file,
+      hint: "Pass e.g. { cwd: \"/srv/agent\" }, or {} for the defaults.",
+    });
+  }
+  const { timestamp, cwd, parentSession } = fields;
+  if (timestamp !== undefined && (typeof timestamp !== "string" || Number.isNaN(Date.parse(timestamp)))) throw wrong("timestamp", "an ISO 8601 time");
+  if (cwd !== undefined && typeof cwd !== "string") throw wrong("cwd", "a directory path");
+  if (parentSession !== undefined && typeof parentSession !== "string") throw wrong("parentSession", "a session file path");
+  const { type: _type, id: _id, version: _version, timestamp: _timestamp, cwd: _cwd, ...rest } = fields as SqliteSessionFields & { type?: unknown; id?: unknown; version?: unknown };
+  // pi's key order: type, version, id, timestamp, cwd, then the rest (parentSession, ...).
+  return { type: "session", version: CURRENT_SESSION_VERSION, id: sessionId, timestamp: timestamp ?? new Date().toISOString(), cwd: cwd ?? process.cwd(), ...rest };
+}
+
 class SessionIds extends Set<string> {
   readonly #inDatabase: (id: string) => boolean;
 
