@@ -83,13 +83,12 @@ export { MemoryEntryStore, type MemoryEntryStoreOptions, readBranch } from "./st
 export { isDatabaseLocation, parseStoreLocation, redactLocation, type StoreLocation } from "./store/store-location.js";
 export { openEntryStore } from "./store/open-entry-store.js";
 export { entrySearchText, messageSearchText } from "./store/entry-search-text.js";
-export { closedStoreError, compactionEntry } from "./store/store-checks.js";
+export { closedStoreError, compactionEntry, type NewSessionFields, newSessionHeader } from "./store/store-checks.js";
 export { createPiFileStore, openPiFileStore, PiFileStore, type PiFileStoreOptions } from "./store/pi-file-store.js";
 export {
   openSqliteStore,
   parseSqliteLocation,
   SQLITE_LOCATION_PREFIX,
-  type SqliteSessionFields,
   SqliteStore,
   type SqliteStoreOptions,
   sqliteLocation,

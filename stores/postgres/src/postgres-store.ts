@@ -23,11 +23,12 @@ import {
   compactionEntry,
   type CompactionWrite,
   createSessionId,
-  CURRENT_SESSION_VERSION,
   type EntryHit,
   type EntrySearchOptions,
   type EntryStore,
   type NewEntry,
+  type NewSessionFields,
+  newSessionHeader,
   type PiCompaction,
   type SessionEntry,
   type SessionHeader,
@@ -59,10 +60,11 @@ export interface PostgresStoreOptions {
   readonly session?: string;
   /**
    * Create the session when it does not exist, with these header fields (`cwd`, `parentSession`,
-   * any other; `true`: none), a fresh timestamp, and `cwd` the process's unless given. Without it
-   * a session that does not exist is an error.
+   * `timestamp`, any other; `true`: none): `timestamp` now and `cwd` the process's unless given,
+   * the current version (see transcript's `newSessionHeader`). Without it a session that does not
+   * exist is an error.
    */
-  readonly create?: boolean | Partial<Omit<SessionHeader, "type" | "id">>;
+  readonly create?: boolean | NewSessionFields;
   /** The Postgres schema holding the tables. Default `compaction`. */
   readonly schema?: string;
 }
@@ -128,7 +130,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const location = postgresLocation(pool, session);
   const store = new PostgresStore(pool, shared?.release ?? (async () => undefined), session, schema, location);
   try {
-    await store.prepare(create);
+    // The header is checked before anything is sent: a wrong field creates nothing.
+    await store.prepare(create === undefined ? undefined : newSessionHeader(session, create, location));
   } catch (error) {
     await store.close().catch(() => undefined);
     throw error;
@@ -187,19 +190,11 @@ export class PostgresStore implements EntryStore {
     this.location = location;
   }
 
-  /** @internal Creates or checks the tables and the session. */
-  async prepare(create: Partial<Omit<SessionHeader, "type" | "id">> | undefined): Promise<void> {
+  /** @internal Creates or checks the tables, and checks the session exists or creates it with `header`. */
+  async prepare(header: SessionHeader | undefined): Promise<void> {
     await this.#withClient("open the session", async (client) => {
       await migrate(client, this.#schema.slice(1, -1), this.location);
-      if (create !== undefined) {
-        const header: SessionHeader = {
-          type: "session",
-          version: CURRENT_SESSION_VERSION,
-          id: this.sessionId,
-          timestamp: new Date().toISOString(),
-          cwd: process.cwd(),
-          ...create,
-        };
+      if (header !== undefined) {
         await client.query(`INSERT INTO ${this.#schema}.sessions (id, header) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, [this.sessionId, JSON.stringify(header)]);
       }
       await this.#sessionRow(client, false);

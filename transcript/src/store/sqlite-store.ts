@@ -36,7 +36,7 @@ import { CURRENT_SESSION_VERSION, type CompactionEntry, type SessionEntry, type 
 import type { BranchRead, CompactionWrite, EntryHit, EntrySearchOptions, EntryStore } from "./entry-store.js";
 import { entrySearchText, literalQuery, queryWords } from "./entry-search-text.js";
 import { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from "./sqlite-schema.js";
-import { closedStoreError, compactionEntry } from "./store-checks.js";
+import { closedStoreError, compactionEntry, type NewSessionFields, newSessionHeader } from "./store-checks.js";
 import { storeFailpoints } from "./store-failpoints.js";
 
 /** The prefix of a SQLite session's location: `sqlite:<file>#<session id>`. */
@@ -54,13 +54,10 @@ export interface SqliteStoreOptions {
    * other field a pi header carries; the version is always the current one, as the entries are
    * written in it. Without it, a missing session is an error.
    */
-  readonly create?: SqliteSessionFields;
+  readonly create?: NewSessionFields;
   /** How long a write waits for another process's write transaction, in ms. Default 10 000. */
   readonly busyTimeoutMs?: number;
 }
-
-/** The header fields a new SQLite session is created with (see `SqliteStoreOptions.create`). */
-export type SqliteSessionFields = Partial<Omit<SessionHeader, "type" | "id" | "version">>;
 
 /** `sqlite:<absolute file>#<session id>`. */
 export function sqliteLocation(file: string, session: string): string {
@@ -445,32 +442,6 @@ export class SqliteStore implements EntryStore {
 }
 
 /** The ids a session already uses: the batch's own, and the database's (asked one at a time, never loaded whole). */
-/**
- * The header of a new session: the fields given (a copied session's own creation time among
- * them), `cwd` the process's and `timestamp` now when not given, the current version. A field of
- * the wrong kind is refused, naming it: nothing is created.
- */
-function newSessionHeader(sessionId: string, fields: SqliteSessionFields, file: string): SessionHeader {
-  const wrong = (name: string, expected: string) =>
-    new CompactionError(ErrorCodes.INPUT_INVALID, `Cannot create session ${sessionId} in ${file}: \`create.${name}\` must be ${expected}, but it is ${JSON.stringify(fields[name]) ?? String(fields[name])}.`, {
-      file,
-      hint: `Leave \`${name}\` out for the default, or pass ${expected}; nothing was written.`,
-    });
-  if (typeof fields !== "object" || fields === null || Array.isArray(fields)) {
-    throw new CompactionError(ErrorCodes.INPUT_INVALID, `Cannot create session ${sessionId} in ${file}: \`create\` must be an object of header fields, but it is ${JSON.stringify(fields)}.`, {
-      file,
-      hint: "Pass e.g. { cwd: \"/srv/agent\" }, or {} for the defaults.",
-    });
-  }
-  const { timestamp, cwd, parentSession } = fields;
-  if (timestamp !== undefined && (typeof timestamp !== "string" || Number.isNaN(Date.parse(timestamp)))) throw wrong("timestamp", "an ISO 8601 time");
-  if (cwd !== undefined && typeof cwd !== "string") throw wrong("cwd", "a directory path");
-  if (parentSession !== undefined && typeof parentSession !== "string") throw wrong("parentSession", "a session file path");
-  const { type: _type, id: _id, version: _version, timestamp: _timestamp, cwd: _cwd, ...rest } = fields as SqliteSessionFields & { type?: unknown; id?: unknown; version?: unknown };
-  // pi's key order: type, version, id, timestamp, cwd, then the rest (parentSession, ...).
-  return { type: "session", version: CURRENT_SESSION_VERSION, id: sessionId, timestamp: timestamp ?? new Date().toISOString(), cwd: cwd ?? process.cwd(), ...rest };
-}
-
 class SessionIds extends Set<string> {
   readonly #inDatabase: (id: string) => boolean;
 
