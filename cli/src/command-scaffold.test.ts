@@ -128,6 +128,13 @@ describe("errors", () => {
     { name: "a refusal", error: new CliError(ExitCode.FAILED, "Not now."), code: 1, errorCode: "COMPACTION_REFUSED", hint: null },
     { name: "a library error", error: new CompactionError(ErrorCodes.TRANSCRIPT_NOT_FOUND, "No such session."), code: 3, errorCode: ErrorCodes.TRANSCRIPT_NOT_FOUND, hint: null },
     { name: "a config error", error: new CompactionError(ErrorCodes.CONFIG_INVALID, "Bad config.", { hint: "Fix it." }), code: 4, errorCode: ErrorCodes.CONFIG_INVALID, hint: "Fix it." },
+    {
+      name: "an unreachable store",
+      error: new CompactionError(ErrorCodes.STORE_UNAVAILABLE, "Could not connect to the Postgres server at db:5432.", { hint: "Is it running?" }),
+      code: 5,
+      errorCode: ErrorCodes.STORE_UNAVAILABLE,
+      hint: "Is it running?",
+    },
     { name: "an unexpected error", error: new TypeError("boom"), code: 1, errorCode: "COMPACTION_UNEXPECTED", hint: null },
   ] as const;
 

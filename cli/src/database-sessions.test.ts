@@ -3,9 +3,10 @@
  * session copied into a SQLite database with `session copy`, against the same commands on the
  * file; `session copy` both ways and `session list`.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createCompactionEvent } from "@compaction/core";
+import { freePort } from "@compaction/core/testing";
 import { type CompactionEntry, openSqliteStore, readSession, sqliteLocation } from "@compaction/transcript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { databaseSnapshot, databaseOfSnapshot, writeDatabaseCompaction } from "./database-target.js";
@@ -64,6 +65,28 @@ describe("compaction session copy and session list", () => {
     expect(copy.header).toMatchObject({ id: REAL_SESSION_ID, version: 3, cwd: original.header.cwd });
   });
 
+  it("keeps the header through pi file -> SQLite -> pi file: id, timestamp, cwd and parent session, in pi's key order", async () => {
+    const [headerLine, ...rest] = readFileSync(sandbox.sessionPath, "utf8").split("\n");
+    const header = { ...(JSON.parse(headerLine as string) as Record<string, unknown>), parentSession: "/home/u/.pi/agent/sessions/--work--/parent.jsonl" };
+    const source = join(sandbox.root, "with-parent.jsonl");
+    writeFileSync(source, [JSON.stringify(header), ...rest].join("\n"));
+    const into = await sandbox.runMain(["session", "copy", source, `sqlite:${db}`, "--json"]);
+    expect(into.code, into.stderr).toBe(0);
+    expect((JSON.parse(into.stdout) as { headerChanges: string[] }).headerChanges).toStrictEqual([]);
+    const store = await openSqliteStore({ file: db, session: REAL_SESSION_ID });
+    expect(await store.header()).toStrictEqual(header);
+    await store.close();
+    const out = join(sandbox.root, "round-trip.jsonl");
+    const back = await sandbox.runMain(["session", "copy", location, out, "--json"]);
+    expect(back.code, back.stderr).toBe(0);
+    expect((JSON.parse(back.stdout) as { headerChanges: string[] }).headerChanges).toStrictEqual([]);
+    expect(header).toMatchObject({ id: REAL_SESSION_ID, version: 3, timestamp: "2025-11-20T23:33:50.805Z" });
+    const copied = JSON.parse(readFileSync(out, "utf8").split("\n")[0] as string) as Record<string, unknown>;
+    expect(copied).toStrictEqual(header);
+    expect(Object.keys(copied).slice(0, 5)).toStrictEqual(["type", "version", "id", "timestamp", "cwd"]);
+    expect(readSession(out).entries).toEqual(readSession(source).entries);
+  });
+
   it("refuses to overwrite: a database session with entries, or a file that is not empty; nothing is written", async () => {
     await copyIn();
     const again = await sandbox.runMain(["session", "copy", sandbox.sessionPath, `sqlite:${db}`]);
@@ -91,6 +114,20 @@ describe("compaction session copy and session list", () => {
     const noFile = await sandbox.runMain(["context", "status", "--session", `sqlite:${join(sandbox.root, "absent.sqlite")}#x`]);
     expect(noFile.code).toBe(3);
     expect(noFile.stderr).toContain("No SQLite database at");
+  });
+
+  it("exits 5 with COMPACTION_STORE_UNAVAILABLE, the server's host and port and a pg_isready hint, when no Postgres server listens there", async () => {
+    const port = await freePort();
+    const text = await sandbox.runMain(["context", "status", "--session", `postgres://me:secret-pw@127.0.0.1:${port}/db#abc`, "--no-color"]);
+    expect(text.code, text.stderr).toBe(5);
+    const [message, hint, ...rest] = text.stderr.trimEnd().split("\n");
+    expect(message).toMatch(new RegExp(`^compaction: Could not connect to the Postgres server at 127\\.0\\.0\\.1:${port}, .*postgres://127\\.0\\.0\\.1:${port}/db#abc`));
+    expect(hint).toContain(`hint: Check that the server is running and listens at 127.0.0.1:${port} (\`pg_isready -h 127.0.0.1 -p ${port}\`)`);
+    expect(rest).toEqual([]);
+    expect(text.stderr).not.toContain("secret-pw");
+    const json = await sandbox.runMain(["context", "status", "--session", `postgres://me:secret-pw@127.0.0.1:${port}/db#abc`, "--json"]);
+    expect(json.code).toBe(5);
+    expect(JSON.parse(json.stdout)).toMatchObject({ error: { code: "COMPACTION_STORE_UNAVAILABLE", exitCode: 5 } });
   });
 
   it("says which package a Postgres session needs when it is not installed", async () => {

@@ -145,6 +145,7 @@ describe("errors and exit codes", () => {
     expect(run.code).toBe(0);
     expect(run.stdout).toContain("Exit codes:");
     expect(run.stdout).toContain("4  invalid config");
+    expect(run.stdout).toContain("5  the session's database cannot be reached");
     expect(run.stdout).toContain("compaction compact --dry-run");
   });
 });

@@ -40,6 +40,7 @@ export function exitCodeFor(error: unknown): ExitCodeValue {
     if (SESSION_CODES.has(error.code)) return ExitCode.SESSION;
     if (CONFIG_CODES.has(error.code)) return ExitCode.CONFIG;
     if (error.code === ErrorCodes.INPUT_INVALID) return ExitCode.USAGE;
+    if (error.code === ErrorCodes.STORE_UNAVAILABLE) return ExitCode.UNAVAILABLE;
   }
   return ExitCode.FAILED;
 }
@@ -51,6 +52,7 @@ const CLI_ERROR_CODES: Readonly<Record<ExitCodeValue, string>> = {
   [ExitCode.USAGE]: "COMPACTION_USAGE",
   [ExitCode.SESSION]: "COMPACTION_SESSION",
   [ExitCode.CONFIG]: "COMPACTION_CONFIG_INVALID",
+  [ExitCode.UNAVAILABLE]: "COMPACTION_STORE_UNAVAILABLE",
 };
 
 /** What a command run with `--json` prints on stdout when it fails (and prints nothing else). */

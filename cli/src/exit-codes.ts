@@ -14,6 +14,12 @@ export const ExitCode = {
   SESSION: 3,
   /** The compaction config (`.compactionrc`) is invalid, or a preset/plugin in it does not load. */
   CONFIG: 4,
+  /**
+   * The session's store cannot be reached (a database server that is down, does not answer,
+   * refuses the login or dropped the connection): nothing was written, and a retry once it is
+   * back may succeed.
+   */
+  UNAVAILABLE: 5,
 } as const;
 
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
@@ -25,4 +31,6 @@ export const EXIT_CODES_HELP = `Exit codes:
   2  usage error
   3  session not found, its transcript is unreadable, a write asked of a Claude Code or
      Codex transcript (read-only), or an invalid session state to import
-  4  invalid config (.compactionrc), or a preset or plugin in it does not load`;
+  4  invalid config (.compactionrc), or a preset or plugin in it does not load
+  5  the session's database cannot be reached (server down, no answer, login refused,
+     connection lost); nothing was written, retry once it is back`;

@@ -35,6 +35,12 @@ export const ErrorCodes = {
   TRANSCRIPT_INVALID: "COMPACTION_TRANSCRIPT_INVALID",
   /** A session file's write lock could not be had: another process holds it (or left it behind). */
   TRANSCRIPT_LOCKED: "COMPACTION_TRANSCRIPT_LOCKED",
+  /**
+   * The store that holds the session cannot be reached: its server refused or dropped the
+   * connection, did not answer in time, or refused the login. Nothing was written (a write is
+   * one transaction); retrying once the server is back is safe.
+   */
+  STORE_UNAVAILABLE: "COMPACTION_STORE_UNAVAILABLE",
   /** No session file matched the path, id or id prefix given (the message lists where it looked). */
   TRANSCRIPT_NOT_FOUND: "COMPACTION_TRANSCRIPT_NOT_FOUND",
   /** A session-state document (`compaction context import`) is not JSON, fails its schema, or is another format or a newer version. */

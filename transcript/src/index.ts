@@ -32,7 +32,7 @@ export { type BoundaryLoad, type LoadBoundaryOptions, loadBoundary } from "./bou
 export { type AnchoredContext, compactionAnchor } from "./compaction-anchor.js";
 export { isTranscriptError, TranscriptError, type TranscriptErrorDetails } from "./transcript-error.js";
 export { type AppendCompactionOptions, appendCompaction, appendEntries, type AppendOptions } from "./append.js";
-export type { NewEntry } from "./new-entries.js";
+export { assignEntryFields, type AssignEntryFieldsOptions, type NewEntry } from "./new-entries.js";
 export { type SessionLockOptions, withSessionLock } from "./session-lock.js";
 export { type UpgradedSession, upgradeSession } from "./upgrade.js";
 export {
@@ -82,6 +82,8 @@ export type { BranchRead, CompactionWrite, EntryHit, EntrySearchOptions, EntrySt
 export { MemoryEntryStore, type MemoryEntryStoreOptions, readBranch } from "./store/memory-entry-store.js";
 export { isDatabaseLocation, parseStoreLocation, redactLocation, type StoreLocation } from "./store/store-location.js";
 export { openEntryStore } from "./store/open-entry-store.js";
+export { entrySearchText, messageSearchText } from "./store/entry-search-text.js";
+export { closedStoreError, compactionEntry, type NewSessionFields, newSessionHeader } from "./store/store-checks.js";
 export { createPiFileStore, openPiFileStore, PiFileStore, type PiFileStoreOptions } from "./store/pi-file-store.js";
 export {
   openSqliteStore,

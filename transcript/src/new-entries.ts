@@ -24,11 +24,26 @@ export function newEntryId(taken: ReadonlySet<string>): string {
   return randomUUID();
 }
 
+/** Options of `assignEntryFields`. */
+export interface AssignEntryFieldsOptions {
+  /**
+   * Draws the id of an entry that has none (default: `newEntryId(taken)`). A store that must ask
+   * its database which ids are used draws them beforehand and hands them out here.
+   */
+  readonly newId?: () => string;
+  /** Where the entries are written, named in errors (with "nothing was written"). */
+  readonly location?: string;
+}
+
 /**
  * Gives each new entry its missing `id`, `parentId` (the previous new entry, the first one
- * `parentId`) and `timestamp`, in pi's key order. New ids avoid `taken`, which grows with them.
+ * `parentId`) and `timestamp`, in pi's key order, after checking that each is a session entry
+ * whose own `id`, if any, is not in `taken`. New ids avoid `taken`, which grows with them. Every
+ * store's append makes its entries whole with this; the parents they name are the store's to check.
  */
-export function assignEntryFields(entries: readonly NewEntry[], parentId: string | null, taken: Set<string>): SessionEntry[] {
+export function assignEntryFields(entries: readonly NewEntry[], parentId: string | null, taken: Set<string>, options: AssignEntryFieldsOptions = {}): SessionEntry[] {
+  const newId = options.newId ?? (() => newEntryId(taken));
+  const where = options.location === undefined ? "" : `; nothing was written to ${options.location}`;
   const now = new Date().toISOString();
   const assigned: SessionEntry[] = [];
   let parent = parentId;
@@ -36,11 +51,12 @@ export function assignEntryFields(entries: readonly NewEntry[], parentId: string
     checkNewEntry(entry, index);
     const { type, id, parentId: ownParent, timestamp, ...rest } = entry as NewEntry & Record<string, unknown>;
     if (id !== undefined && taken.has(id)) {
-      throw new CompactionError(ErrorCodes.INPUT_INVALID, `New entry ${index} has id "${id}", which the session already uses.`, {
+      throw new CompactionError(ErrorCodes.INPUT_INVALID, `New entry ${index} has id "${id}", which the session already uses${where}.`, {
+        ...(options.location === undefined ? {} : { file: options.location }),
         hint: "Leave `id` out to have a fresh one assigned.",
       });
     }
-    const entryId = id ?? newEntryId(taken);
+    const entryId = id ?? newId();
     taken.add(entryId);
     const full = { type, id: entryId, parentId: ownParent === undefined ? parent : ownParent, timestamp: timestamp ?? now, ...rest };
     assigned.push(full as unknown as SessionEntry);
@@ -61,7 +77,7 @@ function newEntryProblem(entry: unknown): string | undefined {
   if (typeof entry !== "object" || entry === null || Array.isArray(entry)) return `found ${Array.isArray(entry) ? "an array" : String(entry)}`;
   const fields = entry as Record<string, unknown>;
   if (typeof fields["type"] !== "string" || fields["type"] === "") return "it has no `type`";
-  if (fields["type"] === "session") return 'its type is "session" (createSession writes the header, once)';
+  if (fields["type"] === "session") return 'its type is "session" (the header is written once, when the session is made)';
   if (fields["type"] !== "message") return undefined;
   const message = fields["message"] as Record<string, unknown> | null | undefined;
   if (typeof message !== "object" || message === null || typeof message["role"] !== "string") {

@@ -24,7 +24,7 @@ export interface CopyReport {
   readonly sessionId: string;
   readonly entries: number;
   readonly compactions: number;
-  /** Header fields the target could not keep as they were (a database store writes its own creation time). */
+  /** Header fields the target could not keep as they were (a version 1 or 2 header is written as version 3). */
   readonly headerChanges: readonly string[];
 }
 
@@ -85,11 +85,12 @@ async function writeTarget(to: string, header: SessionHeader, entries: readonly 
   const parsed = parseStoreLocation(to);
   if (parsed.kind === "pi-file") return writeFile(parsed.path, header, entries);
   const sessionId = parsed.session ?? header.id;
+  // Both database stores create the session with the whole header (its time, cwd, parent, ...).
+  const create = headerFields(header);
   const target =
     parsed.kind === "sqlite"
-      ? await openSqliteStore({ file: parsed.file, session: sessionId, create: createOptions(header) })
-      : // The Postgres store takes the whole header to create the session with.
-        await (await loadPostgresStore()).openPostgresStore({ connectionString: parsed.connectionString, session: sessionId, create: headerFields(header) });
+      ? await openSqliteStore({ file: parsed.file, session: sessionId, create })
+      : await (await loadPostgresStore()).openPostgresStore({ connectionString: parsed.connectionString, session: sessionId, create });
   try {
     await refuseNonEmpty(target);
     await target.append(entries.map((entry) => entry as unknown as NewEntry));
@@ -101,18 +102,13 @@ async function writeTarget(to: string, header: SessionHeader, entries: readonly 
   }
 }
 
-/** The header without `type` and `id`: what the Postgres store creates a session with. */
-function headerFields(header: SessionHeader): Record<string, unknown> {
+/**
+ * The header without `type` and `id`, as version 3 (the entries are read as version 3): what a
+ * database store creates the session with.
+ */
+function headerFields(header: SessionHeader): Omit<SessionHeader, "type" | "id"> {
   const { type: _type, id: _id, ...rest } = header;
   return { ...rest, version: CURRENT_SESSION_VERSION };
-}
-
-/** What the SQLite store takes to create the session (its header's `cwd` and `parentSession`; it writes its own time). */
-function createOptions(header: SessionHeader): { cwd?: string; parentSession?: string } {
-  return {
-    ...(typeof header.cwd === "string" ? { cwd: header.cwd } : {}),
-    ...(typeof header.parentSession === "string" ? { parentSession: header.parentSession } : {}),
-  };
 }
 
 async function refuseNonEmpty(target: EntryStore): Promise<void> {

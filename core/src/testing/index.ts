@@ -1,6 +1,7 @@
 /** `@compaction/core/testing`: helpers for testing plugins against every message format. */
 export { builders, FORMATS, words, type Builders, type CallSpec, type Format, type ResultSpec } from "./builders.js";
 export { answers, calls, fact } from "./facts.js";
+export { freePort } from "./free-port.js";
 export { type ModelServer, type RecordedRequest, type Reply, startModelServer } from "./model-server.js";
 export { keepRecent } from "./keep-recent.js";
 export { rejection } from "./rejection.js";

@@ -1,6 +1,6 @@
 import type { SessionEntry } from "@compaction/transcript";
 import { describe, expect, it } from "vitest";
-import { argumentsText, entryText, entryTimestamp } from "./entry-text.js";
+import { entryText, entryTimestamp } from "./entry-text.js";
 
 const base = { id: "e1", parentId: null, timestamp: "2026-01-02T03:04:05.000Z" };
 const entry = (fields: Record<string, unknown>) => ({ ...base, ...fields }) as unknown as SessionEntry;
@@ -37,12 +37,6 @@ describe("entryText", () => {
     ["a user message whose content is not text", { type: "message", message: { role: "user", content: 42 } }],
   ])("leaves out %s", (_name, fields) => {
     expect(entryText(entry(fields))).toBeUndefined();
-  });
-});
-
-describe("argumentsText", () => {
-  it("writes string values as they are, so their words stay words", () => {
-    expect(argumentsText({ oldText: "\t\tthis.x = 1;\n", count: 2, flags: ["a"] })).toBe('oldText: \t\tthis.x = 1;\n\ncount: 2\nflags: ["a"]');
   });
 });
 

@@ -1,17 +1,22 @@
 /**
- * Errors a user can act on, against the real server: a server that is not there, a host that
- * does not resolve, a wrong password, a database or session that does not exist, tables from a
- * newer version, and a connection lost in the middle of an append (terminated by
- * `pg_terminate_backend` while the append's rows are inserted but not committed): nothing of it
- * is left, and the store goes on working.
+ * Errors a user can act on, against the real server: a server that is not there (a wrong port, a
+ * server stopped under an open store), one that never answers, a host that does not resolve, a
+ * wrong password, a database or session that does not exist, tables from a newer version, and a
+ * connection lost in the middle of an append (terminated by `pg_terminate_backend` while the
+ * append's rows are inserted but not committed): nothing of it is left, and the store goes on
+ * working. The server's failures are `COMPACTION_STORE_UNAVAILABLE`, never
+ * `COMPACTION_TRANSCRIPT_LOCKED` (another writer holding the session).
  */
-import { createServer } from "node:net";
+import { createServer, type Server, type Socket } from "node:net";
 import { CompactionError, ErrorCodes, type PiMessage } from "@compaction/core";
+import { freePort } from "@compaction/core/testing";
 import type { NewEntry } from "@compaction/transcript";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { openPostgresStore, SCHEMA_VERSION } from "./index.js";
+import { DEFAULT_CONNECT_TIMEOUT_SECONDS, connectTimeoutMillis } from "./shared-pools.js";
 import { freshDatabase, skipReason } from "./test-support/database.js";
+import { startPostgresServer } from "./testing/index.js";
 
 function user(text: string): NewEntry {
   return { type: "message", message: { role: "user", content: text, timestamp: Date.now() } as PiMessage };
@@ -27,14 +32,23 @@ async function failure(promise: Promise<unknown>): Promise<CompactionError> {
   throw new Error("expected a failure");
 }
 
-function closedPort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
+/** A TCP server that takes connections and never says a word (a server hung, or a wrong service). */
+async function silentServer(): Promise<{ port: number; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on("error", () => undefined);
   });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 describe.skipIf(skipReason !== undefined)(`Postgres store errors${skipReason === undefined ? "" : ` (skipped: ${skipReason})`}`, () => {
@@ -50,18 +64,72 @@ describe.skipIf(skipReason !== undefined)(`Postgres store errors${skipReason ===
     await admin.end();
   });
 
-  it("names the server and hints at pg_isready when nothing listens there", async () => {
-    const port = await closedPort();
+  it("says the store is unavailable, naming host:port and the session, with pg_isready in the hint, when nothing listens there", async () => {
+    const port = await freePort();
     const error = await failure(openPostgresStore({ connectionString: `postgres://someone:secret-pw@127.0.0.1:${port}/app`, session: "s1" }));
-    expect(error.code).toBe(ErrorCodes.TRANSCRIPT_LOCKED);
+    expect(error.code).toBe(ErrorCodes.STORE_UNAVAILABLE);
+    expect(error.message).toMatch(new RegExp(`^Could not connect to the Postgres server at 127\\.0\\.0\\.1:${port}, so the store could not open the session`));
     expect(error.message).toContain(`postgres://127.0.0.1:${port}/app#s1`);
     expect(error.message).toMatch(/ECONNREFUSED/);
     expect(error.message).not.toContain("secret-pw");
+    expect(error.hint).toContain(`pg_isready -h 127.0.0.1 -p ${port}`);
+    expect(error.hint).toMatch(/connection string/);
+  });
+
+  it("says the store is unavailable when the server is stopped under an open store, and the next open says it too", async () => {
+    const own = await startPostgresServer({ settings: { fsync: "off" } });
+    const database = await own.createDatabase("stopped");
+    const store = await openPostgresStore({ connectionString: database, session: "s-stopped", create: true });
+    await store.append([user("written before the stop")]);
+    await own.stop();
+    const error = await failure(store.append([user("after the stop")]));
+    expect(error.code).toBe(ErrorCodes.STORE_UNAVAILABLE);
+    expect(error.message).toContain(`127.0.0.1:${own.port}`);
+    expect(error.message).toContain(`postgres://127.0.0.1:${own.port}/stopped#s-stopped`);
     expect(error.hint).toMatch(/pg_isready/);
+    await store.close();
+    const reopen = await failure(openPostgresStore({ connectionString: database, session: "s-stopped" }));
+    expect(reopen.code).toBe(ErrorCodes.STORE_UNAVAILABLE);
+    expect(reopen.message).toMatch(/^Could not connect to the Postgres server/);
+  });
+
+  it("says the server did not answer within connect_timeout when it takes the connection and never speaks", async () => {
+    const silent = await silentServer();
+    try {
+      const error = await failure(openPostgresStore({ connectionString: `postgres://u:p@127.0.0.1:${silent.port}/app?connect_timeout=1`, session: "s1" }));
+      expect(error.code).toBe(ErrorCodes.STORE_UNAVAILABLE);
+      expect(error.message).toMatch(new RegExp(`The Postgres server at 127\\.0\\.0\\.1:${silent.port} did not answer within the connect timeout`));
+      expect(error.hint).toMatch(/connect_timeout/);
+    } finally {
+      await silent.close();
+    }
+  });
+
+  it("reads the connect timeout from connect_timeout or PGCONNECT_TIMEOUT, and refuses one that is not a number of seconds", () => {
+    expect(connectTimeoutMillis("postgres://h/db?connect_timeout=3")).toBe(3000);
+    expect(connectTimeoutMillis("host=h connect_timeout=0 dbname=db")).toBe(0);
+    expect(connectTimeoutMillis("postgres://h/db")).toBe(DEFAULT_CONNECT_TIMEOUT_SECONDS * 1000);
+    vi.stubEnv("PGCONNECT_TIMEOUT", "2.5");
+    try {
+      expect(connectTimeoutMillis("postgres://h/db")).toBe(2500);
+      expect(connectTimeoutMillis("postgres://h/db?connect_timeout=4")).toBe(4000);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    let thrown: unknown;
+    try {
+      connectTimeoutMillis("postgres://u:secret@h/db?connect_timeout=soon");
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(CompactionError);
+    expect((thrown as CompactionError).code).toBe(ErrorCodes.INPUT_INVALID);
+    expect((thrown as CompactionError).message).toBe('The connect_timeout in the connection string must be a number of seconds (0 waits for ever), but it is "soon".');
   });
 
   it("names a host that does not resolve", async () => {
     const error = await failure(openPostgresStore({ connectionString: "postgres://u:p@no-such-host.invalid:5432/app", session: "s1" }));
+    expect(error.code).toBe(ErrorCodes.STORE_UNAVAILABLE);
     expect(error.message).toContain("postgres://no-such-host.invalid:5432/app#s1");
     expect(error.message).toMatch(/ENOTFOUND|EAI_AGAIN/);
   });
@@ -70,7 +138,7 @@ describe.skipIf(skipReason !== undefined)(`Postgres store errors${skipReason ===
     const wrong = new URL(url);
     wrong.password = "not-the-password";
     const error = await failure(openPostgresStore({ connectionString: wrong.toString(), session: "s1" }));
-    expect(error.code).toBe(ErrorCodes.INPUT_INVALID);
+    expect(error.code).toBe(ErrorCodes.STORE_UNAVAILABLE);
     expect(error.message).toMatch(/refused the login/);
     expect(error.message).toMatch(/28P01/);
     expect(error.message).not.toContain("not-the-password");
@@ -140,8 +208,10 @@ describe.skipIf(skipReason !== undefined)(`Postgres store errors${skipReason ===
     await admin.query("SELECT pg_advisory_unlock(4242)");
     const error = (await appending) as CompactionError;
     expect(error).toBeInstanceOf(CompactionError);
-    expect(error.message).toMatch(/Lost or could not make the connection/);
+    expect(error.code).toBe(ErrorCodes.STORE_UNAVAILABLE);
+    expect(error.message).toMatch(/^Lost the connection to the Postgres server at 127\.0\.0\.1:\d+, so the store could not append to the session \(postgres:\/\/127\.0\.0\.1:\d+\/errors_\w+#s-lost\)/);
     expect(error.message).toMatch(/Nothing was half-written/);
+    expect(error.hint).toMatch(/the session is as it was/);
     await admin.query("DROP TRIGGER wait_for_test ON lost.entries");
     expect(await store.version()).toBe(version);
     expect(await store.entries()).toEqual(before);

@@ -5,7 +5,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { isDeepStrictEqual } from "node:util";
-import type { CompactionEvent } from "@compaction/core";
+import { type CompactionEvent, ErrorCodes } from "@compaction/core";
 import { autoCompactEntry, buildContext, type NewEntry, type PiCompaction, readSession, type SessionEntry } from "@compaction/transcript";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -55,6 +55,25 @@ describe.skipIf(skipReason !== undefined)(`Postgres store${skipReason === undefi
     expect(header).toMatchObject({ type: "session", id: "s-location", version: 3 });
     expect(await store.entries()).toEqual([]);
     expect(await store.branch()).toEqual({ entries: [], leafId: null, newestCompactionId: null, compactions: 0, autoCompact: undefined });
+  });
+
+  it("creates a session with the header fields given, a copied session's creation time kept, the version current", async () => {
+    const fields = { timestamp: "2025-11-20T23:33:50.805Z", cwd: "/work/project", parentSession: "/sessions/parent.jsonl", title: "checkout", version: 1 };
+    const store = await openPostgresStore({ connectionString: url, session: "s-header", create: fields });
+    opened.push(store);
+    expect(await store.header()).toStrictEqual({ type: "session", version: 3, id: "s-header", timestamp: "2025-11-20T23:33:50.805Z", cwd: "/work/project", parentSession: "/sessions/parent.jsonl", title: "checkout" });
+  });
+
+  it("refuses a create timestamp that is not a time, naming the field, and creates no session", async () => {
+    let thrown: unknown;
+    try {
+      await openPostgresStore({ connectionString: url, session: "s-bad-time", create: { timestamp: "yesterday" } });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({ code: ErrorCodes.INPUT_INVALID });
+    expect((thrown as Error).message).toMatch(/^Cannot create session s-bad-time in postgres:\/\/.*#s-bad-time: `create\.timestamp` must be an ISO 8601 time, but it is "yesterday"\.$/);
+    await expect(openPostgresStore({ connectionString: url, session: "s-bad-time" })).rejects.toMatchObject({ code: ErrorCodes.TRANSCRIPT_NOT_FOUND });
   });
 
   it("appends after the leaf, chains parents, assigns ids and timestamps, and changes the version", async () => {

@@ -18,14 +18,17 @@
 import { CompactionError, ErrorCodes } from "@compaction/core";
 import {
   type BranchRead,
+  closedStoreError,
   type CompactionEntry,
+  compactionEntry,
   type CompactionWrite,
   createSessionId,
-  CURRENT_SESSION_VERSION,
   type EntryHit,
   type EntrySearchOptions,
   type EntryStore,
   type NewEntry,
+  type NewSessionFields,
+  newSessionHeader,
   type PiCompaction,
   type SessionEntry,
   type SessionHeader,
@@ -33,7 +36,6 @@ import {
 } from "@compaction/transcript";
 import pg from "pg";
 import { assignNewEntries } from "./assign-entries.js";
-import { compactionEntry } from "./compaction-entry.js";
 import { literalText, searchableText, words } from "./entry-text.js";
 import { postgresError, isConnectionError } from "./postgres-errors.js";
 import { migrate, quoteSchema } from "./schema.js";
@@ -58,10 +60,11 @@ export interface PostgresStoreOptions {
   readonly session?: string;
   /**
    * Create the session when it does not exist, with these header fields (`cwd`, `parentSession`,
-   * any other; `true`: none), a fresh timestamp, and `cwd` the process's unless given. Without it
-   * a session that does not exist is an error.
+   * `timestamp`, any other; `true`: none): `timestamp` now and `cwd` the process's unless given,
+   * the current version (see transcript's `newSessionHeader`). Without it a session that does not
+   * exist is an error.
    */
-  readonly create?: boolean | Partial<Omit<SessionHeader, "type" | "id">>;
+  readonly create?: boolean | NewSessionFields;
   /** The Postgres schema holding the tables. Default `compaction`. */
   readonly schema?: string;
 }
@@ -127,7 +130,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const location = postgresLocation(pool, session);
   const store = new PostgresStore(pool, shared?.release ?? (async () => undefined), session, schema, location);
   try {
-    await store.prepare(create);
+    // The header is checked before anything is sent: a wrong field creates nothing.
+    await store.prepare(create === undefined ? undefined : newSessionHeader(session, create, location));
   } catch (error) {
     await store.close().catch(() => undefined);
     throw error;
@@ -186,19 +190,11 @@ export class PostgresStore implements EntryStore {
     this.location = location;
   }
 
-  /** @internal Creates or checks the tables and the session. */
-  async prepare(create: Partial<Omit<SessionHeader, "type" | "id">> | undefined): Promise<void> {
+  /** @internal Creates or checks the tables, and checks the session exists or creates it with `header`. */
+  async prepare(header: SessionHeader | undefined): Promise<void> {
     await this.#withClient("open the session", async (client) => {
       await migrate(client, this.#schema.slice(1, -1), this.location);
-      if (create !== undefined) {
-        const header: SessionHeader = {
-          type: "session",
-          version: CURRENT_SESSION_VERSION,
-          id: this.sessionId,
-          timestamp: new Date().toISOString(),
-          cwd: process.cwd(),
-          ...create,
-        };
+      if (header !== undefined) {
         await client.query(`INSERT INTO ${this.#schema}.sessions (id, header) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING`, [this.sessionId, JSON.stringify(header)]);
       }
       await this.#sessionRow(client, false);
@@ -335,9 +331,7 @@ export class PostgresStore implements EntryStore {
   }
 
   #open(doing: string): void {
-    if (this.#closed) {
-      throw new CompactionError(ErrorCodes.INPUT_INVALID, `Cannot ${doing}: the store for ${this.location} is closed.`, { file: this.location, hint: "Open the session again with openPostgresStore." });
-    }
+    if (this.#closed) throw closedStoreError(this.kind, this.location, doing);
   }
 
   #notFound(): CompactionError {
@@ -364,7 +358,7 @@ export class PostgresStore implements EntryStore {
     try {
       client = await this.#pool.connect();
     } catch (error) {
-      throw postgresError(error, this.location, doing);
+      throw postgresError(error, this.location, doing, "connect");
     }
     let failure: unknown;
     // A connection lost while checked out also emits "error" on the client (besides failing its

@@ -1,10 +1,10 @@
 /**
- * What of a session entry a store's full-text search indexes, by the rule recall's own index
- * uses (plugins/recall/src/entry-text.ts), so `memory_search` finds the same entries over a
- * database as over a pi file: message entries give their readable text (user and assistant
- * text, tool calls as `name` and their arguments, a tool result's tool name and output),
- * compactions and branch summaries their summary, custom messages their text. Settings
- * changes, labels and extension state give none.
+ * What of a session entry is searchable, by one rule for every index: recall's own
+ * (plugins/recall), the SQLite store's FTS5 table and the Postgres store's `tsvector`, so
+ * `memory_search` finds the same entries over a database as over a pi file. Message entries give
+ * their readable text (user and assistant text, tool calls as `name` and their arguments, a tool
+ * result's tool name and output), compactions and branch summaries their summary, custom
+ * messages their text. Settings changes, labels and extension state give none.
  */
 import { createPiAdapter, type MessageFacts, type PiMessage } from "@compaction/core";
 import { entryMessage } from "../context.js";
@@ -12,7 +12,10 @@ import type { SessionEntry } from "../types.js";
 
 const adapter = createPiAdapter();
 
-/** The text to index for `entry`, or undefined when it has none worth searching. */
+/**
+ * The text to index for `entry` (see the top of this file), or undefined when it has none worth
+ * searching (a blank one, or an entry type that holds no text).
+ */
 export function entrySearchText(entry: SessionEntry): string | undefined {
   let text: string;
   switch (entry.type) {
@@ -34,7 +37,8 @@ export function entrySearchText(entry: SessionEntry): string | undefined {
   return text.trim() === "" ? undefined : text;
 }
 
-function messageSearchText(message: PiMessage): string {
+/** A message's readable text, its tool calls as `name arguments`, and a tool result's `[tool name]`. */
+export function messageSearchText(message: PiMessage): string {
   let facts: MessageFacts;
   try {
     facts = adapter.readFacts(message);
@@ -48,8 +52,11 @@ function messageSearchText(message: PiMessage): string {
   return parts.join("\n");
 }
 
-/** Tool-call arguments as `key: value` lines, strings as they are (JSON escapes would glue letters to words). */
-function argumentsText(value: unknown): string {
+/**
+ * Tool-call arguments as plain text, one `key: value` per line with string values as they are:
+ * JSON escapes (`\n`, `\t`) would glue letters to words (`\tthis` -> `tthis`) and hide them.
+ */
+export function argumentsText(value: unknown): string {
   if (value === undefined || value === null) return "";
   if (typeof value === "string") return value;
   if (typeof value !== "object" || Array.isArray(value)) return jsonText(value);

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -58,6 +58,24 @@ describe("SqliteStore: many sessions in one database", () => {
     await again.close();
   });
 
+  it("creates a session with the header fields given, keeping a copied session's creation time, in pi's key order", async () => {
+    const file = newFile();
+    const fields = { timestamp: "2025-11-20T23:33:50.805Z", cwd: "/work/project", parentSession: "/sessions/parent.jsonl", title: "checkout flow", version: 1 };
+    const store = await openSqliteStore({ file, session: "s-copied", create: fields });
+    const header = await store.header();
+    expect(header).toStrictEqual({ type: "session", version: 3, id: "s-copied", timestamp: "2025-11-20T23:33:50.805Z", cwd: "/work/project", parentSession: "/sessions/parent.jsonl", title: "checkout flow" });
+    expect(Object.keys(header)).toStrictEqual(["type", "version", "id", "timestamp", "cwd", "parentSession", "title"]);
+    await store.close();
+    const db = new Database(file);
+    // The session's creation time (what `session list` orders by) is the header's.
+    expect(db.prepare("SELECT created FROM compaction_sessions WHERE id = 's-copied'").get()).toMatchObject({ created: "2025-11-20T23:33:50.805Z" });
+    db.close();
+    const fresh = await openSqliteStore({ file, session: "s-new", create: {} });
+    expect(Date.now() - Date.parse((await fresh.header()).timestamp)).toBeLessThan(60_000);
+    expect((await fresh.header()).cwd).toBe(process.cwd());
+    await fresh.close();
+  });
+
   it("runs in WAL mode with synchronous FULL", async () => {
     const file = newFile();
     const store = await openSqliteStore({ file, create: {} });
@@ -107,6 +125,18 @@ describe("SqliteStore errors", () => {
     const error = await rejection(openSqliteStore({ file, session: "s" }));
     expect(error).toMatchObject({ code: ErrorCodes.TRANSCRIPT_NOT_FOUND });
     expect(error.message).toContain(file);
+  });
+
+  it.each([
+    ["a timestamp that is not a time", { timestamp: "yesterday" }, '`create.timestamp` must be an ISO 8601 time, but it is "yesterday"'],
+    ["a cwd that is not a path", { cwd: 42 }, "`create.cwd` must be a directory path, but it is 42"],
+    ["a parentSession that is not a path", { parentSession: {} }, "`create.parentSession` must be a session file path, but it is {}"],
+  ])("create with %s: COMPACTION_INPUT_INVALID naming the field, and no file is made", async (_name, create, says) => {
+    const file = join(dir, "never", `${count++}.sqlite`);
+    const error = await rejection(openSqliteStore({ file, session: "s", create: create as never }));
+    expect(error).toMatchObject({ code: ErrorCodes.INPUT_INVALID });
+    expect(error.message).toBe(`Cannot create session s in ${file}: ${says}.`);
+    expect(existsSync(file)).toBe(false);
   });
 
   it("a session that does not exist: COMPACTION_TRANSCRIPT_NOT_FOUND naming a similar id", async () => {

@@ -36,7 +36,7 @@ import { CURRENT_SESSION_VERSION, type CompactionEntry, type SessionEntry, type 
 import type { BranchRead, CompactionWrite, EntryHit, EntrySearchOptions, EntryStore } from "./entry-store.js";
 import { entrySearchText, literalQuery, queryWords } from "./entry-search-text.js";
 import { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from "./sqlite-schema.js";
-import { closedStoreError, compactionEntry } from "./store-checks.js";
+import { closedStoreError, compactionEntry, type NewSessionFields, newSessionHeader } from "./store-checks.js";
 import { storeFailpoints } from "./store-failpoints.js";
 
 /** The prefix of a SQLite session's location: `sqlite:<file>#<session id>`. */
@@ -49,9 +49,12 @@ export interface SqliteStoreOptions {
   readonly session?: string;
   /**
    * Create the session when it does not exist (and the database file and its folder when they
-   * do not): its header's `cwd` and `parentSession`. Without it, a missing session is an error.
+   * do not), with these header fields: `cwd` (default the process's), `parentSession`,
+   * `timestamp` (ISO 8601; default now: a session copied in keeps its creation time) and any
+   * other field a pi header carries; the version is always the current one, as the entries are
+   * written in it. Without it, a missing session is an error.
    */
-  readonly create?: { readonly cwd?: string; readonly parentSession?: string };
+  readonly create?: NewSessionFields;
   /** How long a write waits for another process's write transaction, in ms. Default 10 000. */
   readonly busyTimeoutMs?: number;
 }
@@ -116,6 +119,8 @@ export class SqliteStore implements EntryStore {
         hint: "Pass `session` (the id), or `create` to start a new session with a fresh id.",
       });
     }
+    // Checked before anything is made: a wrong header field creates no file and no session.
+    const header = options.create === undefined ? undefined : newSessionHeader(sessionId, options.create, file);
     if (!existsSync(file)) {
       if (options.create === undefined) {
         throw new CompactionError(ErrorCodes.TRANSCRIPT_NOT_FOUND, `No SQLite database at ${file} (looking for session ${sessionId}).`, {
@@ -134,7 +139,7 @@ export class SqliteStore implements EntryStore {
     try {
       const store = new SqliteStore(db, file, sessionId);
       store.#prepareSchema();
-      store.#openSession(options.create);
+      store.#openSession(header);
       return store;
     } catch (error) {
       db.close();
@@ -276,22 +281,14 @@ export class SqliteStore implements EntryStore {
     return version;
   }
 
-  #openSession(create: SqliteStoreOptions["create"]): void {
+  /** Checks the session exists, or creates it with `header` (the `create` option made whole). */
+  #openSession(header: SessionHeader | undefined): void {
     const exists = this.#db.prepare("SELECT 1 FROM compaction_sessions WHERE id = ?").get(this.sessionId) !== undefined;
     if (exists) return;
-    if (create === undefined) throw this.#missingSession();
+    if (header === undefined) throw this.#missingSession();
     this.#write("create the session", () => {
       if (this.#db.prepare("SELECT 1 FROM compaction_sessions WHERE id = ?").get(this.sessionId) !== undefined) return;
-      const timestamp = new Date().toISOString();
-      const header: SessionHeader = {
-        type: "session",
-        version: CURRENT_SESSION_VERSION,
-        id: this.sessionId,
-        timestamp,
-        cwd: create.cwd ?? process.cwd(),
-        ...(create.parentSession === undefined ? {} : { parentSession: create.parentSession }),
-      };
-      this.#db.prepare("INSERT INTO compaction_sessions (id, header, created) VALUES (?, ?, ?)").run(this.sessionId, JSON.stringify(header), timestamp);
+      this.#db.prepare("INSERT INTO compaction_sessions (id, header, created) VALUES (?, ?, ?)").run(this.sessionId, JSON.stringify(header), header.timestamp);
     });
   }
 

@@ -1,7 +1,7 @@
 /** A fresh database on the tests' server (see global-setup.ts), or the reason the tests skip. */
 import { randomBytes } from "node:crypto";
-import pg from "pg";
 import { inject } from "vitest";
+import { createDatabase } from "../testing/postgres-server.js";
 
 const provided = inject("postgres");
 
@@ -13,15 +13,5 @@ export const serverUrl: string = "url" in provided ? provided.url : "";
 
 /** Creates a database named after `prefix` and returns its connection string. */
 export async function freshDatabase(prefix: string): Promise<string> {
-  const name = `${prefix}_${randomBytes(4).toString("hex")}`;
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
-  } finally {
-    await client.end();
-  }
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
+  return createDatabase(serverUrl, `${prefix}_${randomBytes(4).toString("hex")}`);
 }

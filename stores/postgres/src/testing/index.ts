@@ -3,6 +3,7 @@
  * `startPostgresServer`), on the binaries `node scripts/host-install.mjs postgres` installs.
  */
 export {
+  createDatabase,
   findPostgresBinaries,
   POSTGRES_INSTALL_COMMAND,
   type PostgresBinaries,

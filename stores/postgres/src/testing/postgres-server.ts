@@ -17,9 +17,9 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { freePort } from "@compaction/core/testing";
 import pg from "pg";
 
 /** How to install the server binaries, for skip and failure messages. */
@@ -136,23 +136,29 @@ function server(url: string, port: number, version: string, guard: ChildProcess)
     url,
     port,
     version,
-    async createDatabase(name: string) {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
-      } finally {
-        await client.end();
-      }
-      const target = new URL(url);
-      target.pathname = `/${encodeURIComponent(name)}`;
-      return target.toString();
-    },
+    createDatabase: (name: string) => createDatabase(url, name),
     stop() {
       stopped ??= stopGuard(guard, true);
       return stopped;
     },
   };
+}
+
+/**
+ * Creates the database `name` on the server `serverUrl` connects to (as a user who may create
+ * databases) and returns `serverUrl` naming that database.
+ */
+export async function createDatabase(serverUrl: string, name: string): Promise<string> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+  } finally {
+    await client.end();
+  }
+  const target = new URL(serverUrl);
+  target.pathname = `/${encodeURIComponent(name)}`;
+  return target.toString();
 }
 
 /**
@@ -219,19 +225,6 @@ async function waitUntilReady(url: string, guard: ChildProcess): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
-}
-
-/** A port nothing listens on now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.unref();
-    probe.on("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address();
-      probe.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))));
-    });
-  });
 }
 
 /** The `postgres` user when the machine has one, else `nobody`. */
