@@ -72,7 +72,7 @@ export async function openDatabaseStore(location: string): Promise<EntryStore> {
 /** The subset of @compaction/store-postgres the CLI uses. */
 export interface PostgresStoreModule {
   openPostgresStore(options: { readonly connectionString: string; readonly session: string; readonly create?: unknown }): Promise<EntryStore>;
-  listPostgresSessions?(options: { readonly connectionString: string }): Promise<readonly DatabaseSessionInfo[]>;
+  listPostgresSessions?(options: { readonly connectionString: string }): Promise<readonly { readonly id: string; readonly entries: number; readonly createdAt: string; readonly cwd: string | null }[]>;
 }
 
 /** One session of a database, as `session list` shows it. */
@@ -189,7 +189,8 @@ export async function listDatabaseSessions(location: string): Promise<DatabaseSe
     if (postgres.listPostgresSessions === undefined) {
       throw new CliError(ExitCode.FAILED, `The installed ${POSTGRES_STORE_PACKAGE} cannot list sessions (it has no listPostgresSessions).`, `Update ${POSTGRES_STORE_PACKAGE}.`);
     }
-    return [...(await postgres.listPostgresSessions({ connectionString: parsed.connectionString }))];
+    const sessions = await postgres.listPostgresSessions({ connectionString: parsed.connectionString });
+    return sessions.map(({ id, entries, createdAt, cwd }) => ({ id, entries, updatedAt: createdAt, cwd }));
   }
   return listSqliteSessions(parsed.file);
 }

@@ -5,4 +5,5 @@
  * `search` through Postgres full-text search.
  */
 export { openPostgresStore, parsePostgresLocation, postgresLocation, PostgresStore, type PostgresStoreOptions } from "./postgres-store.js";
+export { listPostgresSessions, type ListPostgresSessionsOptions, type PostgresSessionInfo } from "./list-sessions.js";
 export { SCHEMA_VERSION } from "./schema.js";
