@@ -50,15 +50,13 @@ export function growthRefusal(check: GrowthCheck): string | null {
   if (check.countedWorking > check.budget && check.countedAfter <= check.budget) return null;
   const sizes = `the context would be ${formatCount(check.tokensAfter)} tokens after, not fewer than the ${formatCount(check.tokensBefore)} before`;
   const { cut, draft } = check;
-  if (cut === null) {
-    return `Not compacted: the messages '${check.by}' changed in place are not smaller: ${sizes}. Nothing was changed.`;
-  }
-  if (draft.kind === "none") return `Not compacted: the cut chosen by '${check.by}' would not make the context smaller: ${sizes}. Nothing was changed.`;
+  if (cut === null) return `The messages '${check.by}' changed in place would not be smaller: ${sizes}.`;
+  if (draft.kind === "none") return `The cut chosen by '${check.by}' would not make the context smaller: ${sizes}.`;
   const count = cut.compactedIndices.length;
   const what = draft.kind === "note" ? "eviction note" : "summary";
   return (
-    `Not compacted: the ${what} (${formatCount(check.summaryTokens)} tokens) would not be smaller than the ` +
-    `${formatCount(check.compactedTokens)} tokens of the ${count} message${count === 1 ? "" : "s"} it replaces, so ${sizes}. ` +
-    `Nothing was changed: too little history comes before the messages '${check.by}' keeps to be worth a ${what}.`
+    `The ${what} (${formatCount(check.summaryTokens)} tokens) would not be smaller than the ` +
+    `${formatCount(check.compactedTokens)} tokens of the ${count} message${count === 1 ? "" : "s"} it replaces: ${sizes}; ` +
+    `too little history comes before the messages '${check.by}' keeps to be worth a ${what}.`
   );
 }

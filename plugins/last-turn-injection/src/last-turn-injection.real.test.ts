@@ -3,11 +3,12 @@
  * recorded it (read from the raw JSON here, not through the plugin's own extraction).
  */
 import { Compactor, type CompactionPlugin, createAnthropicAdapter, createPiAdapter, createTiktokenCounter } from "@compaction/core";
+import { recordDrafts } from "@compaction/core/testing";
 import { loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
 import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { afterAll, describe, expect, it } from "vitest";
 import { LAST_TURN_HEADING, TRUNCATION_MARKER, lastTurnInjection } from "./index.js";
-import { baseSummary, cutAt, recordDrafts, sectionOf, summarizerSummary } from "./test-support/plugins.js";
+import { baseSummary, cutAt, sectionOf, summarizerSummary } from "./test-support/plugins.js";
 
 const counter = createTiktokenCounter();
 afterAll(() => counter.dispose());
@@ -98,9 +99,9 @@ describe("lastTurnInjection on pi-large-session.jsonl", () => {
       const result = await c.compact({ messages: pi });
       // The section is checked as written: where the summary would be no smaller than the few
       // messages before an early cut, the core refuses the compaction (and says so) instead.
-      const summary = record.drafts.at(-1) ?? "";
+      const summary = record.drafts.at(-1)?.text ?? "";
       if (result.status === "noop") {
-        expect(result.reason, `cut at ${cut}`).toMatch(/^Not compacted: the summary \(\d+ tokens\) would not be smaller than the [\d,]+ tokens/);
+        expect(result.reason, `cut at ${cut}`).toMatch(/^The summary \(\d+ tokens\) would not be smaller than the [\d,]+ tokens/);
         expect(c.tokens.count(c.adapter.createSummary(summary)), `cut at ${cut}`).toBeGreaterThanOrEqual(c.tokens.total(pi.slice(0, cut)));
         refused++;
       } else {

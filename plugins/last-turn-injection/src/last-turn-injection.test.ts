@@ -6,12 +6,12 @@ import {
   type TokenCounter,
   createEstimateCounter,
 } from "@compaction/core";
-import { FORMATS, builders } from "@compaction/core/testing";
+import { FORMATS, builders, recordDrafts } from "@compaction/core/testing";
 import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import lastTurnInjectionDefault, { LAST_TURN_HEADING, PLUGIN_NAME, TRUNCATION_MARKER, lastTurnInjection } from "./index.js";
-import { baseSummary, cutAt, recordDrafts, sectionOf } from "./test-support/plugins.js";
+import { baseSummary, cutAt, sectionOf } from "./test-support/plugins.js";
 
 const BASE = "## Goal\n- ship the fix";
 
@@ -113,12 +113,12 @@ describe.each(FORMATS)("lastTurnInjection with a Compactor on %s messages", (for
     const messages = [b.user("fix the parser"), b.assistant("fixed an off-by-one in parse.ts"), b.user("next"), b.assistant("ok")];
     const record = recordDrafts();
     const result = await compactor(b.adapter, [cutAt(2), baseSummary(BASE), lastTurnInjection(), record]).compact({ messages });
-    expect(sectionOf(record.drafts[0] ?? "", LAST_TURN_HEADING)).toBe(
+    expect(sectionOf(record.drafts[0]?.text ?? "", LAST_TURN_HEADING)).toBe(
       "## Last Exchange (Verbatim)\n\n> **User:** fix the parser\n>\n> **Assistant:** fixed an off-by-one in parse.ts",
     );
     expect(result.status).toBe("noop");
     expect(result.messages).toBe(messages);
-    expect(result.reason).toMatch(/^Not compacted: the summary \(\d+ tokens\) would not be smaller than the \d+ tokens of the 2 messages it replaces/);
+    expect(result.reason).toMatch(/^The summary \(\d+ tokens\) would not be smaller than the \d+ tokens of the 2 messages it replaces/);
   });
 
   it("pairs replies with a pinned user message kept ahead of the summary, not with an earlier one", async () => {

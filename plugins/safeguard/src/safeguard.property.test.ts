@@ -1,11 +1,11 @@
 import { ErrorCodes, type Summarizer, findCutPoint, isCutPoint, lastUserIndex } from "@compaction/core";
-import { FORMATS, builders } from "@compaction/core/testing";
+import { FORMATS, builders, recordDrafts } from "@compaction/core/testing";
 import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { safeguard } from "./index.js";
 import { buildConversation, conversationArb } from "./test-support/arbitrary.js";
-import { compactorFor, factsOf, orphanedResults, recordDrafts, suffixTokens } from "./test-support/conversation.js";
+import { compactorFor, factsOf, orphanedResults, suffixTokens } from "./test-support/conversation.js";
 
 const RUNS = 150;
 
@@ -35,7 +35,7 @@ describe.each(FORMATS)("safeguard properties (%s)", (format) => {
           // A cut was summarised, and the core refused the result: the summary drafted is no
           // smaller than the messages it would replace, so the context would not have shrunk.
           const [draft] = record.drafts;
-          expect(result.reason).toMatch(/^Not compacted: the summary \(\d+ tokens\) would not be smaller than/);
+          expect(result.reason).toMatch(/^The summary \(\d+ tokens\) would not be smaller than/);
           const replaced = compactor.tokens.total(draft!.compactedIndices.map((i) => messages[i]));
           expect(compactor.tokens.count(compactor.adapter.createSummary(draft!.text))).toBeGreaterThanOrEqual(replaced);
           expect(result.messages).toBe(messages);

@@ -1,5 +1,5 @@
 /** Small plugins for tests: a fixed cut and a fixed base summary. */
-import { type CompactionPlugin, type SummaryDraft, STAGE_AUGMENT, STAGE_STRATEGY } from "@compaction/core";
+import { type CompactionPlugin, type SummaryDraft, STAGE_STRATEGY } from "@compaction/core";
 
 /** Cuts so that messages from `index` on are kept; a function is asked again on every run. */
 export function cutAt(index: number | (() => number)): CompactionPlugin {
@@ -41,21 +41,3 @@ export function sectionOf(summary: string | null, heading: string): string {
   return at < 0 ? "" : summary.slice(at);
 }
 
-/**
- * Records each run's finished summary draft (after every addition), whether or not the core then
- * writes it: a compaction that would not make the context smaller is refused, and what the
- * plugins wrote for it is still what a test of the plugins checks.
- */
-export function recordDrafts(): CompactionPlugin & { readonly drafts: string[] } {
-  const drafts: string[] = [];
-  return {
-    name: "test-record-drafts",
-    drafts,
-    apply(compactor) {
-      compactor.hooks.summarize.tap({ name: "test-record-drafts", stage: STAGE_AUGMENT + 1 }, (draft) => {
-        drafts.push(draft.text);
-        return draft;
-      });
-    },
-  };
-}

@@ -2,7 +2,6 @@
 import {
   type CompactionPlugin,
   Compactor,
-  STAGE_AUGMENT,
   type MessageFacts,
   type SummarizeRequest,
   type Summarizer,
@@ -118,27 +117,3 @@ export function orphanedResults(facts: readonly MessageFacts[]): string[] {
   return orphans;
 }
 
-/** A summary draft as the plugins finished it, and the working-set indices its cut compacts. */
-export interface RecordedDraft {
-  readonly text: string;
-  readonly compactedIndices: readonly number[];
-}
-
-/**
- * Records each run's finished summary draft (after every addition) with the cut it is for,
- * whether or not the core then writes it: a compaction that would not make the context smaller
- * is refused, and a test can check that refusal against what was drafted.
- */
-export function recordDrafts(): CompactionPlugin & { readonly drafts: RecordedDraft[] } {
-  const drafts: RecordedDraft[] = [];
-  return {
-    name: "test-record-drafts",
-    drafts,
-    apply(compactor) {
-      compactor.hooks.summarize.tap({ name: "test-record-drafts", stage: STAGE_AUGMENT + 1 }, (draft, run) => {
-        drafts.push({ text: draft.text, compactedIndices: run.cut?.compactedIndices ?? [] });
-        return draft;
-      });
-    },
-  };
-}
