@@ -22,14 +22,15 @@ function docBlock(marker: string): string {
 }
 
 const b = builders("pi");
+/** Tool outputs as long as real ones: the turns compacted are longer than their summary or note (a bigger context is refused). */
 const conversation = () => [
   b.user("set up the repo"),
   b.assistant("cloning", [{ id: "c1", args: { command: "git clone x" } }]),
-  ...b.toolResults([{ id: "c1", text: "done" }]),
+  ...b.toolResults([{ id: "c1", text: `Cloning into 'x'...\n${"remote: Counting objects: 100% (42/42), done.\n".repeat(30)}done` }]),
   b.assistant("cloned"),
   b.user("now run the tests"),
   b.assistant("running", [{ id: "c2", args: { command: "npm test" } }]),
-  ...b.toolResults([{ id: "c2", text: "2 failed" }]),
+  ...b.toolResults([{ id: "c2", text: `${"  ✓ parses a header line\n".repeat(40)}2 failed` }]),
   b.assistant("two tests fail"),
   b.user("fix them"),
   b.assistant("fixed both"),

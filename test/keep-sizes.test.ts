@@ -67,12 +67,63 @@ describe.each(FIXTURES)("what the presets keep on %s", (_file, adapter, load) =>
 });
 
 /**
- * Generated sessions whose usage figures are a provider's counting `r` times ours plus a fixed part
- * (system prompt and tools) of up to 30,000 tokens, as Claude Code's are: no preset leaves the
- * context bigger than it found it, and safeguard keeps within 20,000 tokens of messages at the
- * calibrated ratio whatever the fixed part.
+ * A generated session: `turns` turns of a user message and a reply whose usage figure is a
+ * provider's counting `r` times ours plus a fixed part (system prompt and tools), as Claude
+ * Code's are, then the newest request.
  */
-it("never leaves a generated context bigger, whatever the provider's ratio and fixed part, every preset", async () => {
+function generatedSession(compactor: Compactor<unknown>, r: number, fixed: number, turns: number): PiMessage[] {
+  const messages: PiMessage[] = [];
+  let counted = 0;
+  let at = Date.UTC(2026, 0, 1);
+  for (let i = 0; i < turns; i++) {
+    const user = { role: "user", content: [{ type: "text", text: `step ${i}: ${"check the parser and its tests. ".repeat(20 + (i % 7) * 30)}` }], timestamp: (at += 1000) } as PiMessage;
+    counted += compactor.tokens.count(user);
+    const reply = { role: "assistant", content: [{ type: "text", text: `done ${i}: ${"fixed an off-by-one in parse.ts. ".repeat(20 + (i % 5) * 40)}` }], stopReason: "stop", timestamp: (at += 1000) };
+    counted += compactor.tokens.count(reply as PiMessage);
+    const total = Math.round(fixed + r * counted);
+    messages.push(user, { ...reply, usage: { input: total, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: total } } as PiMessage);
+  }
+  messages.push({ role: "user", content: [{ type: "text", text: "continue" }], timestamp: (at += 1000) } as PiMessage);
+  return messages;
+}
+
+async function estimateCompactor(config: Record<string, unknown>): Promise<Compactor<unknown>> {
+  const compactor = await createCompactor<unknown>({ cwd: tmpProject({ ".compactionrc.json": JSON.stringify({ ...config, tokenizer: { counter: "estimate" } }) }), adapter: "pi" });
+  compactors.push(compactor);
+  return compactor;
+}
+
+/**
+ * The smallest session found (by fast-check's shrinking) where a manual safeguard compaction made
+ * the context bigger: six turns whose usage is 2.25 times our count, no fixed part. safeguard keeps
+ * the newest 20,000 tokens (as the provider counts them) and so compacts only the first turn, 741
+ * tokens; its summary, with that turn quoted whole as the last exchange, is 982 tokens: 20,001 ->
+ * 20,242. The core now refuses such a result, and says why with both sizes.
+ */
+it("leaves a short session as it is when the summary of its first turn would be longer than the turn, and says so with the sizes", async () => {
+  const compactor = await estimateCompactor({ preset: "safeguard" });
+  const messages = generatedSession(compactor, 2.253301565690946, 0, 6);
+  const result = await compactor.compact({ messages, contextWindow: WINDOW, trigger: "manual" });
+  expect(result.status).toBe("noop");
+  expect(result.messages).toBe(messages);
+  expect(result.tokensAfter).toBe(result.tokensBefore);
+  expect(result.reason).toBe(
+    "The summary (982 tokens) would not be smaller than the 741 tokens of the 2 messages it replaces: the context would be 20,242 tokens after, not fewer than the 20,001 before; too little history comes before the messages 'safeguard' keeps to be worth a summary.",
+  );
+});
+
+/**
+ * Generated sessions (see generatedSession), with a fixed part of up to 30,000 tokens: no preset
+ * leaves the context bigger than it found it (docs/guarantees.md, "A compaction never makes the
+ * context bigger"): it compacts to a smaller context or leaves it as it is, saying why; and
+ * safeguard keeps within 20,000 tokens of messages at the calibrated ratio whatever the fixed part.
+ * Several seeds: one seed of 60 runs did not meet the bug its unseeded runs found (a manual safeguard
+ * compaction of a short context that reported 27,000 -> 27,185); seeds 26 and 29 do (without the
+ * fix, they fail on six and eight turns, the shrunk cases among the examples).
+ */
+it.each([26, 29, 31, 57, 2026])("never leaves a generated context bigger, whatever the provider's ratio and fixed part, every preset (seed %i)", async (seed) => {
+  let compacted = 0;
+  let refused = 0;
   await fc.assert(
     fc.asyncProperty(
       fc.constantFrom(...PRESETS),
@@ -80,24 +131,19 @@ it("never leaves a generated context bigger, whatever the provider's ratio and f
       fc.integer({ min: 0, max: 30_000 }),
       fc.integer({ min: 2, max: 40 }),
       async ([, config], r, fixed, turns) => {
-        const compactor = await createCompactor<unknown>({ cwd: tmpProject({ ".compactionrc.json": JSON.stringify({ ...config, tokenizer: { counter: "estimate" } }) }), adapter: "pi" });
-        compactors.push(compactor);
-        const messages: PiMessage[] = [];
-        let counted = 0;
-        let at = Date.UTC(2026, 0, 1);
-        for (let i = 0; i < turns; i++) {
-          const user = { role: "user", content: [{ type: "text", text: `step ${i}: ${"check the parser and its tests. ".repeat(20 + (i % 7) * 30)}` }], timestamp: (at += 1000) } as PiMessage;
-          counted += compactor.tokens.count(user);
-          const reply = { role: "assistant", content: [{ type: "text", text: `done ${i}: ${"fixed an off-by-one in parse.ts. ".repeat(20 + (i % 5) * 40)}` }], stopReason: "stop", timestamp: (at += 1000) };
-          counted += compactor.tokens.count(reply as PiMessage);
-          const total = Math.round(fixed + r * counted);
-          messages.push(user, { ...reply, usage: { input: total, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: total } } as PiMessage);
-        }
-        messages.push({ role: "user", content: [{ type: "text", text: "continue" }], timestamp: (at += 1000) } as PiMessage);
+        const compactor = await estimateCompactor(config);
+        const messages = generatedSession(compactor, r, fixed, turns);
         const result = await compactor.compact({ messages, contextWindow: WINDOW, trigger: "manual" });
         expect(["compacted", "noop"], result.reason ?? "").toContain(result.status);
-        if (result.status !== "compacted") return;
-        expect(result.event!.tokensAfterCompaction).toBeLessThan(result.tokensBefore);
+        if (result.status !== "compacted") {
+          expect(result.messages).toBe(messages);
+          expect(result.tokensAfter).toBe(result.tokensBefore);
+          if (/would not be smaller/.test(result.reason ?? "")) refused += 1;
+          return;
+        }
+        compacted += 1;
+        expect(result.tokensAfter).toBeLessThan(result.tokensBefore);
+        expect(result.event!.tokensAfterCompaction).toBe(result.tokensAfter);
         if (result.event!.strategy === "safeguard") {
           const keep = Math.floor(KEEP / compactor.tokens.budgetRatio(messages));
           const kept = compactor.tokens.total(messages.slice(result.cut!.firstKeptIndex));
@@ -110,9 +156,16 @@ it("never leaves a generated context bigger, whatever the provider's ratio and f
     ),
     // A context within the run's target is not cut for it (a 17,585-token fixed part at ratio 1
     // made the target's own share of our count smaller than two short turns).
-    // Seeded, as the other property tests of this workspace: unseeded, it found a manual safeguard
-    // compaction of a short context that reports an After above its Before (ratio 1.278, a
-    // 6,999-token fixed part, 10 turns: 27,000 -> 27,185), an open bug, not yet fixed.
-    { numRuns: 60, seed: 31, examples: [[["safeguard", { preset: "safeguard" }], 1, 17_585, 2]] },
+    {
+      numRuns: 60,
+      seed,
+      examples: [
+        [["safeguard", { preset: "safeguard" }], 1, 17_585, 2],
+        [["safeguard", { preset: "safeguard" }], 2.253301565690946, 0, 6],
+        [["safeguard", { preset: "safeguard" }], 1.6716941583887723, 0, 8],
+      ],
+    },
   );
+  // The property holds by compacting most sessions, not by leaving them all as they are.
+  expect(compacted).toBeGreaterThan(refused);
 });

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { CompactionError, type CompactionPlugin, ErrorCodes, type PiMessage } from "@compaction/core";
+import { CompactionError, type CompactionPlugin, type CompactionResult, ErrorCodes, type PiMessage } from "@compaction/core";
 import { user, words } from "@compaction/core/testing/pi";
 import { Gate, exchange, keepRecent, neverCuts, piCompactor, type PiCompactorOptions } from "./__fixtures__/compactors.js";
-import type { ContextManager } from "./context-manager.js";
+import { type ContextManager, RETRY_SHARE } from "./context-manager.js";
 import { createContextManager } from "./create-context-manager.js";
 import type { ContextManagerEvents } from "./events.js";
 
@@ -122,9 +122,12 @@ describe("auto-compaction at the threshold", () => {
   });
 
   it("does not try again after a compaction that freed too little until a new message arrives", async () => {
-    const target = await manager({ plugins: [keepRecent(600, { summary: words(250) })] });
+    // Three turns of 300 tokens: the summary (about 240 tokens) is smaller than the turn it
+    // replaces, so the compaction is written, but with the two turns kept the context stays over
+    // the threshold (800).
+    const target = await manager({ plugins: [keepRecent(700, { summary: words(160) })] });
     const log = record(target);
-    await fillPastThreshold(target);
+    await fillPastThreshold(target, 300);
     expect((await target.check())?.status).toBe("compacted");
     expect(target.tokens).toBeGreaterThan(target.threshold);
     expect(await target.check()).toBeNull();
@@ -411,13 +414,17 @@ describe("overflow recovery (send)", () => {
 
   // Issue 10 changed this on purpose: a summary over the budget on its own is left out of the
   // retry (the context keeps it), since the request alone fits; before, send() gave up.
-  it("retries once without a summary that alone is over the budget, keeping the newest messages", async () => {
+  it("retries once with older turns left out of what is sent when a summary would not make the context smaller", async () => {
     // Budget 500 (window 1,000 minus 500 reserved), threshold 500 (90% of the usable window,
-    // 500 / 0.9); the summary alone is 600 tokens.
+    // 500 / 0.9); the summary alone is 600 tokens, more than the 400 of the whole context: the
+    // core refuses to write it, and the retry is shaped from the context as it is.
     const summary = `summary ${words(400)}`;
     const target = await manager({ contextWindow: 1000, reserveTokens: 500, threshold: 0.9, plugins: [keepRecent(100, { summary })] });
     for (let i = 0; i < 4; i++) await target.append(exchange(100, `t${i}`));
     expect(target.tokens).toBeLessThanOrEqual(target.threshold);
+    const before = [...target.messages];
+    const ends: CompactionResult<PiMessage>[] = [];
+    target.on("compaction-end", (e) => ends.push(e.result));
     const sent: Array<readonly PiMessage[]> = [];
     const reply = await target.send(async (messages) => {
       sent.push(messages);
@@ -425,12 +432,14 @@ describe("overflow recovery (send)", () => {
       return "ok";
     });
     expect(reply).toBe("ok");
-    expect(target.compactions).toBe(1);
+    expect(ends.map((result) => result.status)).toEqual(["noop"]);
+    expect(ends[0]?.reason).toMatch(/^The summary \(\d+ tokens\) would not be smaller than the \d+ tokens/);
+    expect(target.compactions).toBe(0);
+    expect(target.messages).toEqual(before); // nothing was compacted or lost
     const retry = sent[1] as readonly PiMessage[];
-    expect(target.compactor.tokens.total(retry)).toBeLessThanOrEqual(500);
-    expect(retry.some((m) => m.role === "compactionSummary")).toBe(false);
-    expect(target.messages[0]?.role).toBe("compactionSummary"); // the context keeps it
-    // The newest exchange is sent whole: leaving the summary out freed room for it.
+    expect(target.compactor.tokens.total(retry)).toBeLessThanOrEqual(Math.floor(target.compactor.tokens.total(sent[0]!) * RETRY_SHARE));
+    expect(retry.length).toBeLessThan(before.length);
+    // The newest exchange is sent whole: leaving older turns out freed room for it.
     expect(retry.slice(-2)).toEqual(target.messages.slice(-2));
     expect(retry.at(-1)).toBe(target.messages.at(-1));
   });

@@ -425,7 +425,9 @@ export class ContextManager<T> {
     // retry must be smaller than what it rejected, not only within our count of the budget.
     const budget = Math.min(this.budget, Math.max(1, Math.floor(sent.tokens * RETRY_SHARE)));
     const shaped = this.#shape(budget);
-    if (result.status !== "compacted" && (shaped.shrunk.length === 0 || !shaped.fits)) {
+    // A compaction refused as not smaller (a summary longer than the little history before the
+    // kept messages) still leaves shaping: older turns left out of what is sent, or shrunk.
+    if (result.status !== "compacted" && ((shaped.shrunk.length === 0 && shaped.dropped.length === 0) || !shaped.fits)) {
       throw overflowError(
         `${rejected}; compacting could not free any room (${result.status}): ${(result.reason ?? "no reason given").replace(/\.$/, "")}. Not retrying.`,
         result.error?.hint ?? "Start a fresh session (compaction context export, then context import), or use a model with a larger context window.",

@@ -36,7 +36,8 @@ const strategy: CompactionPlugin = {
   },
 };
 
-const messages = () => [user("Rename the config loader"), assistant("Renamed loadConfig"), user("now test it")];
+/** The reply is longer than a summary of it, so a run that compacts it is written (a bigger context is refused). */
+const messages = () => [user("Rename the config loader"), assistant(`Renamed loadConfig. ${"Checked every caller and updated its imports. ".repeat(20)}`), user("now test it")];
 
 function compactor(fallback: ModelFallback) {
   return new Compactor<PiMessage>({

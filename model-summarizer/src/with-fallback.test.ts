@@ -84,6 +84,9 @@ function modelPlugin(): CompactionPlugin {
   };
 }
 
+/** A reply longer than a summary of it, so a run that compacts it is written (a bigger context is refused). */
+const longReply = () => assistant(`ok. ${"Looked through the parser and its tests. ".repeat(20)}`);
+
 /** Cuts before the last message and summarises the rest with the compactor's summarizer. */
 const strategy: CompactionPlugin = {
   name: "strategy",
@@ -108,7 +111,7 @@ function compactor() {
 
 describe("relaySummarizerWarnings", () => {
   it("puts the fallback's warning into the run's warnings, prefixed with the plugin's name", async () => {
-    const result = await compactor().compact({ messages: [user("FAIL please"), assistant("ok"), user("next")] });
+    const result = await compactor().compact({ messages: [user("FAIL please"), longReply(), user("next")] });
     expect(result.status).toBe("compacted");
     expect(result.summary).toContain("## Goal");
     expect(result.warnings).toEqual(["[model-plugin] Summarizer 'm' failed. The extractive summarizer wrote this summary instead."]);
@@ -118,8 +121,8 @@ describe("relaySummarizerWarnings", () => {
   it("gives each of two concurrent runs only its own warnings", async () => {
     const c = compactor();
     const [failed, fine] = await Promise.all([
-      c.compact({ messages: [user("FAIL please"), assistant("ok"), user("next")] }),
-      c.compact({ messages: [user("all good"), assistant("ok"), user("next")] }),
+      c.compact({ messages: [user("FAIL please"), longReply(), user("next")] }),
+      c.compact({ messages: [user("all good"), longReply(), user("next")] }),
     ]);
     expect(failed.warnings).toHaveLength(1);
     expect(fine.warnings).toEqual([]);

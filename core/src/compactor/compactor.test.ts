@@ -71,9 +71,15 @@ function summarizingAt(index: number): CompactionPlugin {
   };
 }
 
-function conversation(): PiMessage[] {
+/**
+ * A request long enough that a summary of it alone is shorter: the core refuses a compaction that
+ * would not make the context smaller, so a test that compacts only the first request uses this.
+ */
+const LONG_REQUEST = `first request: ${words(60)}`;
+
+function conversation(firstRequest = "first request"): PiMessage[] {
   return [
-    user("first request"),
+    user(firstRequest),
     assistant("working", [{ id: "c1" }]),
     toolResult("c1", "output one"),
     assistant("done with first"),
@@ -433,7 +439,7 @@ describe("Compactor.compact", () => {
   });
 
   it("moves a cut that separates a tool result from its call back to the call, with a warning naming the plugin", async () => {
-    const result = await compactor([cutAt(2, "sloppy")]).compact({ messages: conversation() });
+    const result = await compactor([cutAt(2, "sloppy")]).compact({ messages: conversation(LONG_REQUEST) });
     expect(result.status).toBe("compacted");
     expect(result.cut?.firstKeptIndex).toBe(1);
     expect(result.warnings.join("\n")).toContain("Plugin 'sloppy' cut at message 2");
@@ -590,7 +596,8 @@ describe("Compactor.compact", () => {
   });
 
   it("leaves the kept messages whole when the summary alone is over the budget, and says the context is over", async () => {
-    const input = [user("old"), assistant("ok"), user(words(100)), assistant(words(50))];
+    // The summary (1,500 tokens) still replaces more than itself (3,000), so the context shrinks.
+    const input = [user(words(2000)), assistant("ok"), user(words(100)), assistant(words(50))];
     const verbose: CompactionPlugin = {
       name: "verbose",
       apply: (c) => {
@@ -616,8 +623,8 @@ describe("Compactor.compact", () => {
       user("remember: deploy only on fridays", { pinned: true }),
       assistant("noted", [{ id: "p1" }], { pinned: true }),
       toolResult("p1", "saved"),
-      user("old question"),
-      assistant("old answer"),
+      user(`old question: ${words(40)}`),
+      assistant(`old answer: ${words(40)}`),
       user("new question"),
       assistant("new answer"),
     ];
@@ -685,7 +692,7 @@ describe("Compactor.compact", () => {
       },
     };
     const c = new Compactor<PiMessage>({ adapter: createPiAdapter(), tokenCounter: createEstimateCounter(), plugins: [note], contextWindow: 100_000 });
-    const result = await c.compact({ messages: conversation() });
+    const result = await c.compact({ messages: conversation(LONG_REQUEST) });
     expect(result.status).toBe("compacted");
     expect(c.summarizer.name).toBe("none");
   });
@@ -713,7 +720,7 @@ describe("Compactor.compact", () => {
   it("runs two compactors with different plugins side by side without sharing state", async () => {
     const a = compactor([cutAt(4, "a")]);
     const b = compactor([cutAt(1, "b")]);
-    const [ra, rb] = await Promise.all([a.compact({ messages: conversation() }), b.compact({ messages: conversation() })]);
+    const [ra, rb] = await Promise.all([a.compact({ messages: conversation(LONG_REQUEST) }), b.compact({ messages: conversation(LONG_REQUEST) })]);
     expect(ra.event?.strategy).toBe("a");
     expect(rb.event?.strategy).toBe("b");
     expect(ra.cut?.firstKeptIndex).toBe(4);

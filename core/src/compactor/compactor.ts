@@ -10,6 +10,7 @@ import { autoCompactTokens, compactedTargetTokens, usableWindow } from "./usable
 import { RequestShaper } from "./request-shaper.js";
 import { summaryHasContent } from "../summarizer/has-content.js";
 import { fitCompacted, fitCutToBudget, keepNewestRequest, latestCutIndex, summaryAllowance } from "./fit-budget.js";
+import { growthRefusal } from "./refuse-growth.js";
 import { summarizeCut } from "./summarize-cut.js";
 import { guardShapingTap, type RequestShaping, type ShapedRequest, type ShapeRequestInput, type ShapingEngine, shapeRequest } from "./shape-request.js";
 import { missingSummarizer, type Summarizer } from "../summarizer/summarizer.js";
@@ -428,6 +429,7 @@ export class Compactor<T> {
 
   async #finish(run: RunState<T>, selectedBy: string | null, draft: SummaryDraft): Promise<CompactionResult<T>> {
     run.finishing = true;
+    const warned = run.warnings.length;
     const cut = run.cut;
     const messages: T[] = [];
     let summary: string | null = null;
@@ -479,6 +481,28 @@ export class Compactor<T> {
         run.cut = { ...cut, keptTokens: counted - (summaryAt < 0 ? 0 : this.tokens.count(messages[summaryAt] as T)) };
       }
     }
+    // The result and the event, which transcripts record and `context history` shows, keep Before
+    // and After in one measure: the run's, anchored on the provider's figure (what the strategies
+    // sized against; tokens.providerTokensAfter gives the same). Our counts are named as such.
+    const providerTokensAfter = run.providerTokens(counted);
+    const refusal = growthRefusal({
+      tokensBefore: run.tokensBefore,
+      tokensAfter: providerTokensAfter,
+      countedWorking: sumAll(run.view.tokens),
+      countedAfter: counted,
+      budget: run.budget,
+      cut,
+      draft,
+      summaryTokens: summary === null ? 0 : run.providerTokens(this.tokens.count(messages[cut?.preservedIndices.length ?? 0] as T)),
+      compactedTokens: cut === null ? 0 : run.providerTokens(sumOf(run.view.tokens, cut.compactedIndices)),
+      by: selectedBy ?? run.modifiedBy ?? "core",
+    });
+    if (refusal !== null) {
+      // A compaction never makes the context bigger (refuse-growth.ts); the warnings this
+      // assembly added describe a result that is not returned.
+      run.warnings.length = warned;
+      return this.#untouched(run, "noop", refusal, null);
+    }
     if (counted > run.budget && run.suffixOnly && run.shrink !== null) {
       run.warnings.push(
         `[core] The compacted context is ${counted} tokens, over the budget of ${run.budget}: the host records only a summary and the unchanged messages it keeps, so it must shrink them when it sends the request (shrinkToBudget, the result's \`shrunk\`), to ${cut?.keptTokens ?? run.shrink.tokens} tokens kept.`,
@@ -486,10 +510,6 @@ export class Compactor<T> {
     } else if (counted > run.budget) {
       run.warnings.push(`[core] The compacted context is ${counted} tokens, still over the budget of ${run.budget} tokens.`);
     }
-    // The result and the event, which transcripts record and `context history` shows, keep Before
-    // and After in one measure: the run's, anchored on the provider's figure (what the strategies
-    // sized against; tokens.providerTokensAfter gives the same). Our counts are named as such.
-    const providerTokensAfter = run.providerTokens(counted);
     const firstKept = cut ? run.messages[cut.firstKeptIndex] : undefined;
     const event = createCompactionEvent({
       summary: summary ?? "",
@@ -718,6 +738,13 @@ function asRunError<T>(error: unknown, run: RunState<T>): CompactionError {
   if (run.signal?.aborted) return new CompactionError(ErrorCodes.CANCELLED, "Cancelled: the AbortSignal was aborted.", { cause: error });
   const plugin = run.running;
   return new CompactionError(ErrorCodes.PLUGIN_FAILED, `Plugin '${plugin}' failed: ${describeError(error)}`, { plugin, cause: error });
+}
+
+/** The sum of `tokens` at `indices`. */
+function sumOf(tokens: readonly number[], indices: readonly number[]): number {
+  let total = 0;
+  for (const i of indices) total += tokens[i] ?? 0;
+  return total;
 }
 
 function sumAll(tokens: readonly number[]): number {

@@ -4,8 +4,9 @@ import type { CheckedCut } from "../cut/cut.js";
 import type { ShrunkMessage } from "../shrink/shrink-to-budget.js";
 
 /**
- * `compacted`: the messages changed. `noop`: nothing to do (no plugin chose a cut, or the cut
- * compacts nothing). `cancelled`: a plugin or the AbortSignal stopped the run. `failed`: a
+ * `compacted`: the messages changed, to a context smaller than before (`tokensAfter <
+ * tokensBefore`). `noop`: nothing to do (no plugin chose a cut, the cut compacts nothing, or the
+ * result would not be smaller: the reason gives the sizes). `cancelled`: a plugin or the AbortSignal stopped the run. `failed`: a
  * plugin, the summarizer or a cut check failed. In every status but `compacted`, `messages`
  * is the input, untouched, and `reason` says why.
  */

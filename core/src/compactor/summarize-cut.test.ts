@@ -48,7 +48,8 @@ async function run(
 
 describe("summarizeCut", () => {
   it("summarises the history in one call with the compactor's summary length by default", async () => {
-    const { result, calls } = await run([user("a"), assistant("b"), user("c"), assistant("d")], 2);
+    // The history is longer than its summary: the core never writes a summary that makes the context bigger.
+    const { result, calls } = await run([user(words(20)), assistant(words(20)), user("c"), assistant("d")], 2);
     expect(result.summary).toBe("history:2");
     expect(calls.map((c) => c.maxTokens)).toEqual([800]);
   });
@@ -62,7 +63,7 @@ describe("summarizeCut", () => {
 
   // A split turn is never the newest one (the newest user message is never compacted), hence the last user message.
   it("adds a separate turn-prefix summary for a split turn, at half the length", async () => {
-    const { result, calls } = await run([user("a"), assistant("b"), user("c"), assistant("d"), assistant("e"), user("f")], 4);
+    const { result, calls } = await run([user(words(20)), assistant(words(20)), user(words(20)), assistant(words(20)), assistant("e"), user("f")], 4);
     expect(result.summary).toBe(`history:2\n\n---\n\n${SPLIT_TURN_HEADING}\n\nturnPrefix:2`);
     expect(calls.map((c) => [c.kind, c.maxTokens])).toEqual([
       ["history", 800],
@@ -71,7 +72,7 @@ describe("summarizeCut", () => {
   });
 
   it("updates the previous summary and does not pass it as a message", async () => {
-    const { result } = await run([summaryMessage("old"), user("a"), assistant("b"), user("c")], 3);
+    const { result } = await run([summaryMessage("old"), user(words(20)), assistant(words(20)), user("c")], 3);
     expect(result.summary).toBe("history:old+2");
   });
 
@@ -119,7 +120,8 @@ describe("summarizeCut", () => {
     const filling: Summarizer = { name: "filling", summarize: async (req) => "abc ".repeat(req.maxTokens) };
     const counter = createEstimateCounter();
     for (const contextWindow of [200, 260, 450, 1000]) {
-      const input = [user(words(40)), assistant(words(40)), user(words(40)), assistant(words(40)), assistant(words(100)), user("")];
+      // The compacted messages (1,200 tokens) are more than any of these summaries, so each run compacts.
+      const input = [user(words(200)), assistant(words(200)), user(words(200)), assistant(words(200)), assistant(words(100)), user("")];
       const { result } = await run(input, 4, {}, { summarizer: filling, contextWindow });
       expect(result.status, result.reason ?? "").toBe("compacted");
       // The kept messages take 150 tokens of the window (no reserve).

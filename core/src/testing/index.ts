@@ -4,6 +4,7 @@ export { answers, calls, fact } from "./facts.js";
 export { freePort } from "./free-port.js";
 export { type ModelServer, type RecordedRequest, type Reply, startModelServer } from "./model-server.js";
 export { keepRecent } from "./keep-recent.js";
+export { type RecordedDraft, recordDrafts } from "./record-drafts.js";
 export { rejection } from "./rejection.js";
 export { makeProject, type ProjectFiles, removeProjects } from "./tmp-project.js";
 export { listingSummarizer } from "./summarizer.js";

@@ -3,6 +3,7 @@
  * recorded it (read from the raw JSON here, not through the plugin's own extraction).
  */
 import { Compactor, type CompactionPlugin, createAnthropicAdapter, createPiAdapter, createTiktokenCounter } from "@compaction/core";
+import { recordDrafts } from "@compaction/core/testing";
 import { loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
 import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { afterAll, describe, expect, it } from "vitest";
@@ -88,17 +89,31 @@ describe("lastTurnInjection on pi-large-session.jsonl", () => {
 
   it("quotes the user message before every user-message cut in the session", async () => {
     let cut = 0;
-    const c = compactor(createPiAdapter() as never, [cutAt(() => cut), baseSummary("## Goal\n- themes"), lastTurnInjection()]);
+    const record = recordDrafts();
+    const c = compactor(createPiAdapter() as never, [cutAt(() => cut), baseSummary("## Goal\n- themes"), lastTurnInjection(), record]);
     let checked = 0;
+    let refused = 0;
     for (let k = 1; k < userIndices.length; k++) {
       cut = userIndices[k] as number;
       const previous = userIndices[k - 1] as number;
-      const section = sectionOf((await c.compact({ messages: pi })).summary, LAST_TURN_HEADING);
+      const result = await c.compact({ messages: pi });
+      // The section is checked as written: where the summary would be no smaller than the few
+      // messages before an early cut, the core refuses the compaction (and says so) instead.
+      const summary = record.drafts.at(-1)?.text ?? "";
+      if (result.status === "noop") {
+        expect(result.reason, `cut at ${cut}`).toMatch(/^The summary \(\d+ tokens\) would not be smaller than the [\d,]+ tokens/);
+        expect(c.tokens.count(c.adapter.createSummary(summary)), `cut at ${cut}`).toBeGreaterThanOrEqual(c.tokens.total(pi.slice(0, cut)));
+        refused++;
+      } else {
+        expect(result.summary, `cut at ${cut}`).toBe(summary);
+      }
+      const section = sectionOf(summary, LAST_TURN_HEADING);
       expect(section, `cut at ${cut}`).toContain(quotedFirstLine(rawText(pi[previous])));
       expect(counter.count(section)).toBeLessThanOrEqual(2000);
       checked++;
     }
     expect(checked).toBe(userIndices.length - 1);
+    expect(refused).toBeLessThan(checked / 4);
   }, 60_000);
 
   it("cuts a long reply with [...truncated] at a small cap and keeps the user text whole", async () => {

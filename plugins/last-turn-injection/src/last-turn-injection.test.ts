@@ -6,7 +6,7 @@ import {
   type TokenCounter,
   createEstimateCounter,
 } from "@compaction/core";
-import { FORMATS, builders } from "@compaction/core/testing";
+import { FORMATS, builders, recordDrafts } from "@compaction/core/testing";
 import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -96,9 +96,10 @@ describe.each(FORMATS)("lastTurnInjection with a Compactor on %s messages", (for
   });
 
   it("adds nothing when the compacted messages are only tool calls and tool results", async () => {
+    // A tool output longer than the summary, so the compaction shrinks the context and is written.
     const messages = [
       b.assistant("", [{ id: "c1" }]),
-      ...b.toolResults([{ id: "c1", text: "out" }]),
+      ...b.toolResults([{ id: "c1", text: "out ".repeat(100) }]),
       b.user("the current ask"),
       b.assistant("working"),
     ];
@@ -108,10 +109,22 @@ describe.each(FORMATS)("lastTurnInjection with a Compactor on %s messages", (for
     expect(result.summary).toBe(BASE);
   });
 
+  it("leaves a context of one short turn as it is: the summary quoting that turn would be longer than the turn", async () => {
+    const messages = [b.user("fix the parser"), b.assistant("fixed an off-by-one in parse.ts"), b.user("next"), b.assistant("ok")];
+    const record = recordDrafts();
+    const result = await compactor(b.adapter, [cutAt(2), baseSummary(BASE), lastTurnInjection(), record]).compact({ messages });
+    expect(sectionOf(record.drafts[0]?.text ?? "", LAST_TURN_HEADING)).toBe(
+      "## Last Exchange (Verbatim)\n\n> **User:** fix the parser\n>\n> **Assistant:** fixed an off-by-one in parse.ts",
+    );
+    expect(result.status).toBe("noop");
+    expect(result.messages).toBe(messages);
+    expect(result.reason).toMatch(/^The summary \(\d+ tokens\) would not be smaller than the \d+ tokens of the 2 messages it replaces/);
+  });
+
   it("pairs replies with a pinned user message kept ahead of the summary, not with an earlier one", async () => {
     const messages = [
-      b.user("old request"),
-      b.assistant("old answer"),
+      b.user(`old request: ${"check the parser. ".repeat(20)}`),
+      b.assistant(`old answer: ${"fixed parse.ts. ".repeat(20)}`),
       b.pin(b.user("pinned request")),
       b.assistant("reply to the pinned request"),
       b.user("next"),
@@ -235,7 +248,10 @@ describe.each(FORMATS)("lastTurnInjection with a Compactor on %s messages", (for
     );
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 2, maxLength: 20 }), fc.nat(), fc.integer({ min: 30, max: 400 }), async (steps, pick, cap) => {
-        const messages: unknown[] = [];
+        // An earlier session's long reply first, so every cut compacts more than the summary holds
+        // (the core refuses a compaction that would not make the context smaller); it comes before
+        // every user message, so it is never part of the last exchange.
+        const messages: unknown[] = [b.assistant("an earlier reply. ".repeat(120))];
         const starts: number[] = [];
         let id = 0;
         for (const s of steps) {

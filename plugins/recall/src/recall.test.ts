@@ -20,7 +20,8 @@ function compactorWith(plugins: CompactionPlugin[]): Compactor<PiMessage> {
   return new Compactor<PiMessage>({ summarizer: createExtractiveSummarizer(), adapter: createPiAdapter(), tokenCounter: createEstimateCounter(), contextWindow: 100_000, plugins });
 }
 
-const conversation = (): PiMessage[] => [user("one"), assistant("two"), user("three"), assistant("four")];
+/** The two messages keepLastTwo evicts are longer than its note, so the compaction is written (a bigger context is refused). */
+const conversation = (): PiMessage[] => [user(`one: ${"look at the parser. ".repeat(10)}`), assistant(`two: ${"read parse.ts. ".repeat(10)}`), user("three"), assistant("four")];
 
 describe("recall plugin", () => {
   it("is the package's default and named export, named 'recall'", () => {
@@ -103,7 +104,7 @@ describe("connectRecall", () => {
     connection?.detach();
     const before = connection?.index.indexedBytes;
     await append(path, [user("after detach")]);
-    await compactor.compact({ messages: conversation() });
+    expect((await compactor.compact({ messages: conversation() })).status).toBe("compacted");
     expect(connection?.index.indexedBytes).toBe(before);
   });
 

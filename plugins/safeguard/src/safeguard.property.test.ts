@@ -1,5 +1,5 @@
 import { ErrorCodes, type Summarizer, findCutPoint, isCutPoint, lastUserIndex } from "@compaction/core";
-import { FORMATS, builders } from "@compaction/core/testing";
+import { FORMATS, builders, recordDrafts } from "@compaction/core/testing";
 import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -15,7 +15,8 @@ describe.each(FORMATS)("safeguard properties (%s)", (format) => {
   it("keeps at most keepRecentTokens verbatim whenever the newest valid suffix fits, and loses nothing", async () => {
     await fc.assert(
       fc.asyncProperty(conversationArb(), fc.integer({ min: 0, max: 800 }), async (spec, keepRecentTokens) => {
-        const compactor = compactorFor(format, { plugins: [safeguard({ keepRecentTokens })] });
+        const record = recordDrafts();
+        const compactor = compactorFor(format, { plugins: [safeguard({ keepRecentTokens }), record] });
         const messages = buildConversation(b, spec);
         const result = await compactor.compact({ messages });
         // A summary with nothing in it (only empty messages compacted) is never written (issue 10).
@@ -30,6 +31,16 @@ describe.each(FORMATS)("safeguard properties (%s)", (format) => {
         const lastUser = inputFacts.findLastIndex((f) => f.kind === "user" && !f.pinned);
         const newestValid = Math.min(inputFacts.findLastIndex((f) => isCutPoint(f)), lastUser < 0 ? Number.POSITIVE_INFINITY : lastUser);
         const total = compactor.tokens.total(messages);
+        if (result.status === "noop" && record.drafts.length > 0) {
+          // A cut was summarised, and the core refused the result: the summary drafted is no
+          // smaller than the messages it would replace, so the context would not have shrunk.
+          const [draft] = record.drafts;
+          expect(result.reason).toMatch(/^The summary \(\d+ tokens\) would not be smaller than/);
+          const replaced = compactor.tokens.total(draft!.compactedIndices.map((i) => messages[i]));
+          expect(compactor.tokens.count(compactor.adapter.createSummary(draft!.text))).toBeGreaterThanOrEqual(replaced);
+          expect(result.messages).toBe(messages);
+          return;
+        }
         if (result.status === "noop") {
           // Nothing older than the allowance, or nothing outside the largest fitting suffix but
           // messages the core preserves anyway.
@@ -40,6 +51,7 @@ describe.each(FORMATS)("safeguard properties (%s)", (format) => {
           return;
         }
         const cut = result.cut!;
+        expect(result.tokensAfter).toBeLessThan(result.tokensBefore);
         if (suffixTokens(compactor, messages, newestValid) <= keepRecentTokens) {
           expect(suffixTokens(compactor, messages, cut.firstKeptIndex)).toBeLessThanOrEqual(keepRecentTokens);
         }

@@ -194,8 +194,16 @@ describe.each(FORMATS)("safeguard (%s)", (format) => {
 
     it("moves work finished after the previous summary to Done", async () => {
       const compactor = compactorFor(format, { plugins: [safeguard({ keepRecentTokens: 150 })] });
-      const opening = [b.user("Fix the failing parser test in src/parser.ts."), b.assistant("I will fix the parser test in src/parser.ts next.")];
+      // The opening reads a test file first: what is compacted is longer than its summary (a
+      // compaction that would not make the context smaller is refused).
+      const opening = [
+        b.user("Fix the failing parser test in src/parser.ts."),
+        b.assistant("Reading the test first.", [{ id: "o1", name: "read", args: { path: "test/parser.test.ts" } }]),
+        ...b.toolResults([{ id: "o1", text: words(100, "expect"), name: "read" }]),
+        b.assistant("I will fix the parser test in src/parser.ts next."),
+      ];
       const first = await compactor.compact({ messages: [...opening, ...turns(b, 0, 2)] });
+      expect(first.status, first.reason ?? "").toBe("compacted");
       // An announced step is a next step until the work shows it done.
       expect(readSummary(first.summary!).slots.nextSteps.join(" ")).toMatch(/parser test/);
       const later = [
@@ -206,6 +214,7 @@ describe.each(FORMATS)("safeguard (%s)", (format) => {
         ...turns(b, 2, 6),
       ];
       const second = await compactor.compact({ messages: [...first.messages, ...later] });
+      expect(second.status, second.reason ?? "").toBe("compacted");
       const state = readSummary(second.summary!);
       expect(state.slots.done.join(" ")).toMatch(/parser test/);
       expect(state.slots.inProgress).toEqual([]);

@@ -31,6 +31,14 @@ function compactor(plugins: CompactionPlugin[]): Compactor<PiMessage> {
 }
 
 const user = (text: string): PiMessage => ({ role: "user", content: text, timestamp: 1 }) as PiMessage;
+/**
+ * A tool call reading a file and its output: history longer than its summary, so a run that
+ * compacts it is written (the core refuses a compaction that would not make the context smaller).
+ */
+const readingAFile = (): PiMessage[] => [
+  { role: "assistant", content: [{ type: "toolCall", id: "r1", name: "read", arguments: { path: "src/parse.ts" } }], stopReason: "toolUse", timestamp: 2 } as PiMessage,
+  { role: "toolResult", toolCallId: "r1", toolName: "read", content: [{ type: "text", text: "export function parse(input) { return input; }\n".repeat(30) }], isError: false, timestamp: 3 } as PiMessage,
+];
 
 function optionsError(options: unknown): CompactionError {
   try {
@@ -46,7 +54,7 @@ describe("summarizer-extractive plugin", () => {
   it("installs the extractive summarizer on a compactor that has none, and a run then writes its summary", async () => {
     const c = compactor([summarizing, summarizerExtractive()]);
     expect(c.summarizer.name).toBe("extractive");
-    const result = await c.compact({ messages: [user("Fix the parser in src/parse.ts, please."), user("and now the lexer")] });
+    const result = await c.compact({ messages: [user("Fix the parser in src/parse.ts, please."), ...readingAFile(), user("and now the lexer")] });
     expect(result.status, result.reason ?? "").toBe("compacted");
     expect(result.summary).toContain("## Goal");
     expect(result.summary).toContain("Fix the parser in src/parse.ts");
@@ -81,7 +89,7 @@ describe("summarizer-extractive plugin", () => {
   it("summarises with the options it was given", async () => {
     const c = compactor([summarizing, summarizerExtractive({ maxItemChars: 40 })]);
     const long = "Rewrite the tokenizer so that it streams its input and never holds the whole file in memory at once.";
-    const result = await c.compact({ messages: [user(long), user("ok")] });
+    const result = await c.compact({ messages: [user(long), ...readingAFile(), user("ok")] });
     expect(result.status, result.reason ?? "").toBe("compacted");
     const goal = (result.summary ?? "").split("\n").find((line) => line.startsWith("- Rewrite"));
     expect(goal?.length).toBeLessThanOrEqual(42);

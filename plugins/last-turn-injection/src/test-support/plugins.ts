@@ -40,3 +40,4 @@ export function sectionOf(summary: string | null, heading: string): string {
   const at = summary.indexOf(heading);
   return at < 0 ? "" : summary.slice(at);
 }
+

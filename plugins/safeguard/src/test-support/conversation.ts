@@ -116,3 +116,4 @@ export function orphanedResults(facts: readonly MessageFacts[]): string[] {
   }
   return orphans;
 }
+
