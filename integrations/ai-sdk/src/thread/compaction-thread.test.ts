@@ -230,7 +230,9 @@ describe("openCompactionThread on a SQLite store", () => {
       const thread = await openCompactionThread({ store, cwd });
       for (let turn = 0; turn < 4; turn++) {
         await thread.append({ role: "user", content: `Question ${turn}: how is service-${turn} doing?` });
-        const reply: ModelMessage = { role: "assistant", content: [{ type: "text", text: `Service ${turn} is fine.` }] };
+        // Replies long enough that a summary of the older turns is smaller than they are (a compaction
+        // that would not shrink the context is refused), short enough that our count stays far below the window.
+        const reply: ModelMessage = { role: "assistant", content: [{ type: "text", text: `Service ${turn} is fine. ${chatter(turn)}` }] };
         // The provider counted the system prompt and tools too: 5,600 of the 6,000-token window.
         await thread.append([reply], usage && turn === 3 ? { usage: { inputTokens: 5_590, outputTokens: 10 } } : {});
       }
