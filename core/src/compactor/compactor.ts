@@ -488,6 +488,7 @@ export class Compactor<T> {
     const refusal = growthRefusal({
       tokensBefore: run.tokensBefore,
       tokensAfter: providerTokensAfter,
+      countedBefore: this.tokens.total(run.input.messages),
       countedWorking: sumAll(run.view.tokens),
       countedAfter: counted,
       budget: run.budget,

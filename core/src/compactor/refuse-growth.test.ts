@@ -110,6 +110,19 @@ describe("a compaction never makes the context bigger", () => {
     expect(result.warnings).toEqual([]);
   });
 
+  it("compacts what our count finds smaller when the provider's figure is far below it (After in that measure looks larger)", async () => {
+    // As a host whose provider reports a few hundred tokens for a context our count puts in the
+    // thousands (a fake model, a usage figure covering part of the context): the run's ratio is held
+    // at 1, so After in the provider's measure is our count, above the provider's Before; our count
+    // of the result is below our count of the input, so the compaction is kept, within the budget.
+    const input = [user(words(400)), assistant(words(400)), user(words(40)), assistant("ok"), user("next")];
+    const c = compactor([cutAt(2).plugin], wordy(20), 100_000);
+    const result = await c.compact({ messages: input, anchor: { tokens: 50, lastIndex: 3 } });
+    expect(result.status, result.reason ?? "").toBe("compacted");
+    expect(result.tokensAfter).toBeGreaterThanOrEqual(result.tokensBefore);
+    expect(result.countedTokensAfter).toBeLessThan(result.countedTokensBefore);
+  });
+
   it("never refuses a compaction the budget demands, even where the provider's figure makes After look larger", async () => {
     // The anchor (the last compaction's recorded After) is far below our count of what it covers, so
     // the run's ratio is held at 1 and After (our count) is above Before; the context is over the

@@ -3,7 +3,12 @@
  * assembled and counted, before `afterCompact` (so nothing is persisted or indexed):
  * 1. After and Before are compared in the measure the run reports them in (the provider's: our
  *    count of the result at the run's ratio, `CompactionRun.providerTokens`, against
- *    `tokensBefore`), so the event a transcript records never shows a context that grew.
+ *    `tokensBefore`), so the event a transcript records never shows a context that grew, and in
+ *    our own count (the result against the input): a result is refused only when neither says it
+ *    is smaller. (A provider figure below our count holds the run's ratio at 1, so After in that
+ *    measure is our count while Before is the provider's lower figure: a host whose provider
+ *    reports little, a fake model or a usage figure that covers part of the context, would
+ *    otherwise never compact.)
  * 2. A result whose After is not smaller than its Before is refused: the run ends as a `noop`
  *    with the input untouched and a reason that gives the sizes (the summary or note against the
  *    messages it replaces), so no history is lost and a host near its window does not compact the
@@ -23,6 +28,8 @@ export interface GrowthCheck {
   readonly tokensBefore: number;
   /** The compacted context, in the same measure (`result.tokensAfter`). */
   readonly tokensAfter: number;
+  /** Our count of the input, before `beforeCompact` (`result.countedTokensBefore`). */
+  readonly countedBefore: number;
   /** Our count of the working set the run cut (after `beforeCompact`), the measure of the budget. */
   readonly countedWorking: number;
   /** Our count of the compacted context. */
@@ -46,7 +53,7 @@ export interface GrowthCheck {
  * it does, or when the budget demanded it (rule 3).
  */
 export function growthRefusal(check: GrowthCheck): string | null {
-  if (check.tokensAfter < check.tokensBefore) return null;
+  if (check.tokensAfter < check.tokensBefore || check.countedAfter < check.countedBefore) return null;
   if (check.countedWorking > check.budget && check.countedAfter <= check.budget) return null;
   const sizes = `the context would be ${formatCount(check.tokensAfter)} tokens after, not fewer than the ${formatCount(check.tokensBefore)} before`;
   const { cut, draft } = check;
