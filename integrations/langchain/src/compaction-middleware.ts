@@ -20,7 +20,6 @@
  * compaction's own budget uses the run's ratio when that is higher.
  */
 import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
-import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import {
   autoCompactTokens,
   budgetRatioOf,
@@ -38,6 +37,7 @@ import {
 import { createMiddleware } from "langchain";
 import { createLangChainAdapter } from "./langchain-adapter.js";
 import { checkOptions, type LangChainCompactionEvent, type LangChainCompactionOptions } from "./options.js";
+import { overheadText } from "./overhead-text.js";
 
 /** LangGraph's `REMOVE_ALL_MESSAGES`: a RemoveMessage with this id clears the message list. */
 const REMOVE_ALL_MESSAGES = "__remove_all__";
@@ -52,22 +52,6 @@ interface Fit {
   readonly tokens: number;
   /** The reply's reserve the compaction kept free. */
   readonly reserve: number;
-}
-
-/** What one model call carries besides the messages: the system prompt and the tool definitions. */
-function overheadText(request: { systemPrompt?: unknown; systemMessage?: unknown; tools?: readonly unknown[] }): string {
-  const pieces: string[] = [];
-  const system = request.systemMessage as { text?: unknown } | undefined;
-  if (system !== undefined && typeof system.text === "string") pieces.push(system.text);
-  else if (typeof request.systemPrompt === "string") pieces.push(request.systemPrompt);
-  for (const tool of request.tools ?? []) {
-    try {
-      pieces.push(JSON.stringify(convertToOpenAITool(tool as Parameters<typeof convertToOpenAITool>[0])));
-    } catch {
-      pieces.push(JSON.stringify(tool) ?? "");
-    }
-  }
-  return pieces.join("\n");
 }
 
 /**

@@ -39,8 +39,8 @@ import { memorySearchTool, type MemorySearchToolOptions, openStoreRecallIndex, t
 import type { EntryStore } from "@compaction/transcript";
 import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
-import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { createMiddleware } from "langchain";
+import { overheadText } from "../overhead-text.js";
 import { fromPiMessages, toPiMessage } from "./pi-messages.js";
 
 const HOST = "@compaction/langchain history";
@@ -251,18 +251,7 @@ export function compactionHistory(options: CompactionHistoryOptions): Compaction
     },
     wrapModelCall: async (request, handler) => {
       const engine = await getCompactor();
-      const pieces: string[] = [];
-      const system = request.systemMessage as { text?: unknown } | undefined;
-      if (system !== undefined && typeof system.text === "string") pieces.push(system.text);
-      else if (typeof request.systemPrompt === "string") pieces.push(request.systemPrompt);
-      for (const item of request.tools ?? []) {
-        try {
-          pieces.push(JSON.stringify(convertToOpenAITool(item as Parameters<typeof convertToOpenAITool>[0])));
-        } catch {
-          pieces.push(JSON.stringify(item) ?? "");
-        }
-      }
-      overhead = engine.tokens.counter.count(pieces.join("\n"));
+      overhead = engine.tokens.counter.count(overheadText(request));
       // A message too large for the window on its own goes shrunk to head and tail (the manager's
       // request shaping), for this call only: the agent's state and the store keep it whole.
       const threadId = (request.runtime as { configurable?: { thread_id?: unknown } } | undefined)?.configurable?.thread_id;
