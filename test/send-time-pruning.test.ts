@@ -77,7 +77,8 @@ describe("layered's pruning in what the context manager sends from a pi session 
     // At 70% of the window as the provider counts it (at 70% of it by our count, the provider's
     // count fills the window: what is sent is shrunk to the budget then, see the next test).
     const { manager } = await managerAt("layered", 0.7, "provider");
-    expect(manager.requestMessages()).toBe(manager.messages);
+    expect(manager.requestMessages()).toEqual(manager.messages);
+    expect(manager.requestMessages()).not.toBe(manager.messages); // a copy: it does not grow with the context
   });
 
   it("shrinks what it sends to the budget when the provider's count fills the window, though ours is at 70% of it", async () => {

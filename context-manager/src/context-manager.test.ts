@@ -521,3 +521,14 @@ describe("the size after a compaction in memory (issue 15)", () => {
     expect(m.tokens).toBe(m.compactor.tokens.contextTokens(m.messages, { tokens: after, lastIndex: result.messages.length - 1 }).tokens);
   });
 });
+
+describe("requestMessages", () => {
+  it("returns a request that does not change when messages are appended after it", async () => {
+    const target = await manager({ messages: [user(words(20, "first"))] });
+    const sent = target.requestMessages();
+    const before = JSON.stringify(sent);
+    await target.append(exchange(50, "later"));
+    expect(JSON.stringify(sent)).toBe(before);
+    expect(target.requestMessages().length).toBeGreaterThan(sent.length);
+  });
+});

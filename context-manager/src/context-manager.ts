@@ -383,11 +383,14 @@ export class ContextManager<T> {
    * its session file) keeps the full text. Prefix-stable (`Compactor.createRequestShaper`): between
    * two compactions a message shrunk once is sent in the same form, and a request that must shrink
    * frees room for the next ones, so each request differs from the previous one only at its end and
-   * the provider's prompt cache holds. The context itself when nothing changes.
+   * the provider's prompt cache holds. A new array each call (the context's messages when nothing is shaped).
    */
   requestMessages(options: RequestOptions = {}): readonly T[] {
     const shaped = this.#shape(this.budget);
-    return options.markCache === true ? markCacheBreakpoints(this.compactor.adapter, shaped.messages, shaped.cacheBreakpoints) : shaped.messages;
+    if (options.markCache === true) return markCacheBreakpoints(this.compactor.adapter, shaped.messages, shaped.cacheBreakpoints);
+    // A request is what is sent now: a host that keeps it (to send later, or to compare with the
+    // next one) must not see it grow as messages are appended, so never the context's own array.
+    return shaped.messages === this.#store.messages ? [...shaped.messages] : shaped.messages;
   }
 
   #shape(budget: number): ShapedRequest<T> {

@@ -157,7 +157,7 @@ async function main(): Promise<void> {
           factsOf,
           onCall: (call) => {
             recorder.onCall(call);
-            if (probe.cutAt(call.index) !== undefined) requests.set(call.index, call.request);
+            if (probe.cutAt(call.index) !== undefined) requests.set(call.index, [...call.request]);
           },
         });
         const recall = preset === "rolling" ? await recallOfLongMemory(probe, messages, requests, { factsOf, dir: recallDir }) : undefined;
