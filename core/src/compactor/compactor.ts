@@ -374,7 +374,7 @@ export class Compactor<T> {
       summaryMaxTokens: summaryAllowance(budget, this.summaryMaxTokens),
       contextWindow,
       usableWindow: usableWindow(contextWindow, reserve),
-      targetTokens: compactedTargetTokens(contextWindow, reserve, this.autoCompact.threshold),
+      targetTokens: compactedTargetTokens(contextWindow, reserve, this.autoCompact.threshold, before.tokens),
       budget,
       tokensBefore: before.tokens,
       providerRatio: runRatio,

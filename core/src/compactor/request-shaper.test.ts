@@ -50,7 +50,7 @@ describe("RequestShaper", () => {
     const context: PiMessage[] = [user("start"), assistant("", [{ id: "c1" }]), toolResult("c1", words(8_000)), assistant("read it"), user("go on")];
     const first = shaper.shape(context);
     expect(first.shrunk.map((s) => s.index)).toEqual([2]);
-    // Room was freed below the budget, for what comes next (half the auto-compaction threshold).
+    // Room was freed below the budget, for what comes next (0.6 of the auto-compaction threshold).
     expect(first.tokens).toBeLessThan(first.budget * 0.75);
     context.push(assistant("", [{ id: "c2" }]), toolResult("c2", words(200)));
     const second = shaper.shape(context);

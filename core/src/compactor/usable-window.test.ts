@@ -34,9 +34,16 @@ describe("usableWindow", () => {
     expect(autoCompactTokens(200_000, 16_384, 0.9)).toBe(180_000);
   });
 
-  it("targets half the auto-compaction threshold for what a compaction leaves", () => {
-    expect(compactedTargetTokens(200_000, 16_384, 0.8)).toBe(80_000);
-    expect(compactedTargetTokens(64_000, 16_384, 0.8)).toBe(Math.floor(0.5 * Math.floor(0.8 * ((64_000 - 16_384) / 0.9))));
+  it("targets 0.6 of the auto-compaction threshold for what a compaction leaves", () => {
+    expect(compactedTargetTokens(200_000, 16_384, 0.8)).toBe(96_000);
+    expect(compactedTargetTokens(64_000, 16_384, 0.8)).toBe(Math.floor(0.6 * Math.floor(0.8 * ((64_000 - 16_384) / 0.9))));
+  });
+
+  it("targets 0.75 of it for a context larger than the whole window (half the window at the defaults)", () => {
+    expect(compactedTargetTokens(200_000, 16_384, 0.8, 200_000)).toBe(96_000);
+    expect(compactedTargetTokens(200_000, 16_384, 0.8, 200_001)).toBe(120_000);
+    expect(compactedTargetTokens(32_000, 8_000, 0.8, 60_000)).toBe(Math.floor(0.75 * Math.floor(0.8 * (24_000 / 0.9))));
+    expect(compactedTargetTokens(32_000, 8_000, 0.8, 60_000)).toBeCloseTo(16_000, -1);
   });
 });
 

@@ -10,7 +10,7 @@ export interface KeepLimit {
 }
 
 /**
- * The budget, or for a context over the run's target (`run.targetTokens`, half the
+ * The budget, or for a context over the run's target (`run.targetTokens`, 0.6 of the
  * auto-compaction threshold) the target when it is lower: keeping up to the budget at a small
  * window brings the next compaction, and its cache miss, a few turns later. A context already
  * within the target is not cut for it (as safeguard: two short turns under a large fixed part

@@ -125,7 +125,7 @@ function selectLayer<T>(run: CompactionRun<T>, options: LayeredOptions): Cut | u
     return undefined;
   }
   // What layer 2 keeps and the summary fit the budget, or, for a context over the run's target
-  // (half the auto-compaction threshold), the target, as safeguard's cut: keeping up to the
+  // (0.6 of the auto-compaction threshold), the target, as safeguard's cut: keeping up to the
   // budget at a small window brought the next compaction, and its cache miss, a few turns later.
   // Layer 3 recovers from far over the window (a smaller model, an overflow): it keeps the newest
   // turns that fit the budget beside its summary, where the target left it less than truncation.
@@ -190,7 +190,7 @@ function warnWhenLowered<T>(run: CompactionRun<T>, firstKeptIndex: number, prote
   if (allowance >= protectTokens) return;
   if (firstKeptIndex <= findCutPoint(run.view, { keepRecentTokens: protectTokens }).firstKeptIndex) return;
   const within = limit.withinTarget
-    ? `within the run's target (${room.budget} tokens: half the auto-compaction threshold, so the next compaction is many turns away) `
+    ? `within the run's target (${room.budget} tokens, so the next compaction is many turns away) `
     : "";
   run.warn(
     `summarizeProtectTokens (${protectTokens}) was lowered to ${allowance} for this run, to leave room for the summary (${room.summaryTokens} tokens) and the preserved messages ${within}in the budget of ${run.budget} tokens.`,

@@ -46,7 +46,7 @@ export const LAYERED_OPTIONS_SCHEMA = {
     },
     summarizeProtectTokens: {
       description:
-        "Layer 2 keeps about this many tokens of the newest messages verbatim and summarises the older ones; no more than fits beside the summary in the budget, or, when the context is over the run's target (half the auto-compaction threshold), in that target (a warning says so).",
+        "Layer 2 keeps about this many tokens of the newest messages verbatim and summarises the older ones; no more than fits beside the summary in the budget, or, when the context is over the run's target (0.6 of the auto-compaction threshold; 0.75 for a context larger than the window), in that target (a warning says so).",
       type: "integer",
       minimum: 0,
       default: 25000,

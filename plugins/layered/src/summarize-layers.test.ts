@@ -1,5 +1,5 @@
 /** Layers 2 and 3 through the Compactor: when each runs, what it keeps, and what it reports. */
-import type { CompactionTrigger, Summarizer } from "@compaction/core";
+import { COMPACTED_SHARE, type CompactionTrigger, type Summarizer } from "@compaction/core";
 import { builders, FORMATS } from "@compaction/core/testing";
 import { describe, expect, it } from "vitest";
 import { FULL_COMPACTION_WARNING, FULL_SPLIT_COMPACTION_WARNING, layered } from "./layered.js";
@@ -144,10 +144,10 @@ describe.each(FORMATS)("layers 2 and 3 (%s)", (format) => {
     const messages = [b.assistant(text(5000)), b.assistant(text(5000)), b.assistant(text(5000))];
     const { c, result } = await run(messages, 0.97, "auto", { summaryMaxTokens: 1000 });
     expect(result.event?.layer).toBe("full");
-    // The window is 15,000 / 0.97 (15,464) and the run's target half of 80% of it (6,185): beside
+    // The window is 15,000 / 0.97 (15,464) and the run's target 0.6 of 80% of it (7,422): beside
     // the 1,000-token summary's room one message fits the target, but layer 3 keeps what fits the
     // budget (the whole window here, no reserve): two, the newest turns that fit.
-    const target = Math.floor(c.autoCompactTokens(windowFor(c.tokens.total(messages), 0.97)) / 2);
+    const target = Math.floor(COMPACTED_SHARE * c.autoCompactTokens(windowFor(c.tokens.total(messages), 0.97)));
     expect(result.cut?.firstKeptIndex).toBe(1);
     expect(c.tokens.total(messages.slice(1)) + 1000).toBeGreaterThan(target);
     expect(c.tokens.total(messages.slice(1)) + 1000).toBeLessThanOrEqual(windowFor(c.tokens.total(messages), 0.97));
@@ -157,25 +157,25 @@ describe.each(FORMATS)("layers 2 and 3 (%s)", (format) => {
     const messages = [b.assistant(text(5000)), b.assistant(text(5000)), b.assistant(text(5000))];
     const { c, result } = await run(messages, 0.9, "auto", { summaryMaxTokens: 1000, summarizeProtectTokens: 12_000 });
     expect(result.event?.layer).toBe("summarize");
-    // Over the target (half of 80% of 15,000 / 0.9): beside the summary's room one message fits it.
-    const target = Math.floor(c.autoCompactTokens(windowFor(c.tokens.total(messages), 0.9)) / 2);
+    // Over the target (0.6 of 80% of 15,000 / 0.9): beside the summary's room one message fits it.
+    const target = Math.floor(COMPACTED_SHARE * c.autoCompactTokens(windowFor(c.tokens.total(messages), 0.9)));
     expect(result.cut?.firstKeptIndex).toBe(2);
     expect(c.tokens.total(messages.slice(2)) + 1000).toBeLessThanOrEqual(target);
     expect(result.warnings.some((w) => /summarizeProtectTokens \(12000\) was lowered to \d+ .*within the run's target/.test(w))).toBe(true);
   });
 
   it("a context within the run's target is not cut for it: a manual run keeps summarizeProtectTokens", async () => {
-    // 6,000 tokens under a target of 6,400 (half of 80% of a 16,000 window). Within the target
-    // (3,400 tokens beside a 3,000-token summary) layer 2 would keep less than
+    // 6,000 tokens under a target of 7,680 (0.6 of 80% of a 16,000 window). Within the target
+    // (4,680 tokens beside a 3,000-token summary) layer 2 would keep less than
     // summarizeProtectTokens, summarising most of a context that needed no room.
     const messages = Array.from({ length: 6 }, (_, k) => chatTurn(b, `t${k}`, 495)).flat();
-    const c = compactorFor(format, [layered({ summarizeProtectTokens: 4000, summaryMaxTokens: 3000 })]);
-    expect(c.tokens.total(messages)).toBeLessThan(Math.floor(c.autoCompactTokens(16_000) / 2));
+    const c = compactorFor(format, [layered({ summarizeProtectTokens: 5000, summaryMaxTokens: 3000 })]);
+    expect(c.tokens.total(messages)).toBeLessThan(Math.floor(COMPACTED_SHARE * c.autoCompactTokens(16_000)));
     const result = await c.compact({ messages, contextWindow: 16_000, trigger: "manual" });
     expect(result.event?.layer).toBe("summarize");
     const kept = c.tokens.total(messages.slice(result.cut?.firstKeptIndex));
-    expect(kept).toBeLessThanOrEqual(4000);
-    expect(kept).toBeGreaterThan(6400 - 3000);
+    expect(kept).toBeLessThanOrEqual(5000);
+    expect(kept).toBeGreaterThan(Math.floor(COMPACTED_SHARE * c.autoCompactTokens(16_000)) - 3000);
     expect(result.warnings.filter((w) => w.includes("was lowered"))).toEqual([]);
   });
 
@@ -246,12 +246,12 @@ describe.each(FORMATS)("layers after pruning (%s)", (format) => {
 
   it("keeps the pruned result when the summarising cut would compact nothing", async () => {
     // At 60% of the window (pruning from 50%) what pruning leaves is within the run's target
-    // (half of 80% of the window), so layer 2 may keep up to the budget: everything, here.
+    // (0.6 of 80% of the window), so layer 2 may keep up to the budget: everything, here.
     const messages = scene();
     const { total, tokensSaved } = saved(messages);
     const window = windowFor(total, 0.6);
     const c = compactorFor(format, [layered({ pruneThreshold: 0.5, summarizeProtectTokens: 1e9 })]);
-    expect(total - tokensSaved).toBeLessThanOrEqual(Math.floor(c.autoCompactTokens(window) / 2));
+    expect(total - tokensSaved).toBeLessThanOrEqual(Math.floor(COMPACTED_SHARE * c.autoCompactTokens(window)));
     const result = await c.compact({ messages, contextWindow: window, trigger: "manual" });
     expect(result.status).toBe("compacted");
     expect(result.event?.layer).toBe("prune");
@@ -259,13 +259,13 @@ describe.each(FORMATS)("layers after pruning (%s)", (format) => {
   });
 
   it("summarises down to the run's target when what pruning left is over it, whatever summarizeProtectTokens says", async () => {
-    // At 85% of the window what pruning leaves (47,000 tokens) is over the run's target (half of
+    // At 85% of the window what pruning leaves (47,000 tokens) is over the run's target (0.6 of
     // 80% of the window): keeping it all would bring the next compaction a few turns later.
     const messages = scene();
     const { total, tokensSaved } = saved(messages);
     const window = windowFor(total, 0.85);
     const c = compactorFor(format, [layered({ summarizeProtectTokens: 1e9 })]);
-    const target = Math.floor(c.autoCompactTokens(window) / 2);
+    const target = Math.floor(COMPACTED_SHARE * c.autoCompactTokens(window));
     expect(total - tokensSaved).toBeGreaterThan(target);
     const result = await c.compact({ messages, contextWindow: window, trigger: "manual" });
     expect(result.event?.layer).toBe("summarize");

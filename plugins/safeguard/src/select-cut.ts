@@ -20,7 +20,7 @@ export function selectCut(
   let summaryTokens = sizes.maxTokens + run.summaryOverheadTokens;
   // keepRecentTokens, but never more than the budget leaves after the summary and what the core
   // always keeps (system prompt, pinned messages and their tool partners), nor, for a context over
-  // the run's target (half the auto-compaction threshold), more than the target leaves: at a small
+  // the run's target (0.6 of the auto-compaction threshold; 0.75 for a context larger than the window), more than the target leaves: at a small
   // window, keeping up to the budget would bring the next compaction, and its cache miss, a few
   // turns later. A context already within the target is not cut for it.
   let total = 0;
@@ -40,7 +40,7 @@ export function selectCut(
     // itself is the provider's measure, and says so.
     const setting = run.messageRatio > 1 ? `${keepRecentTokens} in the provider's measure, ${keepCounted} in our count` : `${keepRecentTokens}`;
     run.warn(
-      `keepRecentTokens (${setting}) was lowered to ${keep} for this run, to leave room for the summary (${summaryTokens} tokens) and the preserved messages ${limit < run.budget ? `within the run's target (${limit} tokens: half the auto-compaction threshold, so the next compaction is many turns away) ` : ""}in the budget of ${run.budget} tokens.`,
+      `keepRecentTokens (${setting}) was lowered to ${keep} for this run, to leave room for the summary (${summaryTokens} tokens) and the preserved messages ${limit < run.budget ? `within the run's target (${limit} tokens, so the next compaction is many turns away) ` : ""}in the budget of ${run.budget} tokens.`,
     );
   }
   return cut;
