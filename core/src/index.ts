@@ -20,7 +20,7 @@ export type { CompactionResult, CompactionStatus } from "./compactor/result.js";
 export type { RequestShaping, ShapedRequest, ShapeRequestInput } from "./compactor/shape-request.js";
 export { RequestShaper, type RequestShaperEngine } from "./compactor/request-shaper.js";
 export { cacheBreakpoints, markCacheBreakpoints, MAX_MESSAGE_BREAKPOINTS } from "./compactor/cache-breakpoints.js";
-export { autoCompactTokens, COMPACTED_SHARE, compactedTargetTokens, USABLE_SHARE, usableWindow } from "./compactor/usable-window.js";
+export { autoCompactTokens, COMPACTED_SHARE, compactedTargetTokens, OVERFLOW_COMPACTED_SHARE, USABLE_SHARE, usableWindow } from "./compactor/usable-window.js";
 export type { CompactionPlugin, PluginFactory, Preset, PresetEntry } from "./compactor/plugin.js";
 export {
   STAGE_AUGMENT,
@@ -242,6 +242,7 @@ export {
 export { fitToBudget } from "./summarizer/fit.js";
 export { PATH_FIELDS, readToolCall, type ToolCallKind, type ToolCallReading } from "./summarizer/tool-calls.js";
 export { declaredNames } from "./summarizer/code-names.js";
+export { namesIn } from "./shrink/elided-names.js";
 
 // Session state: the document's shape (extracted by @compaction/plugin-summarizer-extractive, its
 // document form in @compaction/transcript).

@@ -95,6 +95,14 @@ export function elidedNames(text: string, shown: string, from = 0, to = text.len
   return [...names];
 }
 
+/**
+ * Every name in `text` (see the file's comment), each once, in order of first appearance: the
+ * paths, file names, code names, long flags and error codes a reader would type again.
+ */
+export function namesIn(text: string): string[] {
+  return elidedNames(text, "");
+}
+
 /** The line that lists the names (see `namesLine`): its fixed part. */
 const LINE_START = "[names in the removed part: ";
 const LINE_END = "]";

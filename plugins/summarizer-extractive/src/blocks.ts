@@ -208,7 +208,19 @@ export function turnPrefixBlocks(
       max: max + limits.maxFilesPerList,
       matchesFocus,
     }),
+    // The exact names the turn's work used (the files a sub-agent made, the functions it wrote):
+    // what the kept part of the turn goes on to use, and cannot guess. Those another block names
+    // are left out.
+    ...identifiersBlock(extraction.identifiers, [...extraction.firstRequests, ...extraction.done, ...extraction.decisions, ...context].join("\n"), limits, matchesFocus),
   ];
+}
+
+/** The turn prefix's `## Identifiers` block, of the identifiers `shownText` does not already hold; none when none are left. */
+function identifiersBlock(identifiers: readonly string[], shownText: string, limits: SectionLimits, matchesFocus: (text: string) => boolean): SummaryBlock[] {
+  const shown = keepable(identifiers, (identifier) => !shownText.includes(identifier), limits.maxIdentifiers, matchesFocus);
+  if (shown.length === 0) return [];
+  const title = HISTORY_LAYOUT.find((entry) => entry.slot === "identifiers")?.title ?? "Identifiers";
+  return [rankedBlock(`## ${title}`, "code", shown, { keep: "newest", max: limits.maxIdentifiers, matchesFocus })];
 }
 
 function focusBlocks(focus: string | undefined, limits: SectionLimits): SummaryBlock[] {

@@ -350,6 +350,24 @@ describe("extractFacts: identifiers and next steps", () => {
     );
   });
 
+  it("collects the names a delegated agent's report gives (a tool that neither reads, edits nor runs a command)", () => {
+    const report = "Created the components: TodoItem (`/app/components/TodoItem.tsx`) and page.tsx. The hook useTodos exposes addTodo and toggleTodo.";
+    const out = extract([user("Build the app"), assistant("", [call("t1", "Task", { description: "Build components", prompt: "Create the components" })]), result("t1", report)]);
+    expect(out.identifiers).toEqual(expect.arrayContaining(["/app/components/TodoItem.tsx", "page.tsx", "useTodos", "addTodo", "toggleTodo", "TodoItem"]));
+  });
+
+  it("takes no names from a failed call's output, nor from what a file read or a command printed", () => {
+    const out = extract([
+      user("Go"),
+      assistant("", [call("t1", "Task", { prompt: "x" }), call("r1", "read", { path: "a.ts" }), call("b1", "bash", { command: "ls" })]),
+      result("t1", "Error: failedThing crashed", true),
+      result("r1", "export function readName() {}"),
+      result("b1", "listedFile.ts"),
+    ]);
+    expect(out.identifiers).not.toEqual(expect.arrayContaining(["failedThing"]));
+    expect(out.identifiers.some((id) => id.includes("readName") || id.includes("listedFile"))).toBe(false);
+  });
+
   it("takes next steps from the last reply: cue sentences and numbered items", () => {
     const out = extract([
       user("x"),

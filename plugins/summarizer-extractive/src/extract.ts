@@ -3,7 +3,7 @@
  * constraints, progress, decisions, files, commands, failures, identifiers and next steps.
  * Works on facts only, so any message format works.
  */
-import { clip, collapseWhitespace, declaredNames, type MessageFacts, readToolCall, type ToolCallReading } from "@compaction/core";
+import { clip, collapseWhitespace, declaredNames, type MessageFacts, namesIn, readToolCall, type ToolCallReading } from "@compaction/core";
 import {
   APPROVAL,
   CHATTER_OPENER,
@@ -204,9 +204,18 @@ export function extractFacts(messages: readonly MessageFacts[], options: Extract
           collectIdentifiers(reading.command ?? "", addIdentifier);
           break;
         }
-        case "other":
+        case "other": {
           commands.add(item(`${reading.name}(${reading.argsSummary})`));
+          // A tool that neither reads, edits nor runs a command (a delegated agent, a search, a
+          // fetch) answers in prose: its report names what was made and found, what the agent
+          // goes on to use (a sub-agent's report is where the files it created are named).
+          const answer = status === "ok" ? results.get(call.id)?.text : undefined;
+          if (answer !== undefined) {
+            collectIdentifiers(answer, addIdentifier);
+            for (const name of namesIn(answer)) addIdentifier(name);
+          }
           break;
+        }
       }
       const result = results.get(call.id);
       if (status === "failed" && result !== undefined && !isEmptySearch(reading, result.text)) {

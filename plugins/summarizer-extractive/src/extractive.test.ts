@@ -157,6 +157,22 @@ describe("createExtractiveSummarizer", () => {
     );
   });
 
+  it("lists a turn prefix's identifiers that no other section names, under Identifiers", async () => {
+    const summary = await summarize(
+      [
+        user("Build the todo app"),
+        assistant("", [call("t1", "Task", { description: "Build components" })]),
+        result("t1", "Created `/app/components/TodoItem.tsx` and the hook useTodos."),
+      ],
+      { kind: "turnPrefix" },
+    );
+    expect(headingsOf(summary)).toEqual(["## Original Request", "## Early Progress", "## Context for Suffix", "## Identifiers"]);
+    const identifiers = parseSections(summary).sections[3]?.lines ?? [];
+    expect(identifiers).toEqual(expect.arrayContaining(["- `/app/components/TodoItem.tsx`", "- `useTodos`"]));
+    // The request's words are its own section's: not repeated.
+    expect(identifiers.some((line) => line.includes("todo app"))).toBe(false);
+  });
+
   it("rejects with CANCELLED when the signal is already aborted", async () => {
     const controller = new AbortController();
     controller.abort(new Error("user pressed escape"));
