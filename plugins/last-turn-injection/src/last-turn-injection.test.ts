@@ -166,17 +166,22 @@ describe.each(FORMATS)("lastTurnInjection with a Compactor on %s messages", (for
   });
 
   it("fits the section into what the kept messages and the summary leave of the budget", async () => {
-    const { messages, cutIndex } = conversation();
+    // Kept messages large enough that half the run's summary allowance (an eighth of the budget)
+    // is more than the room: the room is what limits the section.
+    const words = (n: number, w: string) => Array.from({ length: n }, (_, i) => `${w}${i}`).join(" ");
+    const messages = [b.user("second request"), b.assistant(words(300, "reply")), b.user("third request"), b.assistant(words(1000, "kept"))];
+    const cutIndex = 2;
     const c = compactor(b.adapter, [cutAt(cutIndex), baseSummary(BASE), lastTurnInjection()]);
     const kept = c.tokens.total(messages.slice(cutIndex));
     const counter = c.tokens.counter;
-    const room = 28; // tokens left for the section after the kept messages and the summary
+    const room = 80; // tokens left for the section after the kept messages and the summary
     const contextWindow = kept + counter.count(`${BASE}\n\n`) + room;
     const result = await c.compact({ messages, contextWindow });
     expect(result.status).toBe("compacted");
     const section = sectionOf(result.summary, LAST_TURN_HEADING);
     expect(section).toContain(TRUNCATION_MARKER);
     expect(counter.count(section)).toBeLessThanOrEqual(room);
+    expect(counter.count(section)).toBeGreaterThan(room / 2);
     expect(result.tokensAfter).toBeLessThanOrEqual(contextWindow);
   });
 
@@ -188,6 +193,25 @@ describe.each(FORMATS)("lastTurnInjection with a Compactor on %s messages", (for
     const section = sectionOf((await c.compact({ messages })).summary, LAST_TURN_HEADING);
     expect(counter.count(section)).toBeLessThanOrEqual(2000);
     expect(counter.count(section)).toBeGreaterThan(1900);
+  });
+
+  it("takes at most half the run's summary allowance: a small window's summary keeps room for the work done", async () => {
+    const long = Array.from({ length: 6000 }, (_, i) => `word${i}`).join(" ");
+    const messages = [b.user("go"), b.assistant(long), b.user("next"), b.assistant("ok")];
+    const counter = createEstimateCounter();
+    const c = new Compactor<any>({
+      summarizer: createExtractiveSummarizer(),
+      adapter: b.adapter as never,
+      tokenCounter: counter,
+      plugins: [cutAt(2), baseSummary(BASE), lastTurnInjection()],
+      contextWindow: 1_000_000,
+      summaryMaxTokens: 600,
+    });
+    const result = await c.compact({ messages });
+    const section = sectionOf(result.summary, LAST_TURN_HEADING);
+    expect(counter.count(section)).toBeLessThanOrEqual(300);
+    expect(counter.count(section)).toBeGreaterThan(250);
+    expect(section.endsWith(TRUNCATION_MARKER)).toBe(true);
   });
 
   it("counts with the compactor's own token counter", async () => {

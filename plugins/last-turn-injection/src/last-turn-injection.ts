@@ -17,6 +17,9 @@ import { LAST_TURN_INJECTION_OPTIONS_SCHEMA, type LastTurnInjectionOptions } fro
 
 export const PLUGIN_NAME = "last-turn-injection";
 
+/** The most of the run's summary allowance (`CompactionRun.summaryMaxTokens`) the section may take. */
+export const SUMMARY_SHARE = 0.5;
+
 const validateOptions = createOptionsValidator<LastTurnInjectionOptions>(PLUGIN_NAME, LAST_TURN_INJECTION_OPTIONS_SCHEMA, {
   generated: new URL("./options-validator.generated.cjs", import.meta.url), // written by the build
 });
@@ -60,15 +63,21 @@ export function appendLastTurn<T>(
   // Every message before the cut, in order: the compacted ones and any kept ahead of the summary
   // (a pinned user message), so replies are never paired with an earlier request.
   const turn = extractLastTurn(run.view.facts.slice(0, cut.firstKeptIndex));
-  // The section must also fit what the kept messages and the summary leave of the budget.
+  // The section must also fit what the kept messages and the summary leave of the budget, and
+  // take at most half the run's summary allowance: at a small window (a quarter of a 3,000-token
+  // budget) a long request quoted whole would fill the summary's room, where the summary's names
+  // of the work done are what the agent goes on to use.
   const room = summaryRoom(run) - counter.count(`${base}\n\n`);
-  const cap = Math.min(maxTokens, room);
+  const share = Math.floor(run.summaryMaxTokens * SUMMARY_SHARE);
+  const cap = Math.min(maxTokens, room, share);
   const section = cap > 0 ? formatLastTurnSection(turn, cap, counter) : "";
   if (turn !== null && section === "") {
     run.warn(
-      cap < maxTokens
-        ? `The last exchange was left out: the budget has ${Math.max(0, room)} tokens left after the kept messages and the summary.`
-        : `lastTurnMaxTokens (${maxTokens}) is too small to hold even a truncated last exchange; it was left out.`,
+      cap === maxTokens
+        ? `lastTurnMaxTokens (${maxTokens}) is too small to hold even a truncated last exchange; it was left out.`
+        : cap === room
+          ? `The last exchange was left out: the budget has ${Math.max(0, room)} tokens left after the kept messages and the summary.`
+          : `The last exchange was left out: half this run's summary allowance (${share} tokens) cannot hold even a truncated one.`,
     );
   }
   return { ...draft, text: section === "" ? base : `${base}\n\n${section}` };

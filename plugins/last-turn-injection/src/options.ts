@@ -21,7 +21,7 @@ export const LAST_TURN_INJECTION_OPTIONS_SCHEMA = {
       minimum: 1,
       default: 2000,
       description:
-        "Most tokens the whole section may take (heading included), counted with the compactor's token counter. Longer text is cut, assistant text first, and ends with '[...truncated]'.",
+        "Most tokens the whole section may take (heading included), counted with the compactor's token counter; never more than half the run's summary allowance (a quarter of the budget at a small window) nor what the budget leaves. Longer text is cut, assistant text first, and ends with '[...truncated]'.",
     },
   },
 };
