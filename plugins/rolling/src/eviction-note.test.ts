@@ -88,6 +88,38 @@ describe("evictedNames", () => {
     expect(evictedNames([assistant(call("read", { path: "a, b.ts" }), call("read", { path: "ok.ts" }))]).files).toEqual(["ok.ts"]);
   });
 
+  it("with room for them, names the commands run and the other files the messages named, newest kept", () => {
+    const facts = [
+      assistant(call("bash", { command: "find src -name '*.ts'" })),
+      fact("toolResult", { text: "./core/bash-executor.ts\n./core/session-manager.ts\n./modes/interactive/theme.json" }),
+      fact("assistant", { text: "The new layout: src/modes/interactive/components holds the views; see src/cli.ts. Also onSelect/onCancel." }),
+      assistant(call("bash", { command: "git log --oneline -5" }), call("read", { path: "src/main.ts" })),
+    ];
+    const names = evictedNames(facts, { commands: 12, namesChars: 1_000 });
+    expect(names.files).toEqual(["src/main.ts"]);
+    expect(names.ran).toEqual(["find src -name '*.ts'", "git log --oneline -5"]);
+    // Files and folders (three names or more, with a slash) each once; words joined by a slash are not.
+    expect(names.mentioned).toEqual(["./core/bash-executor.ts", "./core/session-manager.ts", "./modes/interactive/theme.json", "src/modes/interactive/components/", "src/cli.ts"]);
+    // Within the room, the newest first, and none past the first that does not fit.
+    expect(evictedNames(facts, { namesChars: 30 }).mentioned).toEqual(["src/cli.ts"]);
+    expect(evictedNames(facts, { namesChars: 58 }).mentioned).toEqual(["src/modes/interactive/components/", "src/cli.ts"]);
+    // Without room, the note stays as it was.
+    expect(evictedNames(facts)).toEqual({ files: ["src/main.ts"], declared: [] });
+  });
+
+  it("passes a previous note's commands and other files on, the newer ones kept when the room is full", () => {
+    const previous = formatEvictionNote({
+      count: 1,
+      tokens: 1,
+      firstTimestamp: null,
+      lastTimestamp: null,
+      names: { files: [], declared: [], ran: ["npm test"], mentioned: ["old/x.ts", "old/y.ts"] },
+    });
+    const facts = [fact("other", { text: previous }), fact("assistant", { text: "Next: new/z.ts" }), assistant(call("bash", { command: "npm run build" }))];
+    expect(evictedNames(facts, { commands: 12, namesChars: 1_000 })).toEqual({ files: [], declared: [], ran: ["npm test", "npm run build"], mentioned: ["old/x.ts", "old/y.ts", "new/z.ts"] });
+    expect(evictedNames(facts, { commands: 1, namesChars: 33 })).toEqual({ files: [], declared: [], ran: ["npm run build"], mentioned: ["old/y.ts", "new/z.ts"] });
+  });
+
   it("takes nothing from a summary that is not an eviction note, nor from a tool output quoting one", () => {
     expect(evictedNames([fact("summary", { text: "## Goal\nFiles: a.ts; declared: X]" })])).toEqual({ files: [], declared: [] });
     const quoted = formatEvictionNote({ count: 1, tokens: 1, firstTimestamp: null, lastTimestamp: null, names: { files: ["q.ts"], declared: [] } });
@@ -101,6 +133,9 @@ describe("namesInNote", () => {
     [{ files: ["a.ts"], declared: [] }],
     [{ files: [], declared: ["f()"] }],
     [{ files: [], declared: [] }],
+    [{ files: ["a.ts"], declared: [], ran: ["git log --oneline"], mentioned: ["src/c.ts", "src/views/"] }],
+    [{ files: [], declared: ["f()"], mentioned: ["src/c.ts"] }],
+    [{ files: [], declared: [], ran: ["npm test"] }],
   ])("reads back the names formatEvictionNote wrote: %j", (names) => {
     const note = formatEvictionNote({ count: 2, tokens: 9, firstTimestamp: "2026-01-02T00:00:00.000Z", lastTimestamp: null, names });
     expect(namesInNote(note)).toEqual(names);

@@ -7,7 +7,7 @@ import { createEstimateCounter, FactsCache, MessageTokenCounter, type MessageVie
 import { builders, FORMATS } from "@compaction/core/testing";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { evictedNames, formatEvictionNote } from "./eviction-note.js";
+import { evictedNames, formatEvictionNote, noteNameLimits } from "./eviction-note.js";
 import { rolling } from "./rolling.js";
 import { rollingEvict } from "./rolling-evict.js";
 import { arbConversation, buildConversation, invariantProblems, smallestCutMeetingTarget } from "./test-support/conversations.js";
@@ -106,9 +106,9 @@ describe.each(FORMATS)("rolling properties on the %s adapter", (format) => {
         if (result.cut?.selectedBy !== "core") expect(newest.every(present)).toBe(true);
 
         const total = view.tokens.reduce((a, b) => a + b, 0);
-        const worstNote = formatEvictionNote({ count: n, tokens: total, firstTimestamp: LONGEST_ISO_TIME, lastTimestamp: LONGEST_ISO_TIME, names: evictedNames(view.facts) });
-        const noteTokens = s.evictionNote ? counter().count(adapter.createNote(worstNote)) : 0;
         const target = Math.floor(window * s.targetUtilization);
+        const worstNote = formatEvictionNote({ count: n, tokens: total, firstTimestamp: LONGEST_ISO_TIME, lastTimestamp: LONGEST_ISO_TIME, names: evictedNames(view.facts, noteNameLimits(target)) });
+        const noteTokens = s.evictionNote ? counter().count(adapter.createNote(worstNote)) : 0;
         const best = smallestCutMeetingTarget(view, { targetTokens: target, minKeepMessages: s.minKeepMessages, noteTokens });
         if (best === null) expect(result.status).toBe("noop");
         if (typeof best === "number") {

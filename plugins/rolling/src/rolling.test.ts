@@ -17,7 +17,7 @@ describe.each(FORMATS)("rolling on the %s adapter", (format) => {
     expect(result.status).toBe("compacted");
     expect(evicted.length).toBeGreaterThan(0);
     expect(evicted).toEqual(messages.slice(0, evicted.length));
-    const note = `[Context rolled: ${evicted.length} messages evicted (${estimateTokens(b.adapter)(evicted)} tokens). Full transcript available via memory_search. Evicted range: ${turnTime(0)} to ${turnTime(evicted.length - 1)}]`;
+    const note = `[Context rolled: ${evicted.length} messages evicted (${estimateTokens(b.adapter)(evicted)} tokens). Full transcript available via memory_search. Evicted range: ${turnTime(0)} to ${turnTime(evicted.length - 1)}. ran: ls]`;
     expect(result.summary).toBe(note);
     expect(messages).not.toContain(result.messages[0]);
     expect(b.adapter.readFacts(result.messages[0]).text).toBe(note);
@@ -71,7 +71,7 @@ describe("rolling: the eviction note", () => {
   it("writes 'unknown' for the range when the evicted messages carry no timestamps", async () => {
     const messages = turns("openai", 10).map(({ timestamp: _t, ...rest }) => rest);
     const result = await compactorFor("openai", [rolling(), fakeRecall()]).compact({ messages });
-    expect(result.summary).toMatch(/ Evicted range: unknown to unknown\]$/);
+    expect(result.summary).toMatch(/ Evicted range: unknown to unknown\. ran: ls\]$/);
   });
 
   it("drops the evicted messages with no trace when evictionNote is false", async () => {
@@ -231,7 +231,7 @@ describe("rolling: composition", () => {
     expect(result.status).toBe("compacted");
     expect(result.event?.strategy).toBe("other");
     expect(result.summary).toBe(
-      `[Context rolled: 8 messages evicted (${estimateTokens(builders(format).adapter)(evicted)} tokens). Full transcript available via memory_search. Evicted range: ${turnTime(0)} to ${turnTime(7)}]`,
+      `[Context rolled: 8 messages evicted (${estimateTokens(builders(format).adapter)(evicted)} tokens). Full transcript available via memory_search. Evicted range: ${turnTime(0)} to ${turnTime(7)}. ran: ls]`,
     );
     expect(builders(format).adapter.readFacts(result.messages[0]).text).toBe(result.summary);
     expect(result.messages.slice(1)).toEqual(messages.slice(8));

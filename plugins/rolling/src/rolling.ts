@@ -12,7 +12,7 @@ import {
   summarizeCut,
   isEmptyDraft,
 } from "@compaction/core";
-import { evictedNames, formatEvictionNote, timestampRange } from "./eviction-note.js";
+import { evictedNames, formatEvictionNote, noteNameLimits, type NoteNameLimits, timestampRange } from "./eviction-note.js";
 import { type RollingOptions, type RollingOptionsInput, ROLLING_OPTIONS_SCHEMA } from "./options.js";
 import { planEviction } from "./plan-eviction.js";
 
@@ -68,6 +68,11 @@ function targetOrigin<T>(run: CompactionRun<T>, settings: RollingOptions, target
   return `${Math.round(settings.targetUtilization * 100)}% of the ${run.contextWindow}-token window${usable}`;
 }
 
+/** How many names a note of this run lists (`noteNameLimits`, for the run's target in our count). */
+function noteNameLimitsOf<T>(run: CompactionRun<T>, settings: RollingOptions): NoteNameLimits {
+  return noteNameLimits(run.countedTokens(targetTokens(run, settings)));
+}
+
 /** Recall is checked at compaction time: plugin order varies, and a recall plugin may come later. */
 function hasRecall<T>(compactor: Compactor<T>, settings: RollingOptions): boolean {
   return settings.recall === "auto" ? compactor.provides(settings.recallTool) : settings.recall;
@@ -77,10 +82,19 @@ function selectCut<T>(run: CompactionRun<T>, compactor: Compactor<T>, settings: 
   const target = targetTokens(run, settings);
   if (!hasRecall(compactor, settings)) return fallbackCut(run, settings, target);
 
-  const noteTokens = settings.evictionNote ? noteReserve(run, compactor, settings) : 0;
   // The target is for the context as the provider counts it (a system prompt and tools no
   // message shows, another tokenizer): plan in our count of the messages.
-  const plan = planEviction(run.view, { targetTokens: run.countedTokens(target), minKeepMessages: settings.minKeepMessages, noteTokens });
+  const planFor = (noteTokens: number) => planEviction(run.view, { targetTokens: run.countedTokens(target), minKeepMessages: settings.minKeepMessages, noteTokens });
+  let noteTokens = settings.evictionNote ? noteTokensFor(run, compactor, settings, run.view.facts) : 0;
+  let plan = planFor(noteTokens);
+  // The names of every message stood in for those of the messages the plan evicts (the newest of
+  // a longer list, within the same room); when the plan's own note is larger, plan with it.
+  for (let again = 0; settings.evictionNote && again < 2 && plan.evictedIndices.length > 0; again++) {
+    const own = noteTokensFor(run, compactor, settings, plan.evictedIndices.map((i) => run.view.facts[i] as MessageFacts));
+    if (own <= noteTokens) break;
+    noteTokens = own;
+    plan = planFor(noteTokens);
+  }
   const limits = `minKeepMessages (${settings.minKeepMessages}), the system prompt, pinned messages and their tool partners are never evicted`;
   if (plan.evictedIndices.length === 0) {
     if (!plan.targetMet) {
@@ -115,20 +129,20 @@ function selectCut<T>(run: CompactionRun<T>, compactor: Compactor<T>, settings: 
   };
 }
 
-/** Tokens of the longest note this run could need, so the kept part plus the note meets the target. */
-function noteReserve<T>(run: CompactionRun<T>, compactor: Compactor<T>, settings: RollingOptions): number {
+/**
+ * Tokens of the note for evicting `facts`, as long as this run's could be: the message count and
+ * tokens of the whole working set and the longest timestamps stand in for the evicted ones'.
+ */
+function noteTokensFor<T>(run: CompactionRun<T>, compactor: Compactor<T>, settings: RollingOptions, facts: readonly MessageFacts[]): number {
   let total = 0;
   for (const t of run.view.tokens) total += t;
-  // The names of every message stand in for those of the messages a cut will evict (the newest
-  // few of a longer list): within a token or two of them, and the core shrinks the kept messages
-  // by what a longer note is over (`fitCompacted`).
   const text = formatEvictionNote({
     count: run.view.facts.length,
     tokens: total,
     firstTimestamp: LONGEST_ISO_TIME,
     lastTimestamp: LONGEST_ISO_TIME,
     recallTool: settings.recallTool,
-    names: evictedNames(run.view.facts),
+    names: evictedNames(facts, noteNameLimitsOf(run, settings)),
   });
   return run.tokensOf(compactor.adapter.createNote(text));
 }
@@ -192,7 +206,7 @@ async function summarize<T>(
     firstTimestamp: range.first,
     lastTimestamp: range.last,
     recallTool: settings.recallTool,
-    names: evictedNames(evicted),
+    names: evictedNames(evicted, noteNameLimitsOf(run, settings)),
   });
   return { text, kind: "note" };
 }
