@@ -356,6 +356,15 @@ describe("extractFacts: identifiers and next steps", () => {
     expect(out.identifiers).toEqual(expect.arrayContaining(["/app/components/TodoItem.tsx", "page.tsx", "useTodos", "addTodo", "toggleTodo", "TodoItem"]));
   });
 
+  it("collects the identifiers in such a tool's arguments: the agent's own words to a sub-agent or a teammate", () => {
+    const out = extract([
+      user("Run the experiment"),
+      assistant("", [call("t1", "TaskCreate", { subject: "Merge round 1", description: "Once alice/bob/carol return, merge `work/plan.md`" })]),
+      result("t1", "Task #1 created"),
+    ]);
+    expect(out.identifiers).toEqual(expect.arrayContaining(["alice/bob/carol", "work/plan.md"]));
+  });
+
   it("takes no names from a failed call's output, nor from what a file read or a command printed", () => {
     const out = extract([
       user("Go"),

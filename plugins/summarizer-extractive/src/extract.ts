@@ -206,6 +206,8 @@ export function extractFacts(messages: readonly MessageFacts[], options: Extract
         }
         case "other": {
           commands.add(item(`${reading.name}(${reading.argsSummary})`));
+          // Its arguments are the agent's own words (a sub-agent's task, a message to a teammate).
+          for (const text of argumentTexts(call.arguments)) collectIdentifiers(text, addIdentifier);
           // A tool that neither reads, edits nor runs a command (a delegated agent, a search, a
           // fetch) answers in prose: its report names what was made and found, what the agent
           // goes on to use (a sub-agent's report is where the files it created are named).
@@ -478,3 +480,10 @@ function nextStepsOf(reply: string, maxChars: number): string[] {
 
 /** Next-step item for a question the assistant's last reply ended with. */
 export const AWAITING_PREFIX = "Awaiting the user's answer: ";
+
+/** The text values of a tool call's arguments (one level deep), or the arguments when they are text. */
+function argumentTexts(args: unknown): string[] {
+  if (typeof args === "string") return [args];
+  if (typeof args !== "object" || args === null) return [];
+  return Object.values(args).filter((value): value is string => typeof value === "string");
+}
