@@ -37,11 +37,11 @@ export const NOTE_NAMES_LIMIT = 12;
 
 /**
  * The share of a roll's target (in tokens) the note's names may take: 3%, about 1,850 tokens
- * (some 200 paths) at a 128k window, 260 at 32k with the default reserve. Beyond the files worked on and the names
- * declared, the commands run and the other files the evicted messages named: what the agent found
- * by listing and talked about is what it opens next after a roll (measured on the real
- * transcripts: the files of a `find` output 200 messages back, named again in a plan), and a name
- * it sees is one it can search for. A share, not more: a note that outweighs the oldest messages
+ * (some 200 paths) at a 128k window, 260 at 32k with the default reserve. Beyond the files worked
+ * on and the names declared, the commands run and the other files the evicted messages named: what
+ * the agent found by listing and talked about is what it opens next after a roll (measured on the
+ * real transcripts: the files of a `find` output 200 messages back, named again in a plan), and a
+ * name it sees is one it can search for. A share, not more: a note that outweighs the oldest messages
  * leaves a full window of large outputs nothing worth evicting (measured: at 4% rolling evicted
  * twice as often on claude-code-log at 32k, each roll freeing a few hundred tokens).
  */
@@ -51,9 +51,9 @@ export const NOTE_NAMES_SHARE = 0.03;
  * The note that replaces evicted messages:
  * `[Context rolled: N messages evicted (T tokens). Full transcript available via memory_search. Evicted range: <first> to <last>]`,
  * with `unknown` for a missing timestamp. With names, before the closing bracket:
- * `. Files: a.ts, b.ts; declared: run(), Plan; also named: src/c.ts, docs/d.md` (each part left
- * out when empty): what the agent worked on is what it goes on to use, and a file or name it sees
- * is one it can search for.
+ * `. Files: a.ts, b.ts; declared: run(), Plan; ran: npm test; also named: src/c.ts, docs/` (each
+ * part left out when empty): what the agent worked on is what it goes on to use, and a file or
+ * name it sees is one it can search for.
  */
 export function formatEvictionNote(note: EvictionNoteFacts): string {
   const tool = note.recallTool ?? "memory_search";

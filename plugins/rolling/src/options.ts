@@ -28,7 +28,7 @@ export const ROLLING_OPTIONS_SCHEMA = {
     },
     evictionNote: {
       description:
-        "Replace the evicted messages with one note: '[Context rolled: N messages evicted (T tokens). Full transcript available via <recallTool>. Evicted range: <first> to <last>. Files: <files>; declared: <names>; ran: <commands>; also named: <paths>]', naming the newest 12 files the evicted messages read or modified, the newest 12 functions and types their edits declared, the newest 12 shell commands they ran, and the other files and folders they named (a listing's output, a reply), newest kept, all names within 3% of the roll's target. When false they are dropped with no trace.",
+        "Replace the evicted messages with one note: '[Context rolled: N messages evicted (T tokens). Full transcript available via <recallTool>. Evicted range: <first> to <last>. Files: <files>; declared: <names>; ran: <commands>; also named: <paths>]', naming the newest 12 files the evicted messages read or modified and the newest 12 functions and types their edits declared, then, within what those leave of 3% of the roll's target, the newest shell commands they ran (at most 12) and the other files and folders they named (a listing's output, a reply), newest kept. When false they are dropped with no trace.",
       type: "boolean",
       default: true,
     },
