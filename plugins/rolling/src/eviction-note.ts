@@ -179,14 +179,24 @@ function mentionedFiles(facts: readonly MessageFacts[], carried: readonly string
   outer: for (let i = facts.length - 1; i >= 0; i--) {
     const f = facts[i] as MessageFacts;
     if (isNote(f)) continue;
-    const texts = [f.text, ...f.toolCalls.map((call) => (typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments) ?? ""))];
-    for (const text of texts) {
-      const names = namesIn(text);
-      for (let k = names.length - 1; k >= 0; k--) if (!take(names[k] as string)) break outer;
-    }
+    const names = namesOfMessage(f);
+    for (let k = names.length - 1; k >= 0; k--) if (!take(names[k] as string)) break outer;
   }
   for (let k = carried.length - 1; k >= 0 && chars < maxChars; k--) if (!take(carried[k] as string)) break;
   return picked.reverse();
+}
+
+/** Names of a message's text and tool-call arguments, by its facts (the same object for the same message: a roll plans twice or three times, and the next roll scans the same messages again). */
+const messageNames = new WeakMap<MessageFacts, readonly string[]>();
+
+function namesOfMessage(f: MessageFacts): readonly string[] {
+  let names = messageNames.get(f);
+  if (names === undefined) {
+    const texts = [f.text, ...f.toolCalls.map((call) => (typeof call.arguments === "string" ? call.arguments : (JSON.stringify(call.arguments) ?? "")))];
+    names = texts.flatMap((text) => namesIn(text));
+    messageNames.set(f, names);
+  }
+  return names;
 }
 
 /** The names an eviction note lists (`formatEvictionNote`), or none when `text` is not one. */
