@@ -18,7 +18,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import { tmpProject } from "./support/tmp-project.js";
 
 const FIXTURE = "pi-before-compaction.jsonl";
-const WINDOW = 200_000;
+// Larger than the session (277k tokens): a regular compaction keeps keepRecentTokens, here only the
+// newest turn; one of a session larger than the window keeps up to the run's target, which holds
+// usage figures to learn from.
+const WINDOW = 300_000;
 const dir = mkdtempSync(join(tmpdir(), "compaction-recorded-calibration-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -2,6 +2,7 @@ import type { CompactionTrigger } from "../event.js";
 import type { FactsCache, MessageFacts } from "../messages/adapter.js";
 import type { CheckedCut } from "../cut/cut.js";
 import type { MessageView } from "../cut/message-view.js";
+import { keptRoom } from "../cut/structure.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
 import type { Calibration } from "../tokens/calibration.js";
 import type { ContextAnchor, MessageTokenCounter } from "../tokens/message-tokens.js";
@@ -123,14 +124,36 @@ export class CompactionRun<T> {
     return this.#run.usableWindow;
   }
   /**
-   * The most this compaction should leave, as the provider counts it: half the size at which the
-   * host compacts on its own (`compactor.autoCompactTokens`), so the next compaction, and the
-   * prompt-cache miss it costs, is many turns away. A soft target: a strategy that can choose how
-   * much it keeps stays within it (and says so when a setting of the user's was lowered); `budget`
-   * remains the hard limit.
+   * The most this compaction should leave, as the provider counts it: 0.6 of the size at which
+   * the host compacts on its own (`compactor.autoCompactTokens`; `COMPACTED_SHARE`), so the next
+   * compaction, and the prompt-cache miss it costs, is many turns away; 0.75 when the context is
+   * larger than the window (`overWindow`, `OVERFLOW_COMPACTED_SHARE`). A soft target: a strategy
+   * that can choose how much it keeps stays within it (and says so when a setting of the user's
+   * was lowered); `budget` remains the hard limit.
    */
   get targetTokens(): number {
     return this.#run.targetTokens;
+  }
+  /**
+   * True when the context being compacted (`tokensBefore`) is larger than the whole context
+   * window: a switch to a smaller model, a session opened at a smaller window, an overflow. Not
+   * one of a host's regular compactions: the newest turns hold most of what the agent uses next,
+   * so strategies keep the newest messages up to `targetTokens`, not only their usual share
+   * (safeguard's `keepRecentTokens`), as plain truncation to the window would.
+   */
+  get overWindow(): boolean {
+    return this.#run.tokensBefore > this.#run.contextWindow;
+  }
+  /**
+   * For a run `overWindow`, the most of the newest messages it keeps verbatim, in our count: what
+   * the target (or the budget, when lower) leaves beside a summary of `summaryTokens` and the
+   * messages the core always keeps. 0 for a regular compaction. A strategy keeps the larger of
+   * this and its own setting.
+   */
+  overWindowKeepTokens(summaryTokens: number): number {
+    if (!this.overWindow) return 0;
+    const limit = Math.min(this.budget, this.countedTokens(this.targetTokens));
+    return keptRoom(this.view, { budget: limit, summaryTokens });
   }
   /**
    * Most tokens the compacted context may hold, by our count: the context window minus the

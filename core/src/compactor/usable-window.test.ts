@@ -75,3 +75,48 @@ describe("Compactor.autoCompactTokens", () => {
     expect(seen).toEqual([{ usable: usableWindow(32_000, 16_384), target: compactedTargetTokens(32_000, 16_384, 0.8) }]);
   });
 });
+
+describe("CompactionRun.overWindow and overWindowKeepTokens", () => {
+  // A pinned message (always kept) and turns of about 1,000 tokens each by the chars/4 counter.
+  const messages = (turns: number): PiMessage[] => [
+    { role: "user", content: "pinned ".repeat(60), timestamp: 0, pinned: true } as PiMessage,
+    ...Array.from({ length: turns }, (_, i) => ({ role: "user", content: `${i} ${"word ".repeat(800)}`, timestamp: i + 1 }) as PiMessage),
+  ];
+  async function probe(turns: number, contextWindow: number) {
+    const seen: { over: boolean; keep: number; target: number; budget: number; always: number }[] = [];
+    const c = new Compactor<PiMessage>({
+      adapter: createPiAdapter(),
+      tokenCounter: createEstimateCounter(),
+      contextWindow,
+      reserveTokens: 1_000,
+      plugins: [
+        {
+          name: "probe",
+          apply: (x) =>
+            x.hooks.beforeCompact.tap("probe", (run) => {
+              seen.push({ over: run.overWindow, keep: run.overWindowKeepTokens(500), target: run.countedTokens(run.targetTokens), budget: run.budget, always: run.view.tokens[0] ?? 0 });
+            }),
+        },
+      ],
+    });
+    const input = messages(turns);
+    await c.compact({ messages: input });
+    return { seen: seen[0]!, total: c.tokens.total(input) };
+  }
+
+  it("is false, and keeps nothing extra, for a context within the window", async () => {
+    const { seen, total } = await probe(9, 10_000);
+    expect(total).toBeLessThanOrEqual(10_000);
+    expect(seen.over).toBe(false);
+    expect(seen.keep).toBe(0);
+  });
+
+  it("is true for a context larger than the window, and keeps what the target leaves beside the summary and the pinned message", async () => {
+    const { seen, total } = await probe(30, 10_000);
+    expect(total).toBeGreaterThan(10_000);
+    expect(seen.over).toBe(true);
+    expect(seen.always).toBeGreaterThan(0);
+    expect(seen.keep).toBe(Math.min(seen.budget, seen.target) - 500 - seen.always);
+    expect(seen.keep).toBeGreaterThan(0);
+  });
+});

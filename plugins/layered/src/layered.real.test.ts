@@ -7,6 +7,7 @@ import {
   createPiAdapter,
   lastUserIndex,
   type MessageAdapter,
+  OVERFLOW_COMPACTED_SHARE,
 } from "@compaction/core";
 import { loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
 import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
@@ -123,40 +124,77 @@ describe("layers 2 and 3 after pruning on pi-before-compaction.jsonl (the whole 
 describe("layers 2 and 3 on pi-large-session.jsonl", () => {
   const messages = loadPiMessages("pi-large-session.jsonl");
 
-  it("layer 2: prunes, then summarises the older messages and keeps the newest 25,000 tokens", async () => {
-    const c = compactorFor(createPiAdapter());
-    const contextWindow = Math.round(afterPruning(c, messages).tokens / 0.9);
-    const result = await c.compact({ messages, contextWindow, trigger: "auto" });
+  // The newest turns of the session without its usage figures (they describe the whole session),
+  // about `tokens` of them: a context that is within the window it is compacted at.
+  function newestTurns(c: Compactor<any>, tokens: number): unknown[] {
+    const bare = messages.map((m) => ("usage" in m ? (({ usage: _usage, ...rest }) => rest)(m) : m));
+    let from = bare.length;
+    while (from > 1 && c.tokens.total(bare.slice(from - 1)) < tokens) from--;
+    while (from < bare.length && c.facts.of(bare[from]).kind !== "user") from++;
+    return bare.slice(from);
+  }
+
+  it("layer 2: summarises the older messages and keeps the newest 25,000 tokens", async () => {
+    const c = compactorFor(createPiAdapter(), { pruneMinSavings: 10_000_000 });
+    const within = newestTurns(c, 90_000);
+    const contextWindow = Math.round(c.tokens.total(within) / 0.9);
+    const result = await c.compact({ messages: within, contextWindow, trigger: "auto" });
     expect(result.status).toBe("compacted");
     expect(result.event?.layer).toBe("summarize");
     expect(result.summary).toContain("## Goal");
     expect(result.cut?.keptTokens).toBeLessThanOrEqual(25000);
-    expect(result.messages.slice(1)).toEqual(messages.slice(result.cut?.firstKeptIndex));
+    expect(result.cut?.keptTokens).toBeGreaterThan(20000);
+    expect(result.messages.slice(1)).toEqual(within.slice(result.cut?.firstKeptIndex));
     expect(result.tokensAfter).toBeLessThan(contextWindow);
     expectNoOrphanedToolResult(c, result);
   });
 
   it("layer 3: keeps the newest 25,000 tokens with the last turn, summarises the rest and warns of the full compaction", async () => {
-    const c = compactorFor(createPiAdapter());
-    const contextWindow = Math.round(afterPruning(c, messages).tokens / 0.97);
-    const result = await c.compact({ messages, contextWindow, trigger: "auto" });
+    const c = compactorFor(createPiAdapter(), { pruneMinSavings: 10_000_000 });
+    const within = newestTurns(c, 90_000);
+    const contextWindow = Math.round(c.tokens.total(within) / 0.97);
+    const result = await c.compact({ messages: within, contextWindow, trigger: "auto" });
     expect(result.event?.layer).toBe("full");
-    const lastUser = lastUserIndex(messages.map((m) => c.facts.of(m)));
+    const lastUser = lastUserIndex(within.map((m) => c.facts.of(m)));
     const first = result.cut?.firstKeptIndex ?? -1;
     expect(first).toBeLessThanOrEqual(lastUser);
-    expect(result.cut?.keptTokens).toBeLessThanOrEqual(Math.max(25000, c.tokens.total(messages.slice(lastUser))));
+    expect(result.cut?.keptTokens).toBeLessThanOrEqual(Math.max(25000, c.tokens.total(within.slice(lastUser))));
     expect(result.cut?.keptTokens).toBeGreaterThan(20000);
-    expect(result.messages.slice(1)).toEqual(messages.slice(first));
+    expect(result.messages.slice(1)).toEqual(within.slice(first));
     expect(result.event?.warnings).toContain(`[layered] ${FULL_COMPACTION_WARNING}`);
+    expectNoOrphanedToolResult(c, result);
+  });
+
+  // A context larger than the window before pruning (a smaller model, an overflow) is no regular
+  // compaction: layers 2 and 3 keep the newest turns up to the run's target (0.75 of the
+  // auto-compaction trigger), more than summarizeProtectTokens, as truncation would keep.
+  it.each([
+    ["layer 2", 0.9, "summarize"],
+    ["layer 3", 0.97, "full"],
+  ])("%s on a context larger than the window: prunes, then keeps the newest turns up to the run's target", async (_name, share, layer) => {
+    const c = compactorFor(createPiAdapter());
+    const contextWindow = Math.round(afterPruning(c, messages).tokens / share);
+    const result = await c.compact({ messages, contextWindow, trigger: "auto" });
+    expect(result.tokensBefore).toBeGreaterThan(contextWindow);
+    expect(result.event?.layer).toBe(layer);
+    expect(result.cut?.keptTokens).toBeGreaterThan(25000);
+    expect(result.tokensAfter).toBeLessThanOrEqual(Math.floor(OVERFLOW_COMPACTED_SHARE * c.autoCompactTokens(contextWindow)));
+    // the kept messages are the newest ones, those older than pruneProtectTokens with their tool outputs pruned
+    const kept = result.messages.slice(1);
+    const original = messages.slice(messages.length - kept.length);
+    kept.forEach((m, i) => {
+      if (m !== original[i]) expect(isPrunedMarker(c.facts.of(m).text)).toBe(true);
+    });
+    expect(kept.some((m, i) => m !== original[i])).toBe(true);
     expectNoOrphanedToolResult(c, result);
   });
 
   // Issue 31: at a 64k window the 137k-token history used to become the summary and one user
   // message (2,358 tokens). Layer 3 keeps the newest turns that fit the budget beside its summary
   // ("summarise what it must and still keep the newest turns that fit"), up to
-  // summarizeProtectTokens: the run's target caps layer 2 (which runs first as a context grows,
-  // so the loop's next compaction is still many turns away), not this recovery from far over the
-  // window, where the target left the full layer less than truncation keeps.
+  // summarizeProtectTokens or what the run's target leaves beside the summary, the larger (here
+  // summarizeProtectTokens): the target caps layer 2 (which runs first as a context grows, so the
+  // loop's next compaction is still many turns away), not this recovery from far over the window.
   it("layer 3 far over the window (64k) keeps the newest turns that fit beside its summary, more than the run's target", async () => {
     const c = compactorFor(createPiAdapter());
     const target = Math.floor(c.autoCompactTokens(64_000) / 2);

@@ -135,8 +135,9 @@ function selectLayer<T>(run: CompactionRun<T>, options: LayeredOptions): Cut | u
     summaryTokens: options.summaryMaxTokens ?? run.summaryMaxTokens,
     plugin: PLUGIN_NAME,
   };
+  const protectTokens = protectTokensOf(run, options.summarizeProtectTokens, room.summaryTokens);
   if (layer === "full") {
-    const cut = fullLayerCut(run.view, options.summarizeProtectTokens, room);
+    const cut = fullLayerCut(run.view, protectTokens, room);
     if (cut === undefined) {
       run.explainNoCut(`${at}, but layer 3 found nothing to summarise besides the messages it keeps`);
       return undefined;
@@ -146,7 +147,7 @@ function selectLayer<T>(run: CompactionRun<T>, options: LayeredOptions): Cut | u
     warnWhenLowered(run, cut.firstKeptIndex, options.summarizeProtectTokens, room, limit);
     return { firstKeptIndex: cut.firstKeptIndex, layer, reason: `${at}, above fullThreshold ${percent(options.fullThreshold)}` };
   }
-  const firstKeptIndex = summarizeLayerCut(run.view, options.summarizeProtectTokens, room);
+  const firstKeptIndex = summarizeLayerCut(run.view, protectTokens, room);
   if (firstKeptIndex === undefined) {
     run.explainNoCut(`${at}, but layer 2 found nothing to summarise besides the newest messages it keeps`);
     return undefined;
@@ -177,6 +178,16 @@ async function summarizeLayer<T>(draft: SummaryDraft, run: CompactionRun<T>, opt
   });
   if (cut.selectedBy === PLUGIN_NAME && cut.layer === "full") run.warn(stateOf(run).splitLastTurn ? FULL_SPLIT_COMPACTION_WARNING : FULL_COMPACTION_WARNING);
   return { ...draft, text, kind: "summary" };
+}
+
+/**
+ * How much of the newest messages layers 2 and 3 keep: `summarizeProtectTokens`, or, for a
+ * context larger than the whole window (`run.overWindow`: a smaller model, an overflow), what the
+ * run's target leaves beside the summary when that is more, as safeguard keeps: that compaction is
+ * no regular one, and truncation to the window would keep more of what the agent uses next.
+ */
+function protectTokensOf<T>(run: CompactionRun<T>, setting: number, summaryTokens: number): number {
+  return Math.max(setting, run.overWindowKeepTokens(summaryTokens));
 }
 
 /**

@@ -46,7 +46,7 @@ export const LAYERED_OPTIONS_SCHEMA = {
     },
     summarizeProtectTokens: {
       description:
-        "Layer 2 keeps about this many tokens of the newest messages verbatim and summarises the older ones; no more than fits beside the summary in the budget, or, when the context is over the run's target (0.6 of the auto-compaction threshold; 0.75 for a context larger than the window), in that target (a warning says so).",
+        "Layer 2 keeps about this many tokens of the newest messages verbatim and summarises the older ones; no more than fits beside the summary in the budget, or, when the context is over the run's target (0.6 of the auto-compaction threshold; 0.75 for a context larger than the window), in that target (a warning says so). For a context larger than the whole window (a switch to a smaller model, an overflow), layers 2 and 3 keep the newest messages up to that target beside the summary when that is more.",
       type: "integer",
       minimum: 0,
       default: 25000,

@@ -16,7 +16,7 @@ export const SAFEGUARD_OPTIONS_SCHEMA = {
       minimum: 0,
       default: 20000,
       description:
-        "Most tokens of the newest messages kept verbatim, as the provider counts them (our count at the calibrated ratio: learned from the usage figures, or the config's tokenizer.ratio; our count itself with neither; it leaves out the system prompt and tools), never more than the budget leaves after the summary and the preserved messages. The cut starts at a turn boundary when that costs little (see maxTurnBoundaryLoss); otherwise the turn is split and its early part summarised separately.",
+        "Most tokens of the newest messages kept verbatim, as the provider counts them (our count at the calibrated ratio: learned from the usage figures, or the config's tokenizer.ratio; our count itself with neither; it leaves out the system prompt and tools), never more than the budget leaves after the summary and the preserved messages. For a context larger than the whole window (a switch to a smaller model, an overflow), the newest messages up to the run's target (0.75 of the auto-compaction threshold) beside the summary, when that is more. The cut starts at a turn boundary when that costs little (see maxTurnBoundaryLoss); otherwise the turn is split and its early part summarised separately.",
     },
     maxTurnBoundaryLoss: {
       type: "number",

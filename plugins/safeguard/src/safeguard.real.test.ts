@@ -7,6 +7,7 @@ import {
   createPiAdapter,
   createTiktokenCounter,
   isCutPoint,
+  OVERFLOW_COMPACTED_SHARE,
   readSummary,
 } from "@compaction/core";
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
@@ -141,5 +142,28 @@ describe.each(FIXTURES)("safeguard on the real transcript $name", (fixture) => {
     const goals = readSummary(first.summary!).slots.goal;
     expect(goals.length).toBeGreaterThan(0);
     expect(readSummary(second.summary!).slots.goal).toEqual(expect.arrayContaining(goals.filter((g) => !g.startsWith("Pending: "))));
+  });
+});
+
+// A session opened at a smaller window (a switch to a smaller model, an overflow) is no regular
+// compaction: safeguard keeps the newest messages up to the run's target, more than
+// keepRecentTokens, as truncation to half the window would (issue 31's continuity measure:
+// keepRecentTokens alone kept less of what the agent used next than truncation did).
+describe("safeguard on pi-large-session.jsonl (177,657 tokens) at a window it overflows", () => {
+  const counter = createTiktokenCounter();
+  afterAll(() => counter.dispose());
+
+  it.each([64_000, 128_000])("keeps more than keepRecentTokens, within the run's target, at %i", async (contextWindow) => {
+    const compactor = new Compactor({ summarizer: createExtractiveSummarizer(), adapter: createPiAdapter(), tokenCounter: counter, plugins: [safeguard()] });
+    const messages = loadPiMessages("pi-large-session.jsonl");
+    const result = await compactor.compact({ messages, contextWindow });
+    expect(result.status).toBe("compacted");
+    expect(result.tokensBefore).toBeGreaterThan(contextWindow);
+    const ratio = compactor.tokens.budgetRatio(messages);
+    const kept = compactor.tokens.total(messages.slice(result.cut!.firstKeptIndex));
+    expect(kept).toBeGreaterThan(Math.floor(KEEP / ratio));
+    expect(result.tokensAfter).toBeLessThanOrEqual(Math.floor(OVERFLOW_COMPACTED_SHARE * compactor.autoCompactTokens(contextWindow)));
+    expect(result.warnings.filter((w) => w.includes("keepRecentTokens"))).toEqual([]);
+    expect(orphanedResults(result.messages.map((m) => compactor.facts.of(m)))).toEqual([]);
   });
 });

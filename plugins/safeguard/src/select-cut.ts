@@ -7,8 +7,9 @@ import type { SummarySizes } from "./write-summary.js";
  * `chooseCut` within the tokens the budget leaves after the summary message (and, when the
  * turn is split, the split turn's summary) and the preserved messages. `keepRecentTokens` is a
  * size of messages as the provider counts them: the cut keeps `run.countedMessageTokens(keepRecentTokens)`
- * of our count (at the calibrated ratio, which leaves out the system prompt and tools). Warns when
- * less than that fits.
+ * of our count (at the calibrated ratio, which leaves out the system prompt and tools), or, for a
+ * context larger than the window (`run.overWindow`), up to what the target leaves when that is
+ * more. Warns when less than keepRecentTokens fits.
  */
 export function selectCut(
   run: CompactionRun<unknown>,
@@ -16,17 +17,22 @@ export function selectCut(
   sizes: SummarySizes,
 ): Cut | undefined {
   const { keepRecentTokens, maxTurnBoundaryLoss } = options;
-  const keepCounted = run.countedMessageTokens(keepRecentTokens);
+  const setting = run.countedMessageTokens(keepRecentTokens);
   let summaryTokens = sizes.maxTokens + run.summaryOverheadTokens;
   // keepRecentTokens, but never more than the budget leaves after the summary and what the core
   // always keeps (system prompt, pinned messages and their tool partners), nor, for a context over
-  // the run's target (0.6 of the auto-compaction threshold; 0.75 for a context larger than the window), more than the target leaves: at a small
-  // window, keeping up to the budget would bring the next compaction, and its cache miss, a few
-  // turns later. A context already within the target is not cut for it.
+  // the run's target (0.6 of the auto-compaction threshold; 0.75 for a context larger than the
+  // window), more than the target leaves: at a small window, keeping up to the budget would bring
+  // the next compaction, and its cache miss, a few turns later. A context already within the
+  // target is not cut for it.
   let total = 0;
   for (const tokens of run.view.tokens) total += tokens;
   const target = run.countedTokens(run.targetTokens);
   const limit = total > target ? Math.min(run.budget, target) : run.budget;
+  // A context larger than the whole window (a smaller model, an overflow) keeps the newest
+  // messages up to the target, not only keepRecentTokens: it is no regular compaction, and
+  // truncation to the window would keep more of what the agent uses next (`run.overWindow`).
+  const keepCounted = run.overWindow ? Math.max(setting, limit) : setting;
   const allowance = () => Math.min(keepCounted, keptRoom(run.view, { budget: limit, summaryTokens }));
   let keep = allowance();
   let cut = chooseCut(run.view, { keepRecentTokens: keep, maxTurnBoundaryLoss });
@@ -35,12 +41,12 @@ export function selectCut(
     keep = allowance();
     cut = chooseCut(run.view, { keepRecentTokens: keep, maxTurnBoundaryLoss });
   }
-  if (keep < keepCounted) {
+  if (keep < setting) {
     // Every figure in the warning is in the run's counter, as hosts say of warnings; the setting
     // itself is the provider's measure, and says so.
-    const setting = run.messageRatio > 1 ? `${keepRecentTokens} in the provider's measure, ${keepCounted} in our count` : `${keepRecentTokens}`;
+    const named = run.messageRatio > 1 ? `${keepRecentTokens} in the provider's measure, ${setting} in our count` : `${keepRecentTokens}`;
     run.warn(
-      `keepRecentTokens (${setting}) was lowered to ${keep} for this run, to leave room for the summary (${summaryTokens} tokens) and the preserved messages ${limit < run.budget ? `within the run's target (${limit} tokens, so the next compaction is many turns away) ` : ""}in the budget of ${run.budget} tokens.`,
+      `keepRecentTokens (${named}) was lowered to ${keep} for this run, to leave room for the summary (${summaryTokens} tokens) and the preserved messages ${limit < run.budget ? `within the run's target (${limit} tokens, so the next compaction is many turns away) ` : ""}in the budget of ${run.budget} tokens.`,
     );
   }
   return cut;

@@ -14,7 +14,7 @@ export const SLIDING_WINDOW_OPTIONS_SCHEMA = {
       maximum: 1,
       default: 0.4,
       description:
-        "Share of the context window kept verbatim: the newest messages whose tokens fit keepRatio * contextWindow, as the provider counts them (our count at the calibrated ratio: learned from the usage figures, or the config's tokenizer.ratio; our count itself with neither). The last user message and what follows it are always kept, even when they need more.",
+        "Share of the context window kept verbatim: the newest messages whose tokens fit keepRatio * contextWindow, as the provider counts them (our count at the calibrated ratio: learned from the usage figures, or the config's tokenizer.ratio; our count itself with neither). For a context larger than the whole window (a switch to a smaller model, an overflow), the newest messages up to the run's target (0.75 of the auto-compaction threshold) beside the summary, when that is more. The last user message and what follows it are always kept, even when they need more.",
     },
     summaryPrefix: {
       type: "string",

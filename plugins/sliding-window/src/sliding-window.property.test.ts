@@ -1,4 +1,4 @@
-import { alwaysKept, ErrorCodes, type MessageFacts, lastUserIndex, usableWindow } from "@compaction/core";
+import { alwaysKept, type CompactionPlugin, type Compactor, ErrorCodes, type MessageFacts, lastUserIndex, STAGE_STRATEGY, usableWindow } from "@compaction/core";
 import { FORMATS, type Format, builders, recordDrafts } from "@compaction/core/testing";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -27,6 +27,25 @@ const arbCase = fc.record({
   keepRatio: fc.oneof(fc.constant(0.4), fc.double({ min: 0.05, max: 1, noNaN: true })),
 });
 
+/**
+ * Records what the run keeps for a context larger than the window (`run.overWindowKeepTokens`
+ * beside a summary of the compactor's size; 0 for a regular compaction), read before the
+ * strategy's cut.
+ */
+function recordOverWindowKeep(): CompactionPlugin & { keep: number | undefined } {
+  const plugin = {
+    name: "record-over-window-keep",
+    keep: undefined as number | undefined,
+    apply(compactor: Compactor<any>) {
+      compactor.hooks.selectCut.tap({ name: plugin.name, stage: STAGE_STRATEGY - 1 }, (run) => {
+        plugin.keep = run.overWindowKeepTokens(run.summaryMaxTokens + run.summaryOverheadTokens);
+        return undefined;
+      });
+    },
+  };
+  return plugin;
+}
+
 type Case = typeof arbCase extends fc.Arbitrary<infer C> ? C : never;
 
 /** Compacts one generated case and gathers what the properties look at. */
@@ -34,7 +53,8 @@ async function runCase(format: Format, c: Case) {
   const b = builders(format);
   const messages = conversation(b, c.turns, c.system ? "You are a careful agent." : undefined);
   const record = recordDrafts();
-  const compactor = compactorFor(format, { options: { keepRatio: c.keepRatio }, plugins: [record] });
+  const overWindow = recordOverWindowKeep();
+  const compactor = compactorFor(format, { options: { keepRatio: c.keepRatio }, plugins: [record, overWindow] });
   const reserveTokens = Math.floor(c.contextWindow * c.reserveShare);
   const result = await compactor.compact({ messages, contextWindow: c.contextWindow, reserveTokens });
   const facts: MessageFacts[] = messages.map((m) => b.adapter.readFacts(m));
@@ -43,19 +63,22 @@ async function runCase(format: Format, c: Case) {
   const lastUser = lastUserIndex(facts);
   const budget = c.contextWindow - reserveTokens;
   // keepRatio is a share of the usable window (less than the window when the reserve takes over a tenth of it).
-  const keep = keepTokensFor(usableWindow(c.contextWindow, reserveTokens), budget - alwaysKept({ facts, tokens }).tokens, c.keepRatio);
+  // A context larger than the window keeps up to what the run's target leaves, when that is more.
+  const share = keepTokensFor(usableWindow(c.contextWindow, reserveTokens), budget - alwaysKept({ facts, tokens }).tokens, c.keepRatio);
+  const keep = Math.max(share, overWindow.keep ?? 0);
   const room = budget - alwaysKept({ facts, tokens }).tokens;
-  return { b, compactor, drafts: record.drafts, messages, result, facts, suffix, lastUser, keep, room, lastTurnFits: suffix(lastUser) <= keep };
+  return { b, compactor, drafts: record.drafts, messages, result, facts, suffix, lastUser, keep, overWindowKeep: overWindow.keep ?? 0, room, lastTurnFits: suffix(lastUser) <= keep };
 }
 
 describe.each(FORMATS)("sliding-window invariants on the %s adapter (property)", (format) => {
-  it("keeps at most keepRatio of the window verbatim whenever the newest turn fits in it", async () => {
+  it("keeps at most keepRatio of the window verbatim (or, over the window, what the target leaves) whenever the newest turn fits in it", async () => {
     await fc.assert(
       fc.asyncProperty(arbCase, async (c) => {
-        const { result, keep, lastTurnFits, suffix } = await runCase(format, c);
+        const { result, keep, overWindowKeep, lastTurnFits, suffix } = await runCase(format, c);
         if (result.status !== "compacted" || !lastTurnFits || !result.cut) return;
         expect(suffix(result.cut.firstKeptIndex)).toBeLessThanOrEqual(keep);
-        expect(keep).toBeLessThanOrEqual(c.contextWindow * c.keepRatio);
+        expect(keep).toBeLessThanOrEqual(Math.max(c.contextWindow * c.keepRatio, overWindowKeep));
+        if (result.tokensBefore <= c.contextWindow) expect(overWindowKeep).toBe(0);
       }),
     );
   });

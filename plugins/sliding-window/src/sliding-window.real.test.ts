@@ -5,6 +5,7 @@ import {
   createPiAdapter,
   createTiktokenCounter,
   lastUserIndex,
+  OVERFLOW_COMPACTED_SHARE,
   type PiMessage,
 } from "@compaction/core";
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
@@ -31,19 +32,38 @@ describe("sliding-window on the real pi-large-session with a 64k window", () => 
     expect(result.messages.length).toBeLessThan(messages.length);
   });
 
-  it("keeps the newest messages verbatim within 40% of the window, as the provider counts them", async () => {
+  it("keeps the newest messages verbatim up to the run's target, more than 40% of the window: the session is larger than the window", async () => {
     const result = await first;
     const kept = result.messages.slice(1);
     expect(kept).toEqual(messages.slice(result.cut?.firstKeptIndex));
+    expect(result.cut?.reason).toMatch(/within \d+ tokens \(the run's target: the context was larger than the window\)/);
     // Messages as Claude counts them: the calibrated ratio (about 1.25 here), as the run's messageRatio.
     const ratio = compactor.tokens.budgetRatio(messages);
     expect(ratio).toBeGreaterThan(1.2);
-    const share = Math.floor(SHARE / ratio);
+    expect(compactor.tokens.total(kept)).toBeGreaterThan(Math.floor(SHARE / ratio));
+    // within the target a compaction of a context larger than the window leaves
+    const target = Math.floor(OVERFLOW_COMPACTED_SHARE * compactor.autoCompactTokens(WINDOW));
+    expect(result.tokensAfter).toBeLessThanOrEqual(target);
+  });
+
+  it("keeps the newest messages verbatim within 40% of the window, as the provider counts them, when the session is within the window", async () => {
+    // The newest turns within about 56k tokens, without the usage figures (they describe the whole
+    // session): over the 80% threshold, within the window.
+    const bare = messages.map((m) => ("usage" in m ? (({ usage: _usage, ...rest }) => rest)(m) : m) as PiMessage);
+    let from = bare.length;
+    while (from > 1 && compactor.tokens.total(bare.slice(from - 1)) < 56_000) from--;
+    while (from < bare.length && factsOf(bare[from] as PiMessage).kind !== "user") from++;
+    const within = bare.slice(from);
+    const result = await compactor.compact({ messages: within, contextWindow: WINDOW, trigger: "auto" });
+    expect(result.status).toBe("compacted");
+    expect(result.tokensBefore).toBeLessThanOrEqual(WINDOW);
+    const kept = result.messages.slice(1);
+    expect(kept).toEqual(within.slice(result.cut?.firstKeptIndex));
+    const share = Math.floor(SHARE / compactor.tokens.budgetRatio(within));
     expect(compactor.tokens.total(kept)).toBeLessThanOrEqual(share);
-    // the next older place a cut may start (not a tool result) would not fit
     let older = (result.cut?.firstKeptIndex ?? 0) - 1;
-    while (older > 0 && factsOf(messages[older] as PiMessage).kind === "toolResult") older--;
-    expect(compactor.tokens.total(messages.slice(older))).toBeGreaterThan(share);
+    while (older > 0 && factsOf(within[older] as PiMessage).kind === "toolResult") older--;
+    expect(compactor.tokens.total(within.slice(older))).toBeGreaterThan(share);
   });
 
   it("keeps the last user message", async () => {

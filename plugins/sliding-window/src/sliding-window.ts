@@ -57,8 +57,17 @@ function selectCut(run: CompactionRun<unknown>, config: SlidingWindowOptions) {
   // over a tenth of it), so of messages as the provider counts them: the cut keeps that many of the
   // provider's tokens, in our count at the calibrated ratio (`run.messageRatio`). At the preset's
   // 40% beside its 80% threshold, the next compaction is half the usable window away.
-  const keepTokens = keepTokensFor(run.usableWindow, room, config.keepRatio, run.messageRatio);
-  const share = `${config.keepRatio} of the window${run.messageRatio > 1 ? ", in the provider's measure" : ""}`;
+  // A context larger than the whole window (a smaller model, an overflow) keeps the newest
+  // messages up to the run's target when that is more: no regular compaction, and truncation to
+  // the window would keep more of what the agent uses next (`run.overWindow`).
+  const summaryRoom = (config.summaryMaxTokens ?? run.summaryMaxTokens) + run.summaryOverheadTokens;
+  const shareTokens = keepTokensFor(run.usableWindow, room, config.keepRatio, run.messageRatio);
+  const overWindowTokens = run.overWindowKeepTokens(summaryRoom);
+  const keepTokens = Math.max(shareTokens, overWindowTokens);
+  const share =
+    overWindowTokens > shareTokens
+      ? "the run's target: the context was larger than the window"
+      : `${config.keepRatio} of the window${run.messageRatio > 1 ? ", in the provider's measure" : ""}`;
   // Keeping the newest turn whole beside the summary must fit the room: the new summary takes
   // in the earlier one, so at least its size is needed. When it does not fit, the turn is still
   // kept from its request on (the newest user message is never compacted) and the core shrinks it.
