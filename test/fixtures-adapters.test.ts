@@ -127,6 +127,13 @@ describe.each(PI_FIXTURES)("pi fixture %s", (file) => {
     expect(facts.map((f) => f.usageContextTokens)).toEqual(expected);
     expect(facts.filter((f) => f.usageContextTokens !== undefined).length).toBe(known.withUsage);
   });
+
+  it("loads the same messages without their usage figures with usage: false", () => {
+    const bare = loadPiMessages(file, { usage: false });
+    expect(bare.some((m) => "usage" in m)).toBe(false);
+    expect(factsOf(pi, bare).map((f) => f.usageContextTokens)).toEqual(facts.map(() => undefined));
+    expect(bare).toEqual(messages.map((m) => ("usage" in m ? (({ usage: _usage, ...rest }) => rest)(m) : m)));
+  });
 });
 
 describe("pi context view (boundary rule)", () => {

@@ -127,7 +127,7 @@ describe("layers 2 and 3 on pi-large-session.jsonl", () => {
   // The newest turns of the session without its usage figures (they describe the whole session),
   // about `tokens` of them: a context that is within the window it is compacted at.
   function newestTurns(c: Compactor<any>, tokens: number): unknown[] {
-    const bare = messages.map((m) => ("usage" in m ? (({ usage: _usage, ...rest }) => rest)(m) : m));
+    const bare = loadPiMessages("pi-large-session.jsonl", { usage: false });
     let from = bare.length;
     while (from > 1 && c.tokens.total(bare.slice(from - 1)) < tokens) from--;
     while (from < bare.length && c.facts.of(bare[from]).kind !== "user") from++;

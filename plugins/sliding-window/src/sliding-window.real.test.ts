@@ -49,7 +49,7 @@ describe("sliding-window on the real pi-large-session with a 64k window", () => 
   it("keeps the newest messages verbatim within 40% of the window, as the provider counts them, when the session is within the window", async () => {
     // The newest turns within about 56k tokens, without the usage figures (they describe the whole
     // session): over the 80% threshold, within the window.
-    const bare = messages.map((m) => ("usage" in m ? (({ usage: _usage, ...rest }) => rest)(m) : m) as PiMessage);
+    const bare = loadPiMessages("pi-large-session.jsonl", { usage: false });
     let from = bare.length;
     while (from > 1 && compactor.tokens.total(bare.slice(from - 1)) < 56_000) from--;
     while (from < bare.length && factsOf(bare[from] as PiMessage).kind !== "user") from++;
