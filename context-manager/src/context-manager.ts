@@ -84,6 +84,8 @@ export interface ContextManagerInit<T> {
   readonly ownsCompactor: boolean;
   readonly store: ContextStore<T>;
   readonly contextWindow: number;
+  /** The reply's reserve (`Compactor.reserveFor`, checked against the window). */
+  readonly reserveTokens: number;
   /** The host's choice (`autoCompact` option), or undefined to leave it to the config. */
   readonly autoCompact: boolean | undefined;
   readonly maxAutoCompactions: number | undefined;
@@ -93,6 +95,11 @@ export interface ContextManagerInit<T> {
 export class ContextManager<T> {
   readonly compactor: Compactor<T>;
   readonly contextWindow: number;
+  /**
+   * Tokens every request leaves free for the reply: the `reserveTokens` option, else the config's,
+   * else the window's own (`replyReserveTokens`). The budget and the threshold follow from it.
+   */
+  readonly reserveTokens: number;
   /** Compactions after which auto-compaction stops, or undefined for no limit. */
   readonly maxAutoCompactions: number | undefined;
   readonly #ownsCompactor: boolean;
@@ -116,6 +123,7 @@ export class ContextManager<T> {
   constructor(init: ContextManagerInit<T>) {
     this.compactor = init.compactor;
     this.contextWindow = init.contextWindow;
+    this.reserveTokens = init.reserveTokens;
     this.maxAutoCompactions = init.maxAutoCompactions;
     this.#ownsCompactor = init.ownsCompactor;
     this.#store = init.store;
@@ -157,7 +165,7 @@ export class ContextManager<T> {
    * can hold, and between compactions what is sent only grows at its end.
    */
   get threshold(): number {
-    return this.compactor.autoCompactTokens(this.contextWindow);
+    return this.compactor.autoCompactTokens(this.contextWindow, this.reserveTokens);
   }
 
   /** True while a compaction runs (appended messages are queued until it ends). */
@@ -372,7 +380,7 @@ export class ContextManager<T> {
    * run's ratio, Before over our count, when that is higher).
    */
   get budget(): number {
-    return countedBudget(this.contextWindow - this.compactor.reserveTokens, budgetRatioOf(this.#size.calibration));
+    return countedBudget(this.contextWindow - this.reserveTokens, budgetRatioOf(this.#size.calibration));
   }
 
   /**
@@ -395,7 +403,7 @@ export class ContextManager<T> {
 
   #shape(budget: number): ShapedRequest<T> {
     const recorded = this.#store.anchor?.calibration;
-    const shaped = this.#shaper.shape(this.#store.messages, { contextWindow: this.contextWindow, budget, ...(recorded === undefined ? {} : { recordedCalibration: recorded }) });
+    const shaped = this.#shaper.shape(this.#store.messages, { contextWindow: this.contextWindow, reserveTokens: this.reserveTokens, budget, ...(recorded === undefined ? {} : { recordedCalibration: recorded }) });
     for (const warning of shaped.warnings) this.#warnOnceText("shape-failed", warning);
     return shaped;
   }
@@ -440,7 +448,7 @@ export class ContextManager<T> {
     if (!shaped.fits) {
       const parts = whatCannotShrink(this.compactor, shaped.messages);
       throw overflowError(
-        `${rejected}; after compacting and shrinking, the request is still ${shaped.tokens} tokens, over the ${budget} it must fit (the budget of ${this.budget} by our count: window ${this.contextWindow} minus ${this.compactor.reserveTokens} reserved, at the provider's ratio to our count, and below the ${sent.tokens} rejected): the system prompt and the pinned messages (${parts.pinned} tokens), the newest user message (${parts.request}, cut to head and tail), summaries (${parts.summaries}) and what cannot be shortened further (${parts.other}: the newest turn's last step, its markers, tool-call names and the thinking of the calls it answers). Not retrying.`,
+        `${rejected}; after compacting and shrinking, the request is still ${shaped.tokens} tokens, over the ${budget} it must fit (the budget of ${this.budget} by our count: window ${this.contextWindow} minus ${this.reserveTokens} reserved, at the provider's ratio to our count, and below the ${sent.tokens} rejected): the system prompt and the pinned messages (${parts.pinned} tokens), the newest user message (${parts.request}, cut to head and tail), summaries (${parts.summaries}) and what cannot be shortened further (${parts.other}: the newest turn's last step, its markers, tool-call names and the thinking of the calls it answers). Not retrying.`,
         "Start a fresh session (compaction context export, then context import), unpin messages, or use a model with a larger context window.",
         cause,
       );
@@ -496,6 +504,7 @@ export class ContextManager<T> {
         messages: input,
         trigger,
         contextWindow: this.contextWindow,
+        reserveTokens: this.reserveTokens,
         // Before in the measure of this.tokens: from the last compaction's After until a newer usage figure.
         ...(this.#store.anchor === undefined ? {} : { anchor: this.#store.anchor }),
         ...(options.focus === undefined ? {} : { focus: options.focus }),

@@ -34,6 +34,18 @@ export interface ContextManagerOptions<T> {
   /** The model's context window in tokens. Default: the compactor's (the config's `contextWindow`). */
   readonly contextWindow?: number;
   /**
+   * Tokens kept free for the model's reply, at most half the window: every request is shaped to
+   * the window less it, and the threshold and targets are shares of what it leaves. Default: the
+   * config's `reserveTokens`, else the window's own (`maxOutputTokens` where given, at most a
+   * quarter of the window, else the smaller of 16,384 and an eighth of the window). A reserve that
+   * does not fit the window is an error here, naming the option or the config file's key.
+   */
+  readonly reserveTokens?: number;
+  /** The most tokens the model writes in one reply (the `max_tokens` you send): the default reserve. */
+  readonly maxOutputTokens?: number;
+  /** Which host's option `reserveTokens` is, for its error (an integration built on the manager). Default `createContextManager`. */
+  readonly reserveOptionOf?: string;
+  /**
    * The message format, when it is not the config's `adapter`. With `session` it must be `pi`
    * (the default then). For a custom MessageAdapter, build a Compactor and pass `compactor`.
    */
@@ -118,6 +130,11 @@ export async function createContextManager<T = unknown>(options: ContextManagerO
         "Pass contextWindow (the model's context window in tokens), or set contextWindow in .compactionrc.",
       );
     }
+    const reserveTokens = compactor.reserveFor(contextWindow, {
+      reserveTokens: options.reserveTokens,
+      maxOutputTokens: options.maxOutputTokens,
+      source: { name: `the reserveTokens option of ${options.reserveOptionOf ?? "createContextManager"}` },
+    });
     const store: ContextStore<T> =
       entryStore !== undefined
         ? await EntryContextStore.open<T>(entryStore)
@@ -130,6 +147,7 @@ export async function createContextManager<T = unknown>(options: ContextManagerO
       ownsCompactor,
       store,
       contextWindow,
+      reserveTokens,
       autoCompact: options.autoCompact,
       maxAutoCompactions: options.maxAutoCompactions ?? config?.autoCompact?.maxAutoCompactions,
       agent: options.agent,
@@ -167,6 +185,13 @@ function checkOptions<T>(options: ContextManagerOptions<T>): void {
   }
   if (options.messages !== undefined && !Array.isArray(options.messages)) {
     throw invalid(`messages must be an array; found ${describeValue(options.messages)}.`, "Pass the conversation so far, oldest first.");
+  }
+  for (const key of ["reserveTokens", "maxOutputTokens"] as const) {
+    const value = options[key];
+    const minimum = key === "reserveTokens" ? 0 : 1;
+    if (value !== undefined && !(typeof value === "number" && Number.isInteger(value) && value >= minimum)) {
+      throw invalid(`${key} must be a whole number of at least ${minimum}; found ${describeValue(value)}.`, `Leave ${key} out to use the config's, or the window's own reserve.`);
+    }
   }
   const max = options.maxAutoCompactions;
   if (max !== undefined && !(Number.isInteger(max) && max >= 1)) {

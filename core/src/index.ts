@@ -21,6 +21,16 @@ export type { RequestShaping, ShapedRequest, ShapeRequestInput } from "./compact
 export { RequestShaper, type RequestShaperEngine } from "./compactor/request-shaper.js";
 export { cacheBreakpoints, markCacheBreakpoints, MAX_MESSAGE_BREAKPOINTS } from "./compactor/cache-breakpoints.js";
 export { autoCompactTokens, COMPACTED_SHARE, compactedTargetTokens, OVERFLOW_COMPACTED_SHARE, USABLE_SHARE, usableWindow } from "./compactor/usable-window.js";
+export {
+  DEFAULT_RESERVE_SHARE,
+  DEFAULT_RESERVE_TOKENS,
+  defaultReserveTokens,
+  MAX_RESERVE_SHARE,
+  MODEL_RESERVE_SHARE,
+  replyReserveTokens,
+  type ReserveSetting,
+  type ReserveSource,
+} from "./compactor/reply-reserve.js";
 export type { CompactionPlugin, PluginFactory, Preset, PresetEntry } from "./compactor/plugin.js";
 export {
   STAGE_AUGMENT,
@@ -260,7 +270,7 @@ export { compactionSchema, compactionSchemaPath } from "./config/schema.js";
 export { ConfigError, type ConfigErrorDetails, type ConfigProblem } from "./config/config-error.js";
 export { CONFIG_MODULE_NAME, loadConfig, type LoadConfigOptions } from "./config/load-config.js";
 export { type ConfigWarning, DEFAULT_TRUST_HINT, isCodeConfigFile } from "./config/project-trust.js";
-export { checkHostOptions, configWarnings, type HostCompactionOptions, type HostOptionsCheck } from "./config/host-options.js";
+export { checkHostOptions, configWarnings, type HostCompactionOptions, type HostOptionsCheck, hostReserveTokens } from "./config/host-options.js";
 export { CompactorCache, type CompactorCacheKey, type CompactorCacheOptions } from "./config/compactor-cache.js";
 export {
   BUILTIN_PLUGINS,

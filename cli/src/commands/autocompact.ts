@@ -95,7 +95,7 @@ async function autocompact(scope: CommandScope<AutocompactOptions, boolean | und
     threshold: compactor.autoCompact.threshold,
     thresholdTokens: compactor.autoCompactTokens(window),
     contextWindow: window,
-    usableWindow: Math.floor(usableWindow(window, Math.min(compactor.reserveTokens, window - 1))),
+    usableWindow: Math.floor(usableWindow(window, compactor.reserveFor(window))),
     preset: config.preset,
     config: configSummary(config),
     changed,

@@ -99,14 +99,8 @@ async function compare(scope: CommandScope<CompareOptions, CompareInput>): Promi
   const base = await scope.compactor({ adapter });
   const config = configOf(base);
   const contextWindow = input.window ?? base.contextWindow ?? config.contextWindow;
-  const reserveTokens = base.reserveTokens;
-  if (reserveTokens >= contextWindow) {
-    throw new CliError(
-      ExitCode.USAGE,
-      `The window of ${contextWindow} tokens leaves nothing beside the reserve for the reply (reserveTokens ${reserveTokens}).`,
-      "Pass a larger --window, or lower reserveTokens in .compactionrc.",
-    );
-  }
+  // A reserve the config set that this window cannot hold is a usage error naming its file and key.
+  const reserveTokens = base.reserveFor(contextWindow);
   const tokensOf = (message: unknown): number => base.tokens.count(message);
   const factsOf = (message: unknown) => base.facts.of(message);
   // Cut points only where the history has outgrown the window: before that, nothing was dropped.

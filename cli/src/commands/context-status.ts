@@ -119,7 +119,7 @@ async function contextStatus(scope: CommandScope<CommonOptions, undefined>): Pro
       source: facts.autoCompact === undefined ? "config" : "session",
       threshold: compactor.autoCompact.threshold,
       thresholdTokens: compactor.autoCompactTokens(window),
-      usableWindow: Math.floor(usableWindow(window, Math.min(compactor.reserveTokens, window - 1))),
+      usableWindow: Math.floor(usableWindow(window, compactor.reserveFor(window))),
     },
     compactions: { count: facts.compactions, lastAt: facts.lastAt, sinceLastMs: Number.isNaN(lastMs) ? null : Math.max(0, Date.now() - lastMs) },
     risk,

@@ -43,6 +43,8 @@ function compactor(plugins: CompactionPlugin[], summarizer: Summarizer = fixedSu
     summarizer,
     plugins,
     contextWindow: 100_000,
+    // The budgets these tests state are the whole window.
+    reserveTokens: 0,
   });
 }
 

@@ -7,6 +7,7 @@ import { checkCut } from "../cut/check-cut.js";
 import type { Cut } from "../cut/cut.js";
 import { shrinkToBudget } from "../shrink/shrink-to-budget.js";
 import { autoCompactTokens, compactedTargetTokens, usableWindow } from "./usable-window.js";
+import { replyReserveTokens, type ReserveSetting, type ReserveSource } from "./reply-reserve.js";
 import { RequestShaper } from "./request-shaper.js";
 import { summaryHasContent } from "../summarizer/has-content.js";
 import { fitCompacted, fitCutToBudget, keepNewestRequest, latestCutIndex, summaryAllowance } from "./fit-budget.js";
@@ -44,8 +45,16 @@ export interface CompactorOptions<T> {
   readonly plugins?: readonly CompactionPlugin[];
   /** Default context window for `compact()` calls that do not pass one. */
   readonly contextWindow?: number;
-  /** Default tokens kept free for the reply. Default 0. */
+  /**
+   * Tokens kept free for the reply, as the user set them (checked against each window: at most
+   * half of it). Default: the window's own (`replyReserveTokens`: the smaller of 16,384 and an
+   * eighth of the window, or `maxOutputTokens` where known).
+   */
   readonly reserveTokens?: number;
+  /** Where `reserveTokens` was set, for the error when it does not fit a window. */
+  readonly reserveSource?: ReserveSource;
+  /** The most tokens the model writes in one reply, when the host knows it: the default reserve. */
+  readonly maxOutputTokens?: number;
   /** Longest summary `run.summarize()` asks for when a plugin does not say. Default 4,000. */
   readonly summaryMaxTokens?: number;
   /** When the host should compact on its own. Default: enabled at 0.8 of the context window. */
@@ -96,7 +105,12 @@ export class Compactor<T> {
   readonly plugins: CompactionPlugin[] = [];
   readonly config: unknown;
   contextWindow: number | undefined;
-  reserveTokens: number;
+  /** The reserve for the reply the user set, or undefined for each window's own (see `reserveFor`). */
+  reserveTokens: number | undefined;
+  /** Where `reserveTokens` was set (a config file's key, an option), named when it does not fit. */
+  reserveSource: ReserveSource;
+  /** The model's reply limit, when the host knows it: the reserve where the user set none. */
+  maxOutputTokens: number | undefined;
   summaryMaxTokens: number;
   autoCompact: AutoCompactSettings;
   readonly #ownsCounter: boolean;
@@ -117,7 +131,9 @@ export class Compactor<T> {
     });
     if (options.summarizer !== undefined) this.summarizer = options.summarizer;
     this.contextWindow = options.contextWindow;
-    this.reserveTokens = options.reserveTokens ?? 0;
+    this.reserveTokens = options.reserveTokens;
+    this.reserveSource = options.reserveSource ?? { name: "the compactor's reserveTokens" };
+    this.maxOutputTokens = options.maxOutputTokens;
     this.summaryMaxTokens = options.summaryMaxTokens ?? 4000;
     this.autoCompact = options.autoCompact ?? { enabled: true, threshold: DEFAULT_AUTO_COMPACT_THRESHOLD };
     this.config = options.config;
@@ -132,15 +148,38 @@ export class Compactor<T> {
    * The size, as the provider counts it, past which a host compacts on its own: the auto-compaction
    * threshold's share of the usable window (`usableWindow`: the window, or less when the reserve
    * for the reply takes over a tenth of it), so a host compacts before what it holds outgrows what
-   * it can send, and between two compactions its requests only grow at their end.
+   * it can send, and between two compactions its requests only grow at their end. `reserveTokens`:
+   * a host's own reserve; default the compactor's for the window (`reserveFor`).
    */
-  autoCompactTokens(contextWindow: number | undefined = this.contextWindow): number {
+  autoCompactTokens(contextWindow: number | undefined = this.contextWindow, reserveTokens?: number): number {
     if (contextWindow === undefined || !Number.isFinite(contextWindow) || contextWindow <= 0) {
       throw new CompactionError(ErrorCodes.INPUT_INVALID, `autoCompactTokens() needs a positive contextWindow; found ${String(contextWindow)}.`, {
         hint: "Pass the model's context window, or set contextWindow in .compactionrc.",
       });
     }
-    return autoCompactTokens(contextWindow, Math.min(this.reserveTokens, contextWindow - 1), this.autoCompact.threshold);
+    return autoCompactTokens(contextWindow, Math.min(reserveTokens ?? this.reserveFor(contextWindow), contextWindow - 1), this.autoCompact.threshold);
+  }
+
+  /**
+   * The tokens a request at `contextWindow` leaves free for the reply (`replyReserveTokens`): a
+   * host's `reserveTokens` option, else the config's, else the window's own reserve (from the
+   * host's or the compactor's `maxOutputTokens` where known). Every host sizes its budget with it.
+   * Throws COMPACTION_CONFIG_INVALID or COMPACTION_INPUT_INVALID, naming where it was set, when the
+   * user's does not fit the window (more than half of it).
+   */
+  reserveFor(contextWindow: number | undefined = this.contextWindow, host: ReserveSetting = {}): number {
+    if (contextWindow === undefined || !Number.isFinite(contextWindow) || contextWindow <= 0) {
+      throw new CompactionError(ErrorCodes.INPUT_INVALID, `reserveFor() needs a positive contextWindow; found ${String(contextWindow)}.`, {
+        hint: "Pass the model's context window, or set contextWindow in .compactionrc.",
+      });
+    }
+    // A host's own setting (its reserveTokens option, the model's reply limit it knows) wins over the compactor's.
+    const own = host.reserveTokens !== undefined;
+    return replyReserveTokens(contextWindow, {
+      reserveTokens: own ? host.reserveTokens : this.reserveTokens,
+      source: own ? (host.source ?? { name: "the reserveTokens option" }) : this.reserveSource,
+      maxOutputTokens: host.maxOutputTokens ?? this.maxOutputTokens,
+    });
   }
 
   /**
@@ -297,7 +336,7 @@ export class Compactor<T> {
    */
   createRequestShaper(): RequestShaper<T> {
     const engine = this.#shapingEngine();
-    return new RequestShaper<T>({ ...engine, autoCompactTokens: (contextWindow) => this.autoCompactTokens(contextWindow) });
+    return new RequestShaper<T>({ ...engine, autoCompactTokens: (contextWindow, reserveTokens) => this.autoCompactTokens(contextWindow, reserveTokens) });
   }
 
   #shapingEngine(): ShapingEngine<T> {
@@ -305,7 +344,7 @@ export class Compactor<T> {
       adapter: this.adapter,
       tokens: this.tokens,
       contextWindow: this.contextWindow,
-      reserveTokens: this.reserveTokens,
+      reserveFor: (contextWindow) => this.reserveFor(contextWindow),
       recallTool: this.#recallTool(),
       runTaps: (list, shaping) => (this.hooks.shapeRequest.isUsed() ? this.hooks.shapeRequest.call(list, shaping) : list),
     };
@@ -337,11 +376,15 @@ export class Compactor<T> {
         { hint: "Pass contextWindow to compact() or to new Compactor(), or set it in .compactionrc." },
       );
     }
-    const reserve = input.reserveTokens ?? this.reserveTokens;
+    // A host's own reserve may hold more than the reply (what it sends beside the messages: a
+    // system prompt, tools), so it need only leave the messages some room; the user's setting is
+    // checked against the window's half in reserveFor.
+    const reserve = input.reserveTokens ?? this.reserveFor(contextWindow);
     if (!Number.isFinite(reserve) || reserve < 0 || reserve >= contextWindow) {
       throw new CompactionError(
         ErrorCodes.INPUT_INVALID,
-        `reserveTokens must be at least 0 and below the context window (${contextWindow}); found ${String(reserve)}.`,
+        `compact()'s reserveTokens must be at least 0 and below the context window (${contextWindow}); found ${String(reserve)}.`,
+        { hint: "Leave reserveTokens out to use the compactor's reserve for this window." },
       );
     }
     try {

@@ -27,7 +27,7 @@ function cutAt(index: number, kind: "summary" | "note" = "summary") {
 }
 
 function compactor(plugins: CompactionPlugin[], summarizer: Summarizer, contextWindow = 100_000) {
-  return new Compactor<PiMessage>({ adapter: createPiAdapter(), tokenCounter: createEstimateCounter(), summarizer, plugins, contextWindow });
+  return new Compactor<PiMessage>({ adapter: createPiAdapter(), tokenCounter: createEstimateCounter(), summarizer, plugins, contextWindow, reserveTokens: 0 });
 }
 
 /** One short turn to compact, then the newest request. */

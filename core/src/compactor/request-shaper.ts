@@ -30,8 +30,8 @@ interface SentForm<T> {
 
 /** What a shaper needs of its compactor beyond the shaping engine: the size it compacts at. */
 export interface RequestShaperEngine<T> extends ShapingEngine<T> {
-  /** The auto-compaction threshold in tokens, as the provider counts them, for a window (`Compactor.autoCompactTokens`). */
-  autoCompactTokens(contextWindow: number): number;
+  /** The auto-compaction threshold in tokens, as the provider counts them, for a window and reserve (`Compactor.autoCompactTokens`). */
+  autoCompactTokens(contextWindow: number, reserveTokens?: number): number;
 }
 
 /** One conversation's sending (see the file's comment). Not shared between conversations. */
@@ -74,7 +74,7 @@ export class RequestShaper<T> {
 
     // A new step: shaped afresh from what the taps gave, with room freed for what comes next.
     const ratio = shaping.providerRatio > 0 ? shaping.providerRatio : 1;
-    const target = Math.floor((COMPACTED_SHARE * this.#engine.autoCompactTokens(shaping.contextWindow)) / ratio) - shaping.systemPromptTokens;
+    const target = Math.floor((COMPACTED_SHARE * this.#engine.autoCompactTokens(shaping.contextWindow, shaping.reserveTokens)) / ratio) - shaping.systemPromptTokens;
     const shrunk = shrinkToBudget(shaped, this.#engine.tokens, {
       budget: shaping.budget,
       recallTool: this.#engine.recallTool,

@@ -28,8 +28,13 @@ export interface ShapeRequestInput {
   /** The system prompt sent beside the messages (not one of them): it takes room from them. */
   readonly systemPrompt?: string;
   /**
-   * Most tokens the messages may hold, by our count. Default: the window less the compactor's
-   * `reserveTokens`, as our count at the provider's calibrated ratio for these messages
+   * The tokens kept free for the reply, when the host holds its own (the context manager's
+   * `reserveTokens` option). Default: the compactor's for this window (`Compactor.reserveFor`).
+   */
+  readonly reserveTokens?: number;
+  /**
+   * Most tokens the messages may hold, by our count. Default: the window less the reserve
+   * (`reserveTokens`), as our count at the provider's calibrated ratio for these messages
    * (`MessageTokenCounter.budgetRatio`, `countedBudget`), less the system prompt (our count).
    */
   readonly budget?: number;
@@ -53,6 +58,11 @@ export interface RequestShaping<T> {
   readonly usableWindow?: number;
   /** Most tokens the messages may hold (see ShapeRequestInput.budget). */
   readonly budget: number;
+  /**
+   * The tokens kept free for the reply (see ShapeRequestInput.reserveTokens). Optional for a
+   * shaping object built by hand.
+   */
+  readonly reserveTokens?: number;
   /** Our count of the system prompt sent beside the messages (0 when none). */
   readonly systemPromptTokens: number;
   /**
@@ -90,7 +100,8 @@ export interface ShapingEngine<T> {
   readonly adapter: MessageAdapter<T>;
   readonly tokens: MessageTokenCounter<T>;
   readonly contextWindow: number | undefined;
-  readonly reserveTokens: number;
+  /** The reply's reserve at a window (`Compactor.reserveFor`). */
+  reserveFor(contextWindow: number): number;
   /** Runs the hook's taps (already wrapped by `guardShapingTap`). */
   runTaps(messages: readonly T[], shaping: RequestShaping<T>): readonly T[];
   readonly recallTool: string | undefined;
@@ -121,11 +132,13 @@ export function runShapingTaps<T>(
   }
   const systemPromptTokens = input.systemPrompt ? engine.tokens.counter.count(input.systemPrompt) : 0;
   const providerRatio = engine.tokens.budgetRatio(messages, input.recordedCalibration);
-  const budget = Math.max(1, input.budget ?? countedBudget(contextWindow - engine.reserveTokens, providerRatio) - systemPromptTokens);
+  const reserve = input.reserveTokens ?? engine.reserveFor(contextWindow);
+  const budget = Math.max(1, input.budget ?? countedBudget(contextWindow - reserve, providerRatio) - systemPromptTokens);
   const shaping: RequestShaping<T> = {
     contextWindow,
-    usableWindow: usableWindow(contextWindow, Math.min(engine.reserveTokens, contextWindow - 1)),
+    usableWindow: usableWindow(contextWindow, Math.min(reserve, contextWindow - 1)),
     budget,
+    reserveTokens: reserve,
     systemPromptTokens,
     providerRatio,
     adapter: engine.adapter,

@@ -68,11 +68,11 @@ describe("Compactor.autoCompactTokens", () => {
       adapter: createPiAdapter(),
       tokenCounter: createEstimateCounter(),
       contextWindow: 32_000,
-      reserveTokens: 16_384,
+      reserveTokens: 12_000,
       plugins: [{ name: "probe", apply: (x) => x.hooks.beforeCompact.tap("probe", (run) => void seen.push({ usable: run.usableWindow, target: run.targetTokens })) }],
     });
     await c.compact({ messages: [{ role: "user", content: "hi", timestamp: 1 } as PiMessage] });
-    expect(seen).toEqual([{ usable: usableWindow(32_000, 16_384), target: compactedTargetTokens(32_000, 16_384, 0.8) }]);
+    expect(seen).toEqual([{ usable: usableWindow(32_000, 12_000), target: compactedTargetTokens(32_000, 12_000, 0.8) }]);
   });
 });
 

@@ -15,6 +15,7 @@ import { loadConfigDetailed, type LoadConfigOptions, type LoadedConfig } from ".
 import { resolvePlugin, shortName } from "./resolve-module.js";
 import { resolvePlugins } from "./resolve-plugins.js";
 import { DEFAULT_AUTO_COMPACT_THRESHOLD } from "../compactor/compactor.js";
+import type { ReserveSource } from "../compactor/reply-reserve.js";
 import { deepFreeze } from "./plain-data.js";
 import { didYouMean, suggest } from "./suggest.js";
 import type { AdapterName } from "./types.js";
@@ -75,7 +76,7 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
       ...(config.tokenizer.ratio === undefined ? {} : { tokenRatio: config.tokenizer.ratio }),
       plugins,
       contextWindow: config.contextWindow,
-      reserveTokens: config.reserveTokens,
+      ...(config.reserveTokens === undefined ? {} : { reserveTokens: config.reserveTokens, reserveSource: reserveSourceOf(loaded) }),
       summaryMaxTokens: config.summarizer.maxTokens,
       autoCompact: {
         enabled: config.autoCompact.enabled,
@@ -94,6 +95,12 @@ export async function createCompactor<T = unknown>(options: CreateCompactorOptio
     tokenCounter.dispose();
     throw error;
   }
+}
+
+/** Where the config set `reserveTokens`: its file and key, for the error when a host's window cannot hold it. */
+function reserveSourceOf(loaded: LoadedConfig): ReserveSource {
+  const { filepath } = loaded.config;
+  return filepath === null ? { name: "reserveTokens" } : { name: "reserveTokens", file: filepath, path: loaded.pointerTo("reserveTokens") };
 }
 
 function adapterFor(adapter: AdapterName | MessageAdapter<any>): MessageAdapter<any> {

@@ -5,6 +5,7 @@
  */
 import type { Compactor } from "../compactor/compactor.js";
 import type { CompactionPlugin } from "../compactor/plugin.js";
+import { replyReserveTokens } from "../compactor/reply-reserve.js";
 import { CompactionError, ErrorCodes } from "../errors.js";
 import type { ConfigWarning } from "./project-trust.js";
 import { describeValue } from "./schema-problems.js";
@@ -30,8 +31,17 @@ export interface HostCompactionOptions<T, E> {
   readonly preset?: string;
   /** The model's context window in tokens. Default: the config's `contextWindow`. */
   readonly contextWindow?: number;
-  /** Tokens kept free for the model's reply. Default: the config's `reserveTokens`. */
+  /**
+   * Tokens kept free for the model's reply, at most half the window. Default: the config's
+   * `reserveTokens`, else the window's own reserve (`replyReserveTokens`: `maxOutputTokens` where
+   * given, else the smaller of 16,384 and an eighth of the window).
+   */
   readonly reserveTokens?: number;
+  /**
+   * The most tokens the model writes in one reply (the `maxOutputTokens` the host sends, or the
+   * model's limit): the reserve when neither `reserveTokens` nor the config sets one.
+   */
+  readonly maxOutputTokens?: number;
   /** Plugins applied after the config's and the preset's (e.g. a model summarizer). */
   readonly plugins?: readonly CompactionPlugin[];
   /** Decides which messages are pinned (never dropped, pruned or summarised). */
@@ -59,20 +69,15 @@ export function checkHostOptions<T, E>(options: HostCompactionOptions<T, E>, { h
   if (typeof options !== "object" || options === null) {
     throw invalid("/", `expected an options object, found ${describeValue(options)}.`, "Pass e.g. { contextWindow: 128000 }.");
   }
-  for (const key of ["contextWindow", "reserveTokens"] as const) {
+  for (const key of ["contextWindow", "reserveTokens", "maxOutputTokens"] as const) {
     const value = options[key];
-    const minimum = key === "contextWindow" ? 1 : 0;
+    const minimum = key === "reserveTokens" ? 0 : 1;
     if (value !== undefined && !(typeof value === "number" && Number.isInteger(value) && value >= minimum)) {
       throw invalid(`/${key}`, `${key} must be a whole number of at least ${minimum}, found ${describeValue(value)}.`, `Leave ${key} out to use the config's.`);
     }
   }
-  if (options.contextWindow !== undefined && options.reserveTokens !== undefined && options.reserveTokens >= options.contextWindow) {
-    throw invalid(
-      "/reserveTokens",
-      `reserveTokens (${options.reserveTokens}) must be below contextWindow (${options.contextWindow}).`,
-      "The prompt is compacted to contextWindow - reserveTokens; keep some room for it.",
-    );
-  }
+  // A reserve that cannot fit the window given beside it is an error now, not at every step.
+  if (options.contextWindow !== undefined) replyReserveTokens(options.contextWindow, { reserveTokens: options.reserveTokens, source: { name: `the reserveTokens option of ${host}` } });
   if (options.trusted !== undefined && typeof options.trusted !== "boolean") {
     throw invalid("/trusted", `trusted must be true or false, found ${describeValue(options.trusted)}.`, "Pass true, false, or leave trusted out.");
   }
@@ -84,6 +89,19 @@ export function checkHostOptions<T, E>(options: HostCompactionOptions<T, E>, { h
   if (options.plugins !== undefined && !Array.isArray(options.plugins)) {
     throw invalid("/plugins", `plugins must be an array of plugins, found ${describeValue(options.plugins)}.`, `Pass e.g. [${pluginExample}].`);
   }
+}
+
+/**
+ * The reply's reserve a host uses at `contextWindow`: its `reserveTokens` option over the
+ * config's, else the window's own from its `maxOutputTokens` (`Compactor.reserveFor`). Throws,
+ * naming the option or the config file's key, when the reserve set does not fit the window.
+ */
+export function hostReserveTokens<T>(compactor: Compactor<T>, contextWindow: number, options: Pick<HostCompactionOptions<T, unknown>, "reserveTokens" | "maxOutputTokens">, host: string): number {
+  return compactor.reserveFor(contextWindow, {
+    reserveTokens: options.reserveTokens,
+    maxOutputTokens: options.maxOutputTokens,
+    source: { name: `the reserveTokens option of ${host}` },
+  });
 }
 
 /**

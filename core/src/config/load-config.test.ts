@@ -27,7 +27,6 @@ const DEFAULTS = {
   sources: expect.any(Object),
   preset: "safeguard",
   contextWindow: 200000,
-  reserveTokens: 16384,
   adapter: "pi",
   tokenizer: { counter: "tiktoken", encoding: "o200k_base" },
   summarizer: { name: "extractive", maxTokens: 4000 },
@@ -359,11 +358,20 @@ describe("loadConfig: invalid configs", () => {
     for (const problem of error.errors) expect(lines.some((line) => line.trim().startsWith(`${problem.path}: ${problem.message}`))).toBe(true);
   });
 
-  it("rejects reserveTokens that leave no budget, at the path that set it", async () => {
-    const error = await invalid({ contextWindow: 100000, agents: { small: { contextWindow: 8000 } } }, { agent: "small" });
+  it("rejects a reserveTokens over half the agent's window, at the path that set it", async () => {
+    const error = await invalid({ contextWindow: 100000, reserveTokens: 16384, agents: { small: { contextWindow: 8000 } } }, { agent: "small" });
     expect(error.path).toBe("/reserveTokens");
-    expect(error.message).toContain("expected reserveTokens below contextWindow (8000), found 16384");
+    expect(error.message).toContain("expected reserveTokens of at most half of contextWindow (8000), found 16384");
+    expect(error.hint).toContain("at most 4000");
+    expect(error.hint).toContain("leave it out (the reserve then follows the window: 1000 tokens at 8000)");
     expect(error.hint).toContain("/agents/small/contextWindow");
+  });
+
+  it("leaves reserveTokens unset when the file sets none, so a small window gets its own reserve", async () => {
+    const root = makeProject({ ".compactionrc.json": JSON.stringify({ contextWindow: 8000 }) });
+    const config = await loadConfig({ cwd: root });
+    expect(config.reserveTokens).toBeUndefined();
+    expect(config.sources.reserveTokens).toEqual({ from: "default", path: null });
   });
 
   it.each<[string, unknown]>([

@@ -1,4 +1,5 @@
 import { dirname, resolve } from "node:path";
+import { defaultReserveTokens, MAX_RESERVE_SHARE } from "../compactor/reply-reserve.js";
 import { configInvalid, problemsFromAjv } from "./config-error.js";
 import { findConfigFile } from "./find-config-file.js";
 import { AGENT_KEYS, applyAgentSection, keysSetBy } from "./merge.js";
@@ -93,12 +94,13 @@ export async function loadConfigDetailed(options: LoadConfigOptions = {}): Promi
     return fromAgent ? pointer("agents", agent as string, key, ...rest) : pointer(key, ...rest);
   };
 
-  if (merged.reserveTokens >= merged.contextWindow) {
+  const reserveLimit = Math.floor(merged.contextWindow * MAX_RESERVE_SHARE);
+  if (merged.reserveTokens !== undefined && merged.reserveTokens > reserveLimit) {
     throw configInvalid(filepath ?? undefined, [
       {
         path: pointerTo("reserveTokens"),
-        message: `expected reserveTokens below contextWindow (${merged.contextWindow}), found ${merged.reserveTokens}: the compaction budget is contextWindow - reserveTokens`,
-        hint: `Lower reserveTokens or raise contextWindow${pointerTo("contextWindow") === "/contextWindow" ? "" : ` (set at ${pointerTo("contextWindow")})`}.`,
+        message: `expected reserveTokens of at most half of contextWindow (${merged.contextWindow}), found ${merged.reserveTokens}: a reserve for the reply larger than the context's room leaves the context no room to work in`,
+        hint: `Lower reserveTokens to at most ${reserveLimit}, or leave it out (the reserve then follows the window: ${defaultReserveTokens(merged.contextWindow)} tokens at ${merged.contextWindow}), or raise contextWindow${pointerTo("contextWindow") === "/contextWindow" ? "" : ` (set at ${pointerTo("contextWindow")})`}.`,
       },
     ]);
   }
@@ -122,7 +124,7 @@ export async function loadConfigDetailed(options: LoadConfigOptions = {}): Promi
     sources,
     preset: options.preset ?? merged.preset,
     contextWindow: merged.contextWindow,
-    reserveTokens: merged.reserveTokens,
+    ...(merged.reserveTokens === undefined ? {} : { reserveTokens: merged.reserveTokens }),
     adapter: merged.adapter,
     tokenizer: merged.tokenizer as ResolvedConfig["tokenizer"],
     summarizer: merged.summarizer as ResolvedConfig["summarizer"],

@@ -64,7 +64,9 @@ describe("validateConfigData", () => {
   it("fills top-level defaults into the data it validates", () => {
     const data: Record<string, unknown> = { preset: "rolling" };
     expect(validateConfigData(data)).toEqual([]);
-    expect(data).toMatchObject({ preset: "rolling", contextWindow: 200000, reserveTokens: 16384, adapter: "pi" });
+    expect(data).toMatchObject({ preset: "rolling", contextWindow: 200000, adapter: "pi" });
+    // No default: the reserve follows the window (replyReserveTokens).
+    expect(data).not.toHaveProperty("reserveTokens");
   });
 
   it("injects no top-level defaults into an agent section", () => {

@@ -91,8 +91,11 @@ export interface ResolvedConfig {
   readonly sources: Readonly<Record<keyof AgentConfig, SettingSource>>;
   readonly preset: string;
   readonly contextWindow: number;
-  /** Tokens kept free for the reply; the compaction budget is contextWindow - reserveTokens. */
-  readonly reserveTokens: number;
+  /**
+   * Tokens kept free for the reply, when the config sets them (at most half of contextWindow);
+   * not set, each window gets its own (`replyReserveTokens`). The budget is the window less it.
+   */
+  readonly reserveTokens?: number;
   readonly adapter: AdapterName;
   /** `ratio`: provider tokens per counted token, when the config gives it (else learned from usage). */
   readonly tokenizer: { readonly counter: TokenCounterName; readonly encoding: string; readonly ratio?: number };

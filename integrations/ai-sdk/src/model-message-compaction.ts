@@ -14,6 +14,7 @@
  */
 import {
   autoCompactTokens,
+  hostReserveTokens,
   cacheBreakpoints,
   CompactionError,
   type CompactionResult,
@@ -124,7 +125,9 @@ export class ModelMessageCompaction {
     if (known !== undefined) return [...known.messages];
 
     const contextWindow = this.#options.contextWindow ?? compactor.contextWindow ?? 200_000;
-    const reserve = this.#options.reserveTokens ?? Math.min(compactor.reserveTokens, Math.floor(contextWindow / 4));
+    // The reply's reserve for this window (the options', else the config's, else the window's own):
+    // one that does not fit the window is an error, not a compaction failing at every step.
+    const reserve = hostReserveTokens(compactor, contextWindow, this.#options, "@compaction/ai-sdk");
     // The threshold's share of the usable window (the window, or less when the reserve takes over a
     // tenth of it): compacted before the messages outgrow what a step can send, so between
     // compactions each step's prompt only grows at its end and the provider's prompt cache holds.

@@ -14,9 +14,16 @@ import type { ModelMessage } from "ai";
 export interface AiSdkCompactionOptions extends HostCompactionOptions<ModelMessage, AiSdkCompactionEvent> {
   /**
    * Tokens kept free for the model's reply: compaction brings the prompt under `contextWindow -
-   * reserveTokens`. Default: the config's `reserveTokens`, at most a quarter of the window.
+   * reserveTokens`; at most half the window. Default: the config's `reserveTokens`, else
+   * `maxOutputTokens` (at most a quarter of the window), else the smaller of 16,384 and an eighth
+   * of the window.
    */
   readonly reserveTokens?: number;
+  /**
+   * The `maxOutputTokens` you pass to `generateText` / `streamText` (or the model's output limit):
+   * the reply's reserve when neither `reserveTokens` nor the config sets one.
+   */
+  readonly maxOutputTokens?: number;
   /**
    * Plugins applied after the config's and the preset's, e.g. `summarizerAiSdk({ model })` from
    * `@compaction/plugin-summarizer-ai-sdk` to write summaries with a model.

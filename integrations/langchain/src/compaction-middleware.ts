@@ -21,6 +21,7 @@
  */
 import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
 import {
+  hostReserveTokens,
   autoCompactTokens,
   budgetRatioOf,
   cacheBreakpoints,
@@ -132,12 +133,12 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     Math.ceil((engine.tokens.total(messages) + extra) * ratio);
 
   /**
-   * The reply's reserve out of `room` (the window less the system prompt and tools): the option,
-   * else the config's, at most a quarter of the room (as the AI SDK integration does), and always
-   * below the room, so a large prompt never makes the compaction itself refuse to run.
+   * The reply's reserve for `window` (core's `hostReserveTokens`: the option, else the config's,
+   * else the window's own), kept below `room` (the window less the system prompt and tools), so a
+   * large prompt never makes the compaction itself refuse to run.
    */
-  const reserveFor = (engine: Compactor<BaseMessage>, room: number): number =>
-    Math.max(0, Math.min(options.reserveTokens ?? Math.min(engine.reserveTokens, Math.floor(room / 4)), room - 1));
+  const reserveFor = (engine: Compactor<BaseMessage>, window: number, room = window): number =>
+    Math.max(0, Math.min(hostReserveTokens(engine, window, options, "@compaction/langchain"), room - 1));
   /**
    * Where the state is compacted: the threshold's share of the usable window (core's
    * `autoCompactTokens`: the window, or less when the reply's reserve takes over a tenth of it), so
@@ -172,7 +173,7 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     // taken off the window only when it is not.
     const usageHeld = engine.tokens.contextBase(messages).base === "usage";
     const room = usageHeld ? window : Math.max(1, window - Math.ceil(extra * ratio));
-    const reserve = reserveFor(engine, room);
+    const reserve = reserveFor(engine, window, room);
     const before = callTokens(engine, messages, extra, ratio);
     emit({
       type: "compaction-start",

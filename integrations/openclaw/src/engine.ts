@@ -20,7 +20,7 @@
  *   `assemble`, `commitTurn`, `afterTurn` and `compact` also record the messages for recall's
  *   index (agents with recall only, see recall-tool.ts).
  */
-import { type Compactor, countedBudget, type PiMessage, type RequestShaper, type ResolvedConfig } from "@compaction/core";
+import { type Compactor, countedBudget, defaultReserveTokens, type PiMessage, type RequestShaper, type ResolvedConfig } from "@compaction/core";
 import { ensureRequestPruning } from "@compaction/plugin-layered";
 import { planPiCompaction } from "@compaction/transcript";
 import { anchorOf, findAnchor, sameAnchor } from "./anchor.js";
@@ -190,6 +190,15 @@ export class CompactionEngine implements ContextEngine {
     }
   }
 
+  #reserveFor(compactor: Compactor<PiMessage>, tokenBudget: number): number {
+    try {
+      return compactor.reserveFor(tokenBudget);
+    } catch (error) {
+      this.#warnOnce(`compaction: ${describe(error)} The budget's own reserve (${defaultReserveTokens(tokenBudget)} tokens) is used instead.`);
+      return defaultReserveTokens(tokenBudget);
+    }
+  }
+
   async compact(params: CompactParams): Promise<CompactResult> {
     const messages = this.#seen.get(params.sessionId) ?? (await this.#read(params));
     if (messages === undefined) {
@@ -206,10 +215,10 @@ export class CompactionEngine implements ContextEngine {
     const previous = await this.#deps.store.compaction(params.sessionId);
     const view = this.#applied(messages, previous, params.sessionId);
     const contextWindow = params.tokenBudget ?? compactor.contextWindow ?? (compactor.config as ResolvedConfig | undefined)?.contextWindow;
-    // OpenClaw's budget for a small model can be below the config's reserve (16,384 by default),
-    // which no compaction could meet: of OpenClaw's budget at most a quarter is reserved, as the AI
-    // SDK integration does with a model's window.
-    const reserveTokens = params.tokenBudget === undefined ? undefined : Math.min(compactor.reserveTokens, Math.floor(params.tokenBudget / 4));
+    // The reply's reserve for OpenClaw's budget (the config's, else the budget's own: an eighth of
+    // a small model's). OpenClaw learns of the budget only per call, so a config reserve that
+    // cannot fit it is said once and the budget's own reserve used, not a compaction failing at every turn.
+    const reserveTokens = params.tokenBudget === undefined ? undefined : this.#reserveFor(compactor, params.tokenBudget);
     const focus = params.customInstructions?.trim();
     const agent = this.#agentOf(params.sessionKey, params.agentId);
     const result = await compactor.compact({

@@ -73,7 +73,7 @@ export class ContextPruner {
     }
     // A share of the usable window, as at compaction time (the window, or less when the reserve
     // for the reply takes over a tenth of it).
-    const ratio = total / usableWindow(input.contextWindow, Math.min(compactor.reserveTokens, input.contextWindow - 1));
+    const ratio = total / usableWindow(input.contextWindow, Math.min(compactor.reserveFor(input.contextWindow), input.contextWindow - 1));
     if (!shouldPrune(ratio, toolTokens, this.#options)) return this.#none();
 
     const candidate = pruneToolOutputs(messages, {

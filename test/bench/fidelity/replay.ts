@@ -131,7 +131,7 @@ export async function replayPreset(messages: readonly PiMessage[], options: Pres
   let peakHeldTokens = 0;
   let peakSentTokens = 0;
   // As the context manager's send(): the window less the compactor's reserve, no system prompt.
-  const budget = options.window - compactor.reserveTokens;
+  const budget = options.window - compactor.reserveFor(options.window);
   const shape = (held: readonly PiMessage[]): ShapedRequest<PiMessage> => compactor.shapeRequest(held, { contextWindow: options.window, budget });
   const shaping = { requests: 0, shaped: 0, shrunkMessages: 0, droppedMessages: 0, overBudget: 0, budget };
   /** One model call: the context held now, and the request shaped from it. */

@@ -238,9 +238,6 @@ export async function openCompactionThread(options: CompactionThreadOptions): Pr
     if (owned !== undefined) {
       for (const warning of configWarnings(owned)) options.on?.({ type: "warning", message: `${warning.message} ${warning.hint}`, code: warning.code });
       for (const plugin of options.plugins ?? []) owned.use(plugin);
-      // The reply's reserve, as compactionPrepareStep takes it: the option, else the config's at most a quarter of the window.
-      const window = options.contextWindow ?? owned.contextWindow;
-      owned.reserveTokens = options.reserveTokens ?? (window === undefined ? owned.reserveTokens : Math.min(owned.reserveTokens, Math.floor(window / 4)));
     }
     const compactor = options.compactor ?? owned!;
     const manager = await createContextManager<PiMessage>({
@@ -248,6 +245,10 @@ export async function openCompactionThread(options: CompactionThreadOptions): Pr
       compactor,
       ...(options.agent === undefined ? {} : { agent: options.agent }),
       ...(options.contextWindow === undefined ? {} : { contextWindow: options.contextWindow }),
+      // The reply's reserve, as compactionPrepareStep takes it: the option, else the config's, else the window's own.
+      ...(options.reserveTokens === undefined ? {} : { reserveTokens: options.reserveTokens }),
+      ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
+      reserveOptionOf: "@compaction/ai-sdk/thread",
     });
     forwardThreadEvents(manager as ContextManager<unknown>, options.on);
     // The context as read must be sendable: a corrupt entry fails here, naming it, not mid-request.

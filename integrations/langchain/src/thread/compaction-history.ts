@@ -23,6 +23,7 @@
  */
 import { randomUUID } from "node:crypto";
 import {
+  hostReserveTokens,
   checkHostOptions,
   CompactionError,
   type Compactor,
@@ -95,8 +96,6 @@ export function compactionHistory(options: CompactionHistoryOptions): Compaction
   checkOptions(options);
   let compactor: Promise<Compactor<PiMessage>> | undefined;
   let owned: Compactor<PiMessage> | undefined;
-  /** The config's reserve for the reply, before it is capped to each run's room. */
-  let configReserve = 0;
   /** Tokens of the system prompt and tool definitions, as the last call carried them. */
   let overhead = 0;
   const open = new Map<string, OpenThread>();
@@ -113,7 +112,6 @@ export function compactionHistory(options: CompactionHistoryOptions): Compaction
         adapter: "pi",
       });
       owned = built;
-      configReserve = built.reserveTokens;
       for (const warning of configWarnings(built)) options.on?.({ type: "warning", message: `${warning.message} ${warning.hint}`, code: warning.code });
       for (const plugin of options.plugins ?? []) built.use(plugin);
       return built;
@@ -145,10 +143,12 @@ export function compactionHistory(options: CompactionHistoryOptions): Compaction
     }
     // What the system prompt and tools take of the window is not the thread's: the manager measures the messages alone.
     const room = Math.max(1, window - overhead);
-    if (owned !== undefined) owned.reserveTokens = Math.max(0, Math.min(options.reserveTokens ?? Math.min(configReserve, Math.floor(room / 4)), room - 1));
+    // The reply's reserve for the model's window (the option, else the config's, else the window's
+    // own), out of the room the messages have: at most half of it, as a context manager takes it.
+    const reserve = Math.min(hostReserveTokens(engine, window, options, HOST), Math.floor(room / 2));
     const store = await openStore(threadId);
     try {
-      const manager = await createContextManager<PiMessage>({ store, compactor: engine, contextWindow: room, ...(options.agent === undefined ? {} : { agent: options.agent }) });
+      const manager = await createContextManager<PiMessage>({ store, compactor: engine, contextWindow: room, reserveTokens: reserve, ...(options.agent === undefined ? {} : { agent: options.agent }) });
       forwardThreadEvents(manager as ContextManager<unknown>, options.on);
       const thread: OpenThread = { threadId, store, manager, recorded: new Set(), recall: undefined };
       open.set(threadId, thread);
