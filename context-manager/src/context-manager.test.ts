@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CompactionError, type CompactionPlugin, type CompactionResult, ErrorCodes, type PiMessage } from "@compaction/core";
-import { user, words } from "@compaction/core/testing/pi";
+import { assistant, user, words } from "@compaction/core/testing/pi";
 import { Gate, exchange, keepRecent, neverCuts, piCompactor, type PiCompactorOptions } from "./__fixtures__/compactors.js";
 import { type ContextManager, RETRY_SHARE } from "./context-manager.js";
 import { createContextManager } from "./create-context-manager.js";
@@ -121,7 +121,7 @@ describe("auto-compaction at the threshold", () => {
     expect(target.messages).toEqual([...before, late]);
   });
 
-  it("does not try again after a compaction that freed too little until a new message arrives", async () => {
+  it("does not try again after a compaction that freed too little until the context grew by a quarter of the window", async () => {
     // Three turns of 300 tokens: the summary (about 240 tokens) is smaller than the turn it
     // replaces, so the compaction is written, but with the two turns kept the context stays over
     // the threshold (800).
@@ -130,21 +130,40 @@ describe("auto-compaction at the threshold", () => {
     await fillPastThreshold(target, 300);
     expect((await target.check())?.status).toBe("compacted");
     expect(target.tokens).toBeGreaterThan(target.threshold);
+    const after = target.tokens;
     expect(await target.check()).toBeNull();
-    await target.append(user("one more"));
+    // Small messages of the same turn: no compaction at each of them (no storm).
+    for (let i = 0; target.tokens + 60 <= after + target.contextWindow / 4; i++) {
+      await target.append(assistant(`step ${i} ${words(40)}`));
+      expect(await target.check()).toBeNull();
+    }
     expect(log).toEqual(["start:threshold", "end:compacted", "warning:cannot-free"]);
+    await target.append(assistant(words(80)));
+    expect(target.tokens).toBeGreaterThan(after + target.contextWindow / 4);
     expect(await target.check()).not.toBeNull();
     expect(log[3]).toBe("start:threshold");
   });
 
-  it("does not try a declined compaction (noop) again until a new message arrives", async () => {
+  it("says in the cannot-free warning when it tries again", async () => {
+    const target = await manager({ plugins: [keepRecent(700, { summary: words(160) })] });
+    const warnings: string[] = [];
+    target.on("warning", (e) => warnings.push(e.message));
+    await fillPastThreshold(target, 300);
+    await target.check();
+    expect(warnings).toEqual([expect.stringMatching(/It tries again once the context has grown by 250 tokens \(a quarter of the window\); until then each request holds the newest messages that fit the budget\.$/)]);
+  });
+
+  it("does not try a declined compaction (noop) again at every message", async () => {
     const target = await manager({ plugins: [neverCuts] });
     const log = record(target);
     await fillPastThreshold(target);
     expect((await target.check())?.status).toBe("noop");
     expect(await target.check()).toBeNull();
     await target.append(user("one more"));
-    expect((await target.check())?.status).toBe("noop");
+    expect(await target.check()).toBeNull();
+    // A quarter of the window more: tried again (past the window now, so the core shrinks it in memory).
+    await target.append(exchange(300, "more"));
+    expect(await target.check()).not.toBeNull();
     expect(log.filter((entry) => entry === "start:threshold")).toHaveLength(2);
   });
 

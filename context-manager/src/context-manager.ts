@@ -115,8 +115,22 @@ export class ContextManager<T> {
   #tail: Promise<unknown> = Promise.resolve();
   #compacting = false;
   #disposed = false;
-  /** An auto-compaction freed too little: wait for new messages before trying again. */
-  #waitForNewMessages = false;
+  /**
+   * After an automatic compaction that left the context over the threshold (it freed too little,
+   * failed, or was refused), the size the context must pass before another is tried: a quarter of
+   * the window more (`RETRY_GROWTH_SHARE`). Until then each request is shaped to the budget, and
+   * prefix-stable, so a turn too large for the window is shrunk once rather than compacted again at
+   * every message, and at most one compaction runs per quarter of the window appended.
+   */
+  #retryAbove: number | null = null;
+  /**
+   * With `#retryAbove`: the newest user message's index when the compaction gave up, when the turn
+   * it starts held a quarter of the window or more (its outputs were what stayed over). A newer
+   * user message makes that turn compactable, so it lifts the wait.
+   */
+  #retryAfterRequest: number | null = null;
+  /** Messages the newest request left out (for the `COMPACTION_CONTEXT_TRIMMED` error, said once per loss). */
+  #droppedReported = 0;
   readonly #warned = new Set<ContextWarningKind>();
   readonly #warnedTexts = new Set<string>();
 
@@ -272,7 +286,13 @@ export class ContextManager<T> {
     const isOverflow = options.isOverflow ?? isContextOverflowError;
     await this.check();
     await this.idle();
-    const first = this.#shape(this.budget);
+    let first = this.#shape(this.budget);
+    // Not even shaped does the request fit: compact as the provider's refusal would make us, and
+    // throw COMPACTION_CONTEXT_OVERFLOW if that frees too little, rather than send what cannot fit.
+    if (!first.fits) {
+      first = await this.#serial(() => this.#recoverFromOverflow(null, first));
+      await this.idle();
+    }
     const marked = (shaped: ShapedRequest<T>): readonly T[] =>
       options.markCache === true ? markCacheBreakpoints(this.compactor.adapter, shaped.messages, shaped.cacheBreakpoints) : shaped.messages;
     let retry: readonly T[];
@@ -317,12 +337,12 @@ export class ContextManager<T> {
 
   #added(messages: readonly T[]): void {
     for (const message of messages) this.#size.push(message);
-    if (messages.length > 0) this.#waitForNewMessages = false;
   }
 
   async #checkNow(): Promise<CompactionResult<T> | null> {
     await this.#syncStore();
-    if (this.#size.tokens <= this.threshold || !this.autoCompact || this.#waitForNewMessages) return null;
+    if (this.#size.tokens <= this.threshold || !this.autoCompact) return null;
+    if (this.#retryAbove !== null && this.#size.tokens <= this.#retryAbove && !this.#bigTurnEnded()) return null;
     if (this.#nothingToCompact()) return null;
     if (this.#maxReached()) {
       this.#warnOnce(
@@ -332,8 +352,12 @@ export class ContextManager<T> {
       return null;
     }
     const result = await this.#compactNow("threshold", "auto", {});
+    this.#retryAbove = null;
+    this.#retryAfterRequest = null;
     if (this.#size.tokens > this.threshold) {
-      this.#waitForNewMessages = true;
+      const growth = Math.floor(this.contextWindow * RETRY_GROWTH_SHARE);
+      this.#retryAbove = this.#size.tokens + growth;
+      this.#retryAfterRequest = this.#bigNewestTurn(growth);
       // A preset may decline on purpose between the threshold and its own first layer (layered
       // between pruneThreshold and summarizeThreshold, with a session file): while the context
       // still fits the window that is news (compaction-end says why), not a failure to free room.
@@ -345,9 +369,30 @@ export class ContextManager<T> {
         result.status === "compacted"
           ? `after compacting, the context is still ${this.#size.tokens} tokens, over the threshold of ${Math.round(this.threshold)}`
           : `nothing was compacted (${result.status}): ${(result.reason ?? "no reason given").replace(/\.$/, "")}`;
-      this.#warn("cannot-free", `Auto-compaction could not free enough room: ${why}. It tries again after the next message.`);
+      this.#warn(
+        "cannot-free",
+        `Auto-compaction could not free enough room: ${why}. It tries again once the context has grown by ${growth} tokens (a quarter of the window); until then each request holds the newest messages that fit the budget.`,
+      );
     }
     return result;
+  }
+
+  /** The newest user message's index when the turn it starts holds at least `tokens`, else null. */
+  #bigNewestTurn(tokens: number): number | null {
+    const messages = this.#store.messages;
+    const request = lastUserIndex(messages.map((message) => this.compactor.facts.of(message)));
+    if (request < 0) return null;
+    let held = 0;
+    for (let i = request; i < messages.length; i++) held += this.compactor.tokens.count(messages[i] as T);
+    return held >= tokens ? request : null;
+  }
+
+  /** True when a user message came after the large turn that kept the last compaction over the threshold. */
+  #bigTurnEnded(): boolean {
+    if (this.#retryAfterRequest === null) return false;
+    const messages = this.#store.messages;
+    for (let i = messages.length - 1; i > this.#retryAfterRequest; i--) if (this.compactor.facts.of(messages[i] as T).kind === "user") return true;
+    return false;
   }
 
   /**
@@ -392,9 +437,20 @@ export class ContextManager<T> {
    * two compactions a message shrunk once is sent in the same form, and a request that must shrink
    * frees room for the next ones, so each request differs from the previous one only at its end and
    * the provider's prompt cache holds. A new array each call (the context's messages when nothing is shaped).
+   * A request that leaves out older messages sends an `error` event (COMPACTION_CONTEXT_TRIMMED),
+   * and one that cannot be brought within the budget at all another (COMPACTION_CONTEXT_OVERFLOW).
    */
   requestMessages(options: RequestOptions = {}): readonly T[] {
     const shaped = this.#shape(this.budget);
+    if (!shaped.fits) {
+      const parts = whatCannotShrink(this.compactor, shaped.messages);
+      const error = overflowError(
+        `The request does not fit the context window: shaped to the budget of ${shaped.budget} tokens (window ${this.contextWindow} less ${this.reserveTokens} reserved for the reply) it is still ${shaped.tokens} tokens: the system prompt and the pinned messages (${parts.pinned}), the newest user message (${parts.request}), summaries (${parts.summaries}) and what cannot be shortened further (${parts.other}).`,
+        "Compact (compact()), unpin messages, shorten the system prompt, or use a model with a larger context window; send() compacts and throws this before sending.",
+        undefined,
+      );
+      this.#emitter.emit("error", { error, during: "request" });
+    }
     if (options.markCache === true) return markCacheBreakpoints(this.compactor.adapter, shaped.messages, shaped.cacheBreakpoints);
     // A request is what is sent now: a host that keeps it (to send later, or to compare with the
     // next one) must not see it grow as messages are appended, so never the context's own array.
@@ -405,7 +461,36 @@ export class ContextManager<T> {
     const recorded = this.#store.anchor?.calibration;
     const shaped = this.#shaper.shape(this.#store.messages, { contextWindow: this.contextWindow, reserveTokens: this.reserveTokens, budget, ...(recorded === undefined ? {} : { recordedCalibration: recorded }) });
     for (const warning of shaped.warnings) this.#warnOnceText("shape-failed", warning);
+    this.#reportDropped(shaped);
     return shaped;
+  }
+
+  /**
+   * A request that leaves out messages of the context (older turns that neither a compaction nor
+   * shrinking brought within the budget) hides them from the model: an `error` event with
+   * COMPACTION_CONTEXT_TRIMMED says so, once each time the request leaves out more than before
+   * (between two compactions the same messages stay out, prefix-stable). The context keeps them.
+   */
+  #reportDropped(shaped: ShapedRequest<T>): void {
+    const dropped = shaped.dropped.length;
+    if (dropped <= this.#droppedReported) {
+      this.#droppedReported = dropped;
+      return;
+    }
+    this.#droppedReported = dropped;
+    const error = new CompactionError(
+      ErrorCodes.CONTEXT_TRIMMED,
+      `The request leaves out ${dropped} older message(s) of the context's ${this.#store.messages.length} to fit the budget of ${shaped.budget} tokens (window ${this.contextWindow} less ${this.reserveTokens} reserved for the reply): the context is ${this.#size.tokens} tokens and ${this.#trimCause()}. The model does not see them; the context${this.#store.path === null ? "" : " and its session"} still holds them.`,
+      { hint: "Compact (compact()), check the compaction's error or warning events for why it could not free room, or use a model with a larger context window." },
+    );
+    this.#emitter.emit("error", { error, during: "request" });
+  }
+
+  #trimCause(): string {
+    if (!this.autoCompact) return "auto-compaction is off";
+    if (this.#maxReached()) return `auto-compaction stopped at maxAutoCompactions (${this.maxAutoCompactions})`;
+    if (this.#retryAbove !== null) return "the last automatic compaction could not bring it under the threshold";
+    return "no compaction brought it within the budget yet";
   }
 
   /**
@@ -415,7 +500,10 @@ export class ContextManager<T> {
    * exists: the system prompt, pinned messages and newest user message alone are too large.
    */
   async #recoverFromOverflow(cause: unknown, sent: ShapedRequest<T>): Promise<ShapedRequest<T>> {
-    const rejected = `The provider rejected the request as too long for the context window (${describeError(cause)})`;
+    const rejected =
+      cause === null
+        ? `The request does not fit the context window: shaped to the budget of ${sent.budget} tokens it is still ${sent.tokens} tokens`
+        : `The provider rejected the request as too long for the context window (${describeError(cause)})`;
     if (!this.autoCompact) {
       throw overflowError(`${rejected}, and auto-compaction is off for this ${this.#store.path === null ? "context" : "session"}, so nothing was compacted.`, "Compact by hand (compact()), or turn auto-compaction on.", cause);
     }
@@ -434,7 +522,7 @@ export class ContextManager<T> {
     }
     // The provider counts more than we do (another tokenizer, the system prompt, tools): the
     // retry must be smaller than what it rejected, not only within our count of the budget.
-    const budget = Math.min(this.budget, Math.max(1, Math.floor(sent.tokens * RETRY_SHARE)));
+    const budget = cause === null ? this.budget : Math.min(this.budget, Math.max(1, Math.floor(sent.tokens * RETRY_SHARE)));
     const shaped = this.#shape(budget);
     // A compaction refused as not smaller (a summary longer than the little history before the
     // kept messages) still leaves shaping: older turns left out of what is sent, or shrunk.
@@ -465,7 +553,8 @@ export class ContextManager<T> {
     try {
       if (await this.#store.sync()) {
         this.#size.reset(this.#store.messages, this.#store.anchor);
-        this.#waitForNewMessages = false;
+        this.#retryAbove = null;
+        this.#retryAfterRequest = null;
       }
       return true;
     } catch (error) {
@@ -589,6 +678,13 @@ export class ContextManager<T> {
 
 /** A retry after "too long" may hold at most this share of what the provider rejected. */
 export const RETRY_SHARE = 0.9;
+
+/**
+ * How much the context must grow, as a share of the window, before an automatic compaction that
+ * left it over the threshold is tried again: the storm bound (at most one compaction per quarter
+ * of the window appended).
+ */
+export const RETRY_GROWTH_SHARE = 0.25;
 
 /** Tokens of a shaped request by what could not be shrunk further, for the overflow error. */
 function whatCannotShrink<T>(compactor: Compactor<T>, messages: readonly T[]): { pinned: number; request: number; summaries: number; other: number } {

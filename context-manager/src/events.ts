@@ -67,10 +67,15 @@ export interface ContextWarningEvent {
   readonly compactions: number;
 }
 
-/** Something went wrong outside a compaction's own result: a session write, or a listener that threw. */
+/** Something went wrong outside a compaction's own result: a session write, a request that lost context, or a listener that threw. */
 export interface ContextErrorEvent {
   readonly error: CompactionError | Error;
-  readonly during: "compaction" | "append" | "listener";
+  /**
+   * `request`: a request left out messages of the context to fit the budget
+   * (COMPACTION_CONTEXT_TRIMMED), or could not be brought within it (COMPACTION_CONTEXT_OVERFLOW,
+   * from `requestMessages()`; `send()` throws it).
+   */
+  readonly during: "compaction" | "append" | "listener" | "request";
 }
 
 export interface ContextManagerEvents<T> {

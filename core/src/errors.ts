@@ -48,6 +48,11 @@ export const ErrorCodes = {
   /** The provider rejected a request as too long for the context window, and compacting could not free enough room. */
   CONTEXT_OVERFLOW: "COMPACTION_CONTEXT_OVERFLOW",
   /**
+   * A request left out older messages of the context to fit the budget (a compaction failed, was
+   * refused or freed too little): the model does not see them; the context and its transcript keep them.
+   */
+  CONTEXT_TRIMMED: "COMPACTION_CONTEXT_TRIMMED",
+  /**
    * A warning, not an error: the project is not trusted (`trusted: false`), so a config file
    * that is code, or a preset or plugin inside the project, was not loaded.
    */

@@ -43,12 +43,13 @@ export interface ReserveSetting {
   readonly maxOutputTokens?: number | undefined;
 }
 
-/** Where a reserve was set: an option (`name`), or a key of a config file (`file` and its JSON `path`). */
+/** Where a reserve was set: an option (`name`, and its `path` in the options), or a key of a config file (`file` and the key's `path`). */
 export interface ReserveSource {
   /** How the user knows it: `reserveTokens`, `the reserveTokens option of createContextManager`. */
   readonly name: string;
+  /** The config file that set it (the error's code is then COMPACTION_CONFIG_INVALID). */
   readonly file?: string | undefined;
-  /** The key's JSON path in `file`, e.g. `/agents/coder/reserveTokens`. */
+  /** The JSON path of the key or option, e.g. `/agents/coder/reserveTokens`. */
   readonly path?: string | undefined;
 }
 

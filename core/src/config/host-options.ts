@@ -77,7 +77,7 @@ export function checkHostOptions<T, E>(options: HostCompactionOptions<T, E>, { h
     }
   }
   // A reserve that cannot fit the window given beside it is an error now, not at every step.
-  if (options.contextWindow !== undefined) replyReserveTokens(options.contextWindow, { reserveTokens: options.reserveTokens, source: { name: `the reserveTokens option of ${host}` } });
+  if (options.contextWindow !== undefined) replyReserveTokens(options.contextWindow, { reserveTokens: options.reserveTokens, source: { name: `the reserveTokens option of ${host}`, path: "/reserveTokens" } });
   if (options.trusted !== undefined && typeof options.trusted !== "boolean") {
     throw invalid("/trusted", `trusted must be true or false, found ${describeValue(options.trusted)}.`, "Pass true, false, or leave trusted out.");
   }

@@ -126,9 +126,10 @@ describe("compactModelMessages", () => {
   });
 
   it("leaves the history untouched and warns with the code when the summarizer fails", async () => {
-    const messages = await convertToModelMessages(chat(12));
+    const messages = await convertToModelMessages(chat(13));
     const events: AiSdkCompactionEvent[] = [];
-    // 12 turns are about 13k tokens: past the threshold of a 16k window, not over the window.
+    // 13 turns are about 13k tokens: past the threshold of a 16k window (12,444 with its own
+    // 2,000-token reserve), within its budget.
     const out = await compactModelMessages(messages, { cwd: project(), contextWindow: 16_000, plugins: [failing], on: (event) => events.push(event) });
     expect(out).toEqual(messages);
     expect(events.find((event) => event.type === "warning")).toMatchObject({ code: ErrorCodes.SUMMARIZER_FAILED });

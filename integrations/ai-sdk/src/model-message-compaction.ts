@@ -277,7 +277,7 @@ export class ModelMessageCompaction {
     // system prompt and the request alone are over), the messages go as they were, with a warning.
     let after = this.#measure(compactor, output);
     if (after > contextWindow) {
-      const shaped = compactor.shapeRequest(output, { contextWindow, budget });
+      const shaped = compactor.shapeRequest(output, { contextWindow, reserveTokens: reserve, budget });
       if (shaped.fits) {
         for (const warning of shaped.warnings) this.#emit({ type: "warning", message: warning, code: null, stepNumber });
         output = shaped.messages;

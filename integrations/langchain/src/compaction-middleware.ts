@@ -240,7 +240,7 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
       // What compacting could not bring under the window is shaped to fit, for this call only
       // (compactor.shapeRequest: the preset's send-time shaping, then the core's shrinking to head
       // and tail, largest tool outputs first, the request last, older turns left out only at the end).
-      const shaped = engine.shapeRequest(done.messages, { contextWindow: window, budget: Math.max(1, countedBudget(window, ratio) - overhead) });
+      const shaped = engine.shapeRequest(done.messages, { contextWindow: window, reserveTokens: done.reserve, budget: Math.max(1, countedBudget(window, ratio) - overhead) });
       for (const warning of shaped.warnings) emit({ type: "warning", message: warning, code: null });
       if (!shaped.fits) {
         throw new CompactionError(

@@ -145,7 +145,7 @@ export class CompactionEngine implements ContextEngine {
         const pruneContext = this.#deps.options.pruneContext;
         if (pruneContext) ensureRequestPruning(compactor);
         const budget = countedBudget(params.tokenBudget, ratio);
-        const shaped = this.#shaperFor(params.sessionId, compactor).shape(view as unknown as PiMessage[], { contextWindow: params.tokenBudget, budget, plugins: pruneContext });
+        const shaped = this.#shaperFor(params.sessionId, compactor).shape(view as unknown as PiMessage[], { contextWindow: params.tokenBudget, reserveTokens: 0, budget, plugins: pruneContext });
         for (const warning of shaped.warnings) this.#warnOnce(`compaction: ${warning}`);
         messages = shaped.messages as unknown as AgentMessage[];
       } catch (error) {

@@ -16,7 +16,7 @@ import { baseSummary, cutAt, sectionOf } from "./test-support/plugins.js";
 const BASE = "## Goal\n- ship the fix";
 
 function compactor(adapter: unknown, plugins: CompactionPlugin[], tokenCounter: TokenCounter = createEstimateCounter()) {
-  return new Compactor<any>({ summarizer: createExtractiveSummarizer(), adapter: adapter as never, tokenCounter, plugins, contextWindow: 1_000_000 });
+  return new Compactor<any>({ summarizer: createExtractiveSummarizer(), adapter: adapter as never, tokenCounter, plugins, contextWindow: 1_000_000, reserveTokens: 0 });
 }
 
 describe.each(FORMATS)("lastTurnInjection with a Compactor on %s messages", (format) => {

@@ -100,11 +100,12 @@ describe("rolling: the eviction note", () => {
 
 describe("rolling: target, minimum and budget", () => {
   it("stays within the budget when the reserve leaves less room than the target", async () => {
-    const result = await compactorFor("pi", [rolling({ minKeepMessages: 2 }), fakeRecall()], { reserveTokens: 600 }).compact({
+    // Half the window, the most a reserve may take.
+    const result = await compactorFor("pi", [rolling({ minKeepMessages: 2 }), fakeRecall()], { reserveTokens: 500 }).compact({
       messages: turns("pi", 10),
     });
     expect(result.status).toBe("compacted");
-    expect(result.tokensAfter).toBeLessThanOrEqual(400);
+    expect(result.tokensAfter).toBeLessThanOrEqual(500);
   });
 
   it("does nothing when the context is already under the target", async () => {

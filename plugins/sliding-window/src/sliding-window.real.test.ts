@@ -4,9 +4,11 @@ import {
   createAnthropicAdapter,
   createPiAdapter,
   createTiktokenCounter,
+  defaultReserveTokens,
   lastUserIndex,
   OVERFLOW_COMPACTED_SHARE,
   type PiMessage,
+  usableWindow,
 } from "@compaction/core";
 import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
 import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
@@ -14,7 +16,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { slidingWindow } from "./sliding-window.js";
 
 const WINDOW = 64_000;
-const SHARE = Math.floor(WINDOW * 0.4);
+/** keepRatio's 40% of the usable window: the window's own reserve (8,000 at 64k) takes over a tenth of it. */
+const SHARE = Math.floor(usableWindow(WINDOW, defaultReserveTokens(WINDOW)) * 0.4);
 
 describe("sliding-window on the real pi-large-session with a 64k window", () => {
   const messages = loadPiMessages("pi-large-session.jsonl");

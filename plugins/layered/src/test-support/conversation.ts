@@ -16,7 +16,8 @@ export const countingSummarizer: Summarizer = {
 /** A compactor with the estimate counter, a test summarizer and the given plugins. */
 export function compactorFor(format: Format, plugins: CompactionPlugin[], summarizer: Summarizer = countingSummarizer) {
   const b = builders(format);
-  return new Compactor<any>({ adapter: b.adapter, tokenCounter: createEstimateCounter(), summarizer, plugins });
+  // The tests' budgets and thresholds are of the whole window.
+  return new Compactor<any>({ adapter: b.adapter, tokenCounter: createEstimateCounter(), summarizer, plugins, reserveTokens: 0 });
 }
 
 /** One turn: a request, a tool call and its result of `outputTokens`, and a closing answer. */

@@ -32,6 +32,8 @@ export function compactorFor<T = any>(
     tokenCounter: createEstimateCounter(),
     summarizer: countingSummarizer,
     contextWindow: 1000,
+    // The tests' budgets are the whole window unless they set a reserve.
+    reserveTokens: 0,
     plugins,
     ...options,
   });

@@ -20,7 +20,8 @@ export function compactorFor(format: Format, setup: CompactorSetup = {}): Compac
     tokenCounter: createEstimateCounter(),
     plugins: [...(setup.plugins ?? []), slidingWindow(setup.options)],
     ...(setup.contextWindow !== undefined ? { contextWindow: setup.contextWindow } : {}),
-    ...(setup.reserveTokens !== undefined ? { reserveTokens: setup.reserveTokens } : {}),
+    // The tests' budgets are the whole window unless they set a reserve.
+    reserveTokens: setup.reserveTokens ?? 0,
     ...(setup.summaryMaxTokens !== undefined ? { summaryMaxTokens: setup.summaryMaxTokens } : {}),
     summarizer: setup.summarizer ?? createExtractiveSummarizer(),
   });
