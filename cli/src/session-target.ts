@@ -135,6 +135,11 @@ export interface TranscriptContext {
   readonly entryIds: readonly string[];
   /** Compactions the import applied (Claude Code, Codex); null for pi, whose history `readTargetSession` gives. */
   readonly importedCompactions: number | null;
+  /**
+   * The model's context window the transcript records (a Codex rollout's newest
+   * `model_context_window`), or null; see context-window.ts for when it is used.
+   */
+  readonly contextWindow: number | null;
   /** The pi boundary load, or null for an import. */
   readonly pi: BoundaryLoad | null;
 }
@@ -147,16 +152,26 @@ function loadTranscriptContext(path: string, selection: SessionSelection, io: Cl
   if (format === "pi") {
     const loaded = loadTargetContext(path, selection, io);
     const cwd = loaded.header.cwd;
-    return { ...base, sessionId: loaded.header.id, cwd: typeof cwd === "string" ? cwd : null, messages: loaded.messages, entryIds: loaded.entryIds, importedCompactions: null, pi: loaded };
+    return { ...base, sessionId: loaded.header.id, cwd: typeof cwd === "string" ? cwd : null, messages: loaded.messages, entryIds: loaded.entryIds, importedCompactions: null, contextWindow: null, pi: loaded };
   }
   if (format === "claude-code") {
     const imported = withProgress(path, io, (onProgress) => importClaudeCode(path, { ...options, ...onProgress }));
     reportSkipped(path, imported.skipped, io);
-    return { ...base, sessionId: imported.sessionId ?? null, cwd: imported.cwd ?? null, messages: imported.messages, entryIds: imported.entryIds, importedCompactions: imported.compactions, pi: null };
+    return { ...base, sessionId: imported.sessionId ?? null, cwd: imported.cwd ?? null, messages: imported.messages, entryIds: imported.entryIds, importedCompactions: imported.compactions, contextWindow: null, pi: null };
   }
   const imported = withProgress(path, io, (onProgress) => importCodexRollout(path, { ...options, ...onProgress }));
   reportSkipped(path, imported.skipped, io);
-  return { ...base, sessionId: imported.sessionId ?? null, cwd: imported.cwd ?? null, messages: imported.messages, entryIds: imported.lines.map((line) => `line ${line}`), importedCompactions: imported.compactions, pi: null };
+  for (const figure of imported.ignoredFigures) io.stderr.write(`compaction: line ${figure.line} of ${path}: ${figure.reason}\n`);
+  return {
+    ...base,
+    sessionId: imported.sessionId ?? null,
+    cwd: imported.cwd ?? null,
+    messages: imported.messages,
+    entryIds: imported.lines.map((line) => `line ${line}`),
+    importedCompactions: imported.compactions,
+    contextWindow: imported.contextWindow ?? null,
+    pi: null,
+  };
 }
 
 /** For commands that write: the pi boundary load, or a refusal of an imported transcript saying what does work on it. */

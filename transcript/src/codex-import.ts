@@ -26,6 +26,14 @@
  * `reasoning` summaries -> `reasoning_content` of the next assistant message. Outputs whose call
  * is not in the context are left out, as Codex drops them; web searches, snapshots and encrypted
  * compaction items carry nothing readable and are counted in `ignoredItems`.
+ *
+ * Usage (see codex-token-count.ts): each new `token_count` event's `last_token_usage` becomes the
+ * `usage` of the reply of the model call it reports, so the context is measured as the provider
+ * counted it (its newest figure plus counts of what came after, as for pi). That reply is the
+ * newest assistant message between the same two input items (a user or developer message, a tool
+ * output) as the event: CLI 0.47 writes the event before the call's items, later versions after
+ * them, both before the outputs of the calls it made. The newest `model_context_window` stated
+ * (on `token_count` or `task_started`) is the session's window.
  */
 import {
   createOpenAIAdapter,
@@ -38,7 +46,10 @@ import {
   type OpenAIToolMessage,
 } from "@compaction/core";
 import { type ImportOptions, readJsonObjectLines } from "./claude-code-import.js";
+import { type CodexChatUsage, type IgnoredFigure, isUsageEvent, UsageEvents } from "./codex-token-count.js";
 import type { SkippedLine } from "./types.js";
+
+export type { IgnoredFigure } from "./codex-token-count.js";
 
 export interface CodexRolloutImport {
   readonly path: string;
@@ -48,6 +59,11 @@ export interface CodexRolloutImport {
   readonly cliVersion?: string;
   /** The model of the latest `turn_context`. */
   readonly model?: string;
+  /**
+   * The model's context window in tokens, as Codex last stated it (`model_context_window` of a
+   * `token_count` or `task_started` event), when it did.
+   */
+  readonly contextWindow?: number;
   /** The context as OpenAI Chat messages, with `timestamp` in ms where the line has one. */
   readonly messages: OpenAIChatMessage[];
   /** 1-based line number of the item each message starts at (a summary: its `compacted` line). */
@@ -56,6 +72,8 @@ export interface CodexRolloutImport {
   readonly compactions: number;
   /** Response items with nothing to read (web searches, snapshots, encrypted items, orphaned outputs). */
   readonly ignoredItems: number;
+  /** Usage figures and windows on event lines that could not be read (the lines are read otherwise), with why. */
+  readonly ignoredFigures: IgnoredFigure[];
   readonly skipped: SkippedLine[];
   readonly incompleteTail: boolean;
 }
@@ -91,6 +109,7 @@ export function importCodexRollout(path: string, options: ImportOptions = {}): C
   const state = new ContextBuilder();
   let info: { sessionId?: string; cwd?: string; cliVersion?: string } | undefined;
   let model: string | undefined;
+  const events = new UsageEvents();
 
   lines.forEach(({ line, value }, index) => {
     const type = value["type"];
@@ -103,6 +122,7 @@ export function importCodexRollout(path: string, options: ImportOptions = {}): C
       else if (type === "response_item") state.add(payload, line, timestamp);
       else if (type === "compacted") state.compact(payload, line, timestamp);
       else if (type === "event_msg" && payload["type"] === "thread_rolled_back") state.rollBack(Number(payload["num_turns"] ?? 0));
+      else if (type === "event_msg" && isUsageEvent(payload)) state.usage(events.read(payload, line));
       return;
     }
     // Rollouts before September 2025: a bare meta line first, then bare response items.
@@ -114,10 +134,12 @@ export function importCodexRollout(path: string, options: ImportOptions = {}): C
     path,
     ...info,
     ...(model === undefined ? {} : { model }),
+    ...(events.contextWindow === undefined ? {} : { contextWindow: events.contextWindow }),
     messages: state.slots.map((slot) => slot.message),
     lines: state.slots.map((slot) => slot.line),
     compactions: state.compactions,
     ignoredItems: state.ignoredItems,
+    ignoredFigures: events.ignored,
     skipped,
     incompleteTail,
   };
@@ -140,6 +162,10 @@ class ContextBuilder {
   #openAssistant: OpenAIAssistantMessage | undefined;
   #pendingReasoning: string[] = [];
   readonly #calledIds = new Set<string>();
+  /** The newest assistant message since the last input item: the reply a usage figure in the same span belongs to. */
+  #spanReply: OpenAIAssistantMessage | undefined;
+  /** The newest new usage figure since the last input item (waiting for its reply when the event came first). */
+  #spanUsage: CodexChatUsage | undefined;
 
   add(item: Fields, line: number, timestamp: number | undefined): void {
     switch (item["type"]) {
@@ -169,17 +195,31 @@ class ContextBuilder {
     this.#reset();
     if (Array.isArray(replacement)) {
       for (const replaced of replacement) if (isFields(replaced)) this.add(replaced, line, timestamp);
+      // The replayed history's replies are not the calls later events report.
+      this.#input();
       return;
     }
     const setup = before.filter((slot) => isSetupMessage(slot.message));
     this.slots.push(...setup, ...recentUserMessages(before));
     const summary = createOpenAIAdapter().createSummary(String(item["message"] ?? ""), timestamp === undefined ? {} : { timestamp });
     this.slots.push({ message: summary, line });
+    this.#input();
+  }
+
+  /**
+   * A new model call's usage: on the span's reply, or on the next one when the event came before
+   * the call's items. A later figure in the same span describes more of it, so it wins.
+   */
+  usage(usage: CodexChatUsage | undefined): void {
+    if (usage === undefined) return;
+    this.#spanUsage = usage;
+    if (this.#spanReply !== undefined) this.#spanReply.usage = { ...usage };
   }
 
   /** Drops the last `turns` user turns (from the nth-last real user message on), as Codex does. */
   rollBack(turns: number): void {
     if (!(turns > 0)) return;
+    this.#input();
     const userIndexes = this.slots.flatMap((slot, index) => (isUserTurn(slot.message) ? [index] : []));
     const cut = userIndexes.length >= turns ? userIndexes[userIndexes.length - turns] : userIndexes[0];
     if (cut === undefined) return;
@@ -192,6 +232,20 @@ class ContextBuilder {
     this.#openAssistant = undefined;
     this.#pendingReasoning = [];
     this.#calledIds.clear();
+    this.#input();
+  }
+
+  /** An input item (or a compaction, a rollback) ends the span of a model call. */
+  #input(): void {
+    this.#spanReply = undefined;
+    this.#spanUsage = undefined;
+  }
+
+  /** A new assistant message: the span's reply now, taking its usage figure from an older one. */
+  #reply(message: OpenAIAssistantMessage): void {
+    if (this.#spanReply !== undefined) delete this.#spanReply.usage;
+    this.#spanReply = message;
+    if (this.#spanUsage !== undefined) message.usage = { ...this.#spanUsage };
   }
 
   #push(message: OpenAIChatMessage, line: number, timestamp: number | undefined): void {
@@ -207,9 +261,11 @@ class ContextBuilder {
       const message: OpenAIAssistantMessage = { role: "assistant", content: parts.map((part) => ("text" in part ? part.text : "")).join("") };
       this.#takeReasoning(message);
       this.#openAssistant = message;
+      this.#reply(message);
       this.#push(message, line, timestamp);
       return;
     }
+    this.#input();
     const texts = parts.filter((part): part is OpenAITextPart => part.type === "text");
     if (role === "system" || role === "developer") this.#push({ role, content: texts }, line, timestamp);
     else this.#push({ role: "user", content: parts }, line, timestamp);
@@ -220,6 +276,7 @@ class ContextBuilder {
     if (assistant === undefined) {
       assistant = { role: "assistant", content: null };
       this.#openAssistant = assistant;
+      this.#reply(assistant);
       this.#push(assistant, line, timestamp);
     }
     this.#takeReasoning(assistant);
@@ -229,6 +286,7 @@ class ContextBuilder {
 
   #output(item: Fields, line: number, timestamp: number | undefined): void {
     const id = String(item["call_id"] ?? "");
+    this.#input();
     if (!this.#calledIds.has(id)) {
       this.ignoredItems += 1;
       return;

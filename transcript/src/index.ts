@@ -55,7 +55,7 @@ export { sessionParent } from "./session-parent.js";
 export { detectTranscriptFormat, TRANSCRIPT_ADAPTERS, type TranscriptFormat } from "./detect-format.js";
 export { AUTO_COMPACT_CUSTOM_TYPE, type AutoCompactSetting, autoCompactEntry, sessionAutoCompact } from "./session-settings.js";
 export { type ClaudeCodeImport, type ImportOptions, importClaudeCode } from "./claude-code-import.js";
-export { type CodexRolloutImport, importCodexRollout } from "./codex-import.js";
+export { type CodexRolloutImport, type IgnoredFigure, importCodexRollout } from "./codex-import.js";
 export { type PiCompaction, type PiCompactionPlan, planPiCompaction } from "./pi-compaction-plan.js";
 export { appendPiCompaction, compactPiBranch, type PiBranchCompaction, type PiBranchMessages } from "./compact-pi-session.js";
 export { parseSessionState } from "./state/parse-session-state.js";

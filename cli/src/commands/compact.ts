@@ -17,6 +17,7 @@ import { type CommandScope, type CommonOptions, defineCommand } from "../command
 import { confirm } from "../confirm.js";
 import { CliError } from "../errors.js";
 import { ExitCode } from "../exit-codes.js";
+import { chooseContextWindow, type ContextWindowChoice, type ContextWindowSource, recordedWindowNote } from "../context-window.js";
 import { configOf, configSummary, type ConfigSummary } from "../load-compactor.js";
 import { describeAfterMeasure, describeMeasure, formatTokens, plural, sessionLabel, tokenMeasure, type TokenMeasure } from "../output.js";
 import { writeDatabaseCompaction } from "../database-target.js";
@@ -46,6 +47,9 @@ export interface CompactReport {
   readonly entryId: string | null;
   readonly tokensBefore: number;
   readonly tokensAfter: number;
+  /** The window the compaction ran at, and where it came from (see context-window.ts). */
+  readonly contextWindow: number;
+  readonly contextWindowSource: ContextWindowSource;
   /**
    * The measure of tokensBefore and tokensAfter: both the provider's (Before its usage figure, or
    * the last compaction's recorded After when no usage figure is newer, plus the calibrated count
@@ -125,6 +129,7 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
   const recall = transcript.pi === null ? null : recallToolChoice(loaded, transcript.cwd ?? io.cwd, context);
   const compactor = recall?.fallback === true ? withoutRecall(loaded, recall.tool) : loaded;
   if (compactor !== loaded) scope.disposeWhenDone(compactor);
+  const window = chooseContextWindow(compactor, transcript.contextWindow, io);
   // Before in the measure `context status` shows: with no usage figure since the branch's last
   // compaction, that compaction's recorded After plus the calibrated count of what followed.
   const anchor = transcript.pi === null ? undefined : compactionAnchor(transcript.pi);
@@ -133,6 +138,7 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
   // more. The dry run asks the same, so it shows what would be written.
   const compaction = await compactPiBranch(compactor, transcript, {
     trigger: "manual",
+    contextWindow: window.tokens,
     ...(anchor === undefined ? {} : { anchor }),
     ...(options.focus === undefined ? {} : { focus: options.focus }),
     ...(options.agent === undefined ? {} : { agent: options.agent }),
@@ -150,14 +156,21 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
   if (note !== null) io.stderr.write(`${context.err.dim("note:")} ${note} Before and After are in the provider's measure (see Measure).\n`);
 
   const plan = planOf(compaction.plan);
-  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({ ...reportOf(transcript, result, plan, options, applied, measure, afterRatio), tokensAfter, recallTool: recall, ...fields });
+  const report = (fields: Partial<CompactReport> = {}): CompactReport => ({
+    ...reportOf(transcript, result, plan, options, applied, measure, afterRatio),
+    tokensAfter,
+    contextWindow: window.tokens,
+    contextWindowSource: window.source,
+    recallTool: recall,
+    ...fields,
+  });
   if (plan.refusal !== null) {
-    scope.say(`${context.out.bold("Session")}   ${session.shown}\n${context.out.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${plural(transcript.messages.length, "message")})\n`);
+    scope.say(renderBefore(session.shown, transcript.messages.length, result.tokensBefore, measure, window, context));
     return scope.fail(plan.refusal, report({ reason: plan.refusal.message }));
   }
   // An old file is upgraded before the entry is written: say so before asking or writing.
   const upgradeNeeded = pi === null || session.database !== undefined ? null : upgradeDryRun(path, pi.version);
-  scope.say(renderPlan(transcript, result, plan.firstKeptEntryId as string, tokensAfter, measure, countedBefore, context));
+  scope.say(renderPlan(transcript, result, plan.firstKeptEntryId as string, tokensAfter, measure, countedBefore, window, context));
   if (upgradeNeeded !== null) scope.say(`${context.out.bold("Upgrade")}   ${upgradeDryRunNote(upgradeNeeded)}\n`);
   if (!writing) return report({ upgrade: upgradeNeeded });
   if (options.yes !== true) {
@@ -232,7 +245,7 @@ function reportOf(
   config: ConfigSummary,
   measure: TokenMeasure,
   afterRatio: number,
-): CompactReport {
+): Omit<CompactReport, "contextWindow" | "contextWindowSource"> {
   return {
     session: { path: transcript.path, id: transcript.sessionId, format: transcript.format },
     config,
@@ -260,6 +273,18 @@ function reportOf(
   };
 }
 
+/** What a run that cannot be written shows before the reason: Before, at which window, in which measure. */
+function renderBefore(shown: string, messages: number, tokensBefore: number, measure: TokenMeasure, window: ContextWindowChoice, { out: c }: CommandContext): string {
+  const recorded = recordedWindowNote(window);
+  return [
+    `${c.bold("Session")}   ${shown}`,
+    `${c.bold("Before")}    ${formatTokens(tokensBefore)} tokens (${plural(messages, "message")})`,
+    ...(recorded === null ? [] : [`${c.bold("Window")}    ${c.dim(recorded)}`]),
+    `${c.bold("Measure")}   ${c.dim(describeMeasure(measure))}`,
+    "",
+  ].join("\n");
+}
+
 function renderPlan(
   transcript: TranscriptContext,
   result: CompactionResult<unknown>,
@@ -267,16 +292,19 @@ function renderPlan(
   tokensAfter: number,
   measure: TokenMeasure,
   countedBefore: number,
+  window: ContextWindowChoice,
   { out: c }: CommandContext,
 ): string {
   const cut = result.cut as NonNullable<CompactionResult<unknown>["cut"]>;
   const layer = result.event?.layer ?? null;
+  const recorded = recordedWindowNote(window);
   return [
     `${c.bold("Session")}   ${transcript.format === "pi" ? transcript.path : `${sessionLabel({ id: transcript.sessionId, format: transcript.format })} ${c.dim(`(${transcript.path})`)}`}`,
     `${c.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${plural(transcript.messages.length, "message")})`,
     `${c.bold("After")}     ${c.green(formatTokens(tokensAfter))} tokens (${plural(result.messages.length, "message")}: the summary and ${result.messages.length - 1} kept)`,
     `${c.bold("Compacts")}  ${plural(cut.compactedIndices.length, "message")}, by ${result.event?.strategy ?? cut.selectedBy}${layer === null ? "" : ` (layer ${layer})`}`,
     `${c.bold("Keeps")}     from ${transcript.format === "pi" ? "entry " : ""}${firstKeptEntryId}${cut.isSplitTurn ? " (mid-turn)" : ""}`,
+    ...(recorded === null ? [] : [`${c.bold("Window")}    ${c.dim(recorded)}`]),
     `${c.bold("Measure")}   ${c.dim(`${describeMeasure(measure)}; ${describeAfterMeasure(measure.counter, result.tokensBefore, countedBefore, transcript.messages.length)}`)}`,
     "",
   ].join("\n");

@@ -17,7 +17,7 @@ import { countOption } from "../command-context.js";
 import { type CommandCall, type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { CliError } from "../errors.js";
 import { ExitCode } from "../exit-codes.js";
-import { configOf } from "../load-compactor.js";
+import { chooseContextWindow, type ContextWindowSource } from "../context-window.js";
 import { formatTokens } from "../output.js";
 import { progressLine } from "../progress.js";
 import type { TargetSession } from "../session-target.js";
@@ -65,6 +65,8 @@ export interface CompareReport {
   /** Model calls in the recording (one before each reply of the assistant). */
   readonly calls: number;
   readonly contextWindow: number;
+  /** Where `contextWindow` came from: `--window`, the config (set there), the window the session records, or the default (see context-window.ts). */
+  readonly contextWindowSource: ContextWindowSource;
   readonly reserveTokens: number;
   /** Cut points the continuity measure was taken at (model calls past the window), and what the agent needed there. */
   readonly continuity: { readonly cuts: number; readonly needed: number };
@@ -81,7 +83,7 @@ export const compareCommand = defineCommand({
   agent: true,
   options: [
     ["--presets <names>", `presets to replay, comma-separated (default: ${COMPARED_PRESETS.join(",")})`],
-    ["--window <tokens>", "the model's context window to replay at (default: the config's contextWindow)"],
+    ["--window <tokens>", "the model's context window to replay at (default: the config's contextWindow when it sets one, else the window the session records, else 200,000)"],
   ],
   parse: ({ options }: CommandCall<[], CompareOptions>): CompareInput => {
     const presets = (options.presets ?? COMPARED_PRESETS.join(",")).split(",").map((name) => name.trim()).filter((name) => name !== "");
@@ -94,12 +96,12 @@ export const compareCommand = defineCommand({
 
 async function compare(scope: CommandScope<CompareOptions, CompareInput>): Promise<CompareReport> {
   const { context, input, session } = scope;
-  const { messages, adapter, format } = history(session);
+  const { messages, adapter, format, recordedWindow } = history(session);
   const recording = withoutUsage(messages);
   const base = await scope.compactor({ adapter });
-  const config = configOf(base);
-  const contextWindow = input.window ?? base.contextWindow ?? config.contextWindow;
-  // A reserve the config set that this window cannot hold is a usage error naming its file and key.
+  const window = chooseContextWindow(base, recordedWindow, context.io, input.window);
+  const contextWindow = window.tokens;
+  // A reserve the config set that this window cannot hold is an error naming its file and key.
   const reserveTokens = base.reserveFor(contextWindow);
   const tokensOf = (message: unknown): number => base.tokens.count(message);
   const factsOf = (message: unknown) => base.facts.of(message);
@@ -131,6 +133,7 @@ async function compare(scope: CommandScope<CompareOptions, CompareInput>): Promi
     messages: recording.length,
     calls: results[0]?.result.calls ?? 0,
     contextWindow,
+    contextWindowSource: window.source,
     reserveTokens,
     continuity: { cuts: probe?.cuts.length ?? 0, needed: probe?.cuts.reduce((sum, cut) => sum + cut.needed.length, 0) ?? 0 },
     presets,
@@ -142,12 +145,12 @@ async function compare(scope: CommandScope<CompareOptions, CompareInput>): Promi
  * The session's whole history: a pi session's current branch with every message its compactions
  * took out of the context (the replay compacts on its own), or an import's main context.
  */
-function history(session: TargetSession): { messages: readonly unknown[]; adapter: AdapterName; format: string } {
+function history(session: TargetSession): { messages: readonly unknown[]; adapter: AdapterName; format: string; recordedWindow: number | null } {
   const loaded = session.transcript();
-  if (loaded.pi === null) return { messages: loaded.messages, adapter: loaded.adapter, format: loaded.format };
+  if (loaded.pi === null) return { messages: loaded.messages, adapter: loaded.adapter, format: loaded.format, recordedWindow: loaded.contextWindow };
   const branch = new SessionTree(session.entries().entries).branch();
   const messages = branch.filter((entry) => entry.type === "message" || entry.type === "custom_message").map((entry) => entryMessage(entry));
-  return { messages: messages.filter((message) => message !== undefined), adapter: loaded.adapter, format: loaded.format };
+  return { messages: messages.filter((message) => message !== undefined), adapter: loaded.adapter, format: loaded.format, recordedWindow: loaded.contextWindow };
 }
 
 function comparison(preset: string, result: ReplayResult, continuity: ContinuityTotals | null): PresetComparison {
@@ -185,7 +188,7 @@ function renderReport(report: CompareReport, c: Colors): string {
   const line = (row: readonly string[]) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join("  ").trimEnd();
   const lines = [
     `${c.bold("Session")}   ${report.session.path} (${report.session.format}: ${formatTokens(report.messages)} messages, ${formatTokens(report.calls)} model calls)`,
-    `${c.bold("Window")}    ${formatTokens(report.contextWindow)} tokens, ${formatTokens(report.reserveTokens)} reserved for the reply`,
+    `${c.bold("Window")}    ${formatTokens(report.contextWindow)} tokens${report.contextWindowSource === "session" ? " (as the session records it)" : ""}, ${formatTokens(report.reserveTokens)} reserved for the reply`,
     `${c.bold("Replayed")}  as a host runs it: every model call of the recording, usage figures set aside, our count`,
     "",
     c.bold(line(header)),

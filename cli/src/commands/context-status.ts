@@ -4,6 +4,7 @@ import { buildContext, compactionAnchor, sessionAutoCompact, type TranscriptForm
 import type { CommandContext } from "../command-context.js";
 import { type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { compactionHistory, degradationRisk, riskAdvice, type DegradationRisk } from "../compaction-history.js";
+import { chooseContextWindow, type ContextWindowSource, recordedWindowNote } from "../context-window.js";
 import { configOf, configSummary, type ConfigSummary } from "../load-compactor.js";
 import { describeMeasure, formatAge, formatTokens, percentUsed, sessionLabel, tokenMeasure, type TokenMeasure, usageBar, usableWindowNote } from "../output.js";
 import type { TargetSession } from "../session-target.js";
@@ -24,6 +25,8 @@ export interface ContextStatus {
   readonly tokens: number;
   readonly measure: TokenMeasure;
   readonly contextWindow: number;
+  /** Where `contextWindow` came from: the config (set there), the window the session records, or the default (see context-window.ts). */
+  readonly contextWindowSource: ContextWindowSource;
   readonly percent: number;
   readonly autoCompact: {
     readonly enabled: boolean;
@@ -62,13 +65,25 @@ interface SessionFacts {
   readonly autoCompact: boolean | undefined;
   /** The After the branch's newest compaction recorded, and the messages it covers (pi sessions; see compactionAnchor). */
   readonly anchor: ContextAnchor | undefined;
+  /** The model's window the transcript records (Codex), or null. */
+  readonly contextWindow: number | null;
 }
 
 function sessionFacts(session: TargetSession): SessionFacts {
   if (session.format() !== "pi") {
     const transcript = session.transcript();
     // Imports: the compactions the import applied; when they happened is not recorded.
-    return { id: transcript.sessionId, format: transcript.format, messages: transcript.messages, adapter: transcript.adapter, compactions: transcript.importedCompactions ?? 0, lastAt: null, autoCompact: undefined, anchor: undefined };
+    return {
+      id: transcript.sessionId,
+      format: transcript.format,
+      messages: transcript.messages,
+      adapter: transcript.adapter,
+      compactions: transcript.importedCompactions ?? 0,
+      lastAt: null,
+      autoCompact: undefined,
+      anchor: undefined,
+      contextWindow: transcript.contextWindow,
+    };
   }
   // pi: the whole file, for the compaction history and the session's settings on the branch.
   const parsed = session.entries();
@@ -84,6 +99,7 @@ function sessionFacts(session: TargetSession): SessionFacts {
     lastAt: history.last?.timestamp ?? null,
     autoCompact: sessionAutoCompact(branch),
     anchor: compactionAnchor(context),
+    contextWindow: null,
   };
 }
 
@@ -93,7 +109,8 @@ async function contextStatus(scope: CommandScope<CommonOptions, undefined>): Pro
   const facts = sessionFacts(scope.session);
   const compactor = await scope.compactor({ adapter: facts.adapter });
   const config = configOf(compactor);
-  const window = compactor.contextWindow ?? config.contextWindow;
+  const chosen = chooseContextWindow(compactor, facts.contextWindow, scope.context.io);
+  const window = chosen.tokens;
   // Right after a compaction no message has a usage figure newer than it: its recorded After is
   // the size, as `compact` printed it, plus the calibrated count of what was appended since.
   // When the base figure covers every message it is the size: nothing is counted or calibrated,
@@ -113,6 +130,7 @@ async function contextStatus(scope: CommandScope<CommonOptions, undefined>): Pro
     tokens,
     measure: tokenMeasure(compactor.tokens.counter.name, size ?? base, facts.messages.length),
     contextWindow: window,
+    contextWindowSource: chosen.source,
     percent: percentUsed(tokens, window),
     autoCompact: {
       enabled: facts.autoCompact ?? compactor.autoCompact.enabled,
@@ -138,11 +156,15 @@ function renderStatus(status: ContextStatus, { out: c }: CommandContext): string
   const lines = [
     `${c.bold("Session")}          ${sessionLabel(status.session)} ${c.dim(`(${status.session.path})`)}`,
     usageBar(status.tokens, status.contextWindow, c),
+  ];
+  const recorded = recordedWindowNote({ tokens: status.contextWindow, source: status.contextWindowSource });
+  if (recorded !== null) lines.push(`${c.bold("Window")}           ${c.dim(recorded)}`);
+  lines.push(
     `${c.bold("Measure")}          ${c.dim(describeMeasure(status.measure))}`,
     `${c.bold("Auto-compaction")}  ${autoText}${source}, preset ${status.preset}${status.agent === null ? "" : `, agent ${status.agent}`}`,
     `${c.bold("Compactions")}      ${status.compactions.count}${since}`,
     `${c.bold("Degradation risk")} ${riskColor(status.risk)}`,
-  ];
+  );
   if (status.advice !== null) lines.push(`  ${status.advice}`);
   return `${lines.join("\n")}\n`;
 }

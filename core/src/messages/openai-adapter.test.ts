@@ -130,6 +130,11 @@ describe("openai adapter: usage", () => {
   const cases: Array<[string, OpenAIChatMessage, number | undefined]> = [
     ["total_tokens when stored", { ...assistantText, usage: { prompt_tokens: 90, completion_tokens: 10, total_tokens: 100 } }, 100],
     ["prompt plus completion without a total", { ...assistantText, usage: { prompt_tokens: 90, completion_tokens: 10 } }, 100],
+    [
+      "prompt plus completion, their cached and reasoning parts not added again",
+      { ...assistantText, usage: { prompt_tokens: 90, completion_tokens: 10, prompt_tokens_details: { cached_tokens: 80 }, completion_tokens_details: { reasoning_tokens: 6 } } },
+      100,
+    ],
     ["nothing for zero usage", { ...assistantText, usage: { total_tokens: 0 } }, undefined],
     ["nothing without usage", assistantText, undefined],
   ];

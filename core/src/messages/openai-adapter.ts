@@ -83,10 +83,17 @@ export interface OpenAIAssistantMessage extends OpenAIMessageExtras {
   reasoning_content?: string | null;
   name?: string;
   /**
-   * The response's usage, if the host stored it on the message. Not part of the API.
-   * `total_tokens` (or prompt plus completion) becomes `usageContextTokens`.
+   * The response's usage, if the host stored it on the message (the Codex importer does). Not
+   * part of the API. `total_tokens` (or prompt plus completion) becomes `usageContextTokens`;
+   * the details are parts of those two (cached prompt tokens, reasoning tokens) and are not added.
    */
-  usage?: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number };
+  usage?: {
+    prompt_tokens?: number;
+    completion_tokens?: number;
+    total_tokens?: number;
+    prompt_tokens_details?: { cached_tokens?: number };
+    completion_tokens_details?: { reasoning_tokens?: number };
+  };
 }
 
 export interface OpenAIToolMessage extends OpenAIMessageExtras {
