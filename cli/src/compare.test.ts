@@ -1,10 +1,17 @@
-import { copyFileSync } from "node:fs";
+import { copyFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { FIXTURES_DIR } from "@compaction/fixtures";
+import { importClaudeCode } from "@compaction/transcript";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CLAUDE_TRANSCRIPT, createSandbox, type Sandbox } from "./test-support/cli-sandbox.js";
 
 interface Report {
   session: { path: string; format: string };
+  history: {
+    view: string;
+    compactions: { at: string; trigger: string | null; tokensBefore: number | null }[];
+    startsAt: { at: string; reason: string } | null;
+  };
   messages: number;
   calls: number;
   contextWindow: number;
@@ -106,5 +113,117 @@ describe("compaction compare", () => {
     const small = sandbox.run(["compare", "--window", "16000"]);
     expect(small.code).toBe(2);
     expect(small.stderr).toMatch(/reserve/);
+  });
+});
+
+/** The real Claude Code transcripts with real compactions, whose lines before each boundary stay in the file. */
+const COMPACTED = ["claude-code-entire-review-847ff7d2.jsonl", "claude-code-entire-attribution-6113e919.jsonl", "claude-code-entire-openclaw-ca8cc13b.jsonl"];
+
+type Raw = Record<string, any>;
+/** Every line of a file with its 1-based number. */
+const numbered = (path: string): { line: number; value: Raw }[] =>
+  readFileSync(path, "utf8")
+    .split("\n")
+    .map((text, i) => ({ line: i + 1, text }))
+    .filter(({ text }) => text.trim() !== "")
+    .map(({ line, text }) => ({ line, value: JSON.parse(text) as Raw }));
+
+/**
+ * Counted from the raw lines: the conversation's messages (main-context user lines but the
+ * compaction summaries, one message per assistant response id) and its model calls (an assistant
+ * message after anything else).
+ */
+function conversation(path: string): { messages: number; calls: number } {
+  const roles: string[] = [];
+  const responses = new Set<string>();
+  for (const { value } of numbered(path)) {
+    if ((value.type !== "user" && value.type !== "assistant") || value.isSidechain === true || value.isCompactSummary === true) continue;
+    if (value.type === "assistant") {
+      if (responses.has(value.message.id)) continue;
+      responses.add(value.message.id);
+    }
+    roles.push(value.type);
+  }
+  return { messages: roles.length, calls: roles.filter((role, i) => role === "assistant" && i > 0 && roles[i - 1] !== "assistant").length };
+}
+
+describe("compaction compare on a Claude Code transcript with real compactions", () => {
+  it.each(COMPACTED)("replays the whole conversation of a copy of %s, before and after each boundary, through its own compactions", (file) => {
+    const path = join(sandbox.root, file);
+    copyFileSync(join(FIXTURES_DIR, file), path);
+    const report = compare("--session", path, "--window", "64000", "--presets", "safeguard");
+    const expected = conversation(path);
+    expect(report).toMatchObject({ messages: expected.messages, calls: expected.calls });
+    // More than the context after the latest compaction, which is all it replayed before.
+    expect(report.messages).toBeGreaterThan(importClaudeCode(path).messages.length);
+    const boundaries = numbered(path).filter(({ value }) => value.subtype === "compact_boundary");
+    expect(report.history).toEqual({
+      view: "whole",
+      compactions: boundaries.map(({ line, value }) => ({ at: `line ${line}`, trigger: "auto", tokensBefore: value.compactMetadata.preTokens })),
+      startsAt: null,
+    });
+    // Each real compaction happened past 150k tokens: the replay at 64k compacts on its own.
+    expect(report.presets[0]?.compactions).toBeGreaterThanOrEqual(boundaries.length);
+  });
+
+  it("names the recording's own compactions beside the presets in the table's heading", () => {
+    const path = join(sandbox.root, "attribution.jsonl");
+    copyFileSync(join(FIXTURES_DIR, "claude-code-entire-attribution-6113e919.jsonl"), path);
+    const run = sandbox.run(["compare", "--session", path, "--window", "64000", "--presets", "layered"], { NO_COLOR: "1" });
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^Session {3}.*\(claude-code: 483 messages, 226 model calls\)$/m);
+    expect(run.stdout).toMatch(
+      /^History {3}the whole conversation, through its own 3 compactions \(auto, at 156,699, 155,241 and 155,413 tokens by its count\): not applied, their summaries left out$/m,
+    );
+  });
+
+  describe("whose boundary does not join what came before it", () => {
+    const line = (value: Record<string, unknown>) => JSON.stringify({ isSidechain: false, sessionId: "generated", timestamp: "2025-07-01T10:00:00.000Z", ...value });
+    const lines = [
+      line({ type: "user", uuid: "u1", parentUuid: null, message: { role: "user", content: "Rename parseConfig to readConfig in src/config.ts" } }),
+      line({ type: "assistant", uuid: "a1", parentUuid: "u1", message: { id: "msg_a1", role: "assistant", content: [{ type: "text", text: "Done: src/config.ts now exports readConfig." }] } }),
+      line({ type: "system", subtype: "compact_boundary", uuid: "b1", parentUuid: null, logicalParentUuid: "not-in-this-file", compactMetadata: { trigger: "auto", preTokens: 150000 } }),
+      line({ type: "user", uuid: "s1", parentUuid: "b1", isCompactSummary: true, message: { role: "user", content: "This session is being continued from a previous conversation. Summary: readConfig rename." } }),
+      line({ type: "user", uuid: "u2", parentUuid: "s1", message: { role: "user", content: "Now run the tests" } }),
+      line({ type: "assistant", uuid: "a2", parentUuid: "u2", message: { id: "msg_a2", role: "assistant", content: [{ type: "text", text: "The tests pass." }] } }),
+    ];
+    const write = (): string => {
+      const path = join(sandbox.root, "broken-join.jsonl");
+      writeFileSync(path, `${lines.join("\n")}\n`);
+      return path;
+    };
+
+    it("fails with exit 3, naming the line and the missing uuid, and the flag that reads past it", () => {
+      const path = write();
+      const run = sandbox.run(["compare", "--session", path, "--presets", "safeguard"], { NO_COLOR: "1" });
+      expect(run.code).toBe(3);
+      expect(run.stdout).toBe("");
+      expect(run.stderr).toContain(`compaction: ${path}:3: the compaction boundary names logicalParentUuid "not-in-this-file", which no line of the file has`);
+      expect(run.stderr).toMatch(/hint: .*--skip-corrupt/);
+    });
+
+    it("with --skip-corrupt replays from that compaction on, its summary first, and says so on stderr and in the report", () => {
+      const path = write();
+      const run = sandbox.run(["compare", "--json", "--skip-corrupt", "--session", path, "--presets", "safeguard"]);
+      expect(run.code).toBe(0);
+      expect(run.stderr).toContain(`compaction: warning: ${path}:3: the compaction boundary names logicalParentUuid "not-in-this-file"`);
+      const report = JSON.parse(run.stdout) as Report;
+      expect(report).toMatchObject({ messages: 3, calls: 1 });
+      expect(report.history.compactions).toEqual([]);
+      expect(report.history.startsAt?.at).toBe("line 3");
+      expect(report.history.startsAt?.reason).toMatch(/the 2 messages before it were left out/);
+    });
+  });
+});
+
+describe("compaction compare on a pi session with compactions of its own", () => {
+  it("replays the branch's every message and lists the session's compactions with their tokensBefore", () => {
+    const path = join(sandbox.root, "before-compaction.jsonl");
+    copyFileSync(join(FIXTURES_DIR, "pi-before-compaction.jsonl"), path);
+    const report = compare("--session", path, "--window", "1000000", "--presets", "safeguard");
+    const compactions = numbered(path).filter(({ value }) => value.type === "compaction");
+    expect(compactions).toHaveLength(2);
+    expect(report.history.view).toBe("whole");
+    expect(report.history.compactions.map((c) => c.tokensBefore)).toEqual(compactions.map(({ value }) => value.tokensBefore));
   });
 });

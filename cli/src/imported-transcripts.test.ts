@@ -39,6 +39,18 @@ describe("read commands on a Claude Code transcript", () => {
     expect(status["compactions"]["count"]).toBe(imported.compactions);
   });
 
+  it("context status on one with real compactions counts the context after the latest, and says so", () => {
+    const compacted = join(sandbox.root, "attribution.jsonl");
+    copyFileSync(join(FIXTURES_DIR, "claude-code-entire-attribution-6113e919.jsonl"), compacted);
+    const status = JSON.parse(sandbox.run(["context", "status", "--session", compacted, "--json"]).stdout) as Record<string, any>;
+    const imported = importClaudeCode(compacted);
+    expect(imported.messages[0]?.isCompactSummary).toBe(true);
+    expect(status["messages"]).toBe(imported.messages.length);
+    expect(status["compactions"]["count"]).toBe(3);
+    const text = sandbox.run(["context", "status", "--session", compacted], NO_COLOR);
+    expect(text.stdout).toMatch(/^Compactions {6}3, the context counted is what follows the latest$/m);
+  });
+
   it("context inspect breaks its tokens down, tool outputs included", () => {
     const inspection = JSON.parse(sandbox.run(["context", "inspect", "--session", claude, "--json"]).stdout) as Record<string, any>;
     expect(inspection["session"]["format"]).toBe("claude-code");

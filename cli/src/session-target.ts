@@ -2,8 +2,10 @@
 import { type AdapterName } from "@compaction/core";
 import {
   type BoundaryLoad,
+  type ClaudeCodeHistory,
   detectTranscriptFormat,
   importClaudeCode,
+  importClaudeCodeHistory,
   importCodexRollout,
   loadBoundary,
   type ParsedSession,
@@ -88,9 +90,19 @@ export class TargetSession {
     return detectTranscriptFormat(this.path);
   }
 
-  /** The context it holds, whatever wrote it (loadTranscriptContext). */
+  /** The context it holds now, whatever wrote it: an import's after its latest compaction (loadTranscriptContext). */
   transcript(): TranscriptContext {
     return loadTranscriptContext(this.path, this.selection, this.#io);
+  }
+
+  /**
+   * A Claude Code transcript's whole recorded conversation, its own compactions not applied
+   * (importClaudeCodeHistory), where `transcript()` gives the context after the latest one.
+   */
+  claudeCodeHistory(): ClaudeCodeHistory {
+    const history = withProgress(this.path, this.#io, (onProgress) => importClaudeCodeHistory(this.path, { skipCorrupt: this.selection.skipCorrupt, ...onProgress }));
+    reportSkipped(this.path, history.skipped, this.#io);
+    return history;
   }
 
   /** A pi session's branch by the boundary rule (loadTargetContext). */

@@ -54,7 +54,15 @@ export { type BranchedSession, type BranchSessionOptions, branchSession } from "
 export { sessionParent } from "./session-parent.js";
 export { detectTranscriptFormat, TRANSCRIPT_ADAPTERS, type TranscriptFormat } from "./detect-format.js";
 export { AUTO_COMPACT_CUSTOM_TYPE, type AutoCompactSetting, autoCompactEntry, sessionAutoCompact } from "./session-settings.js";
-export { type ClaudeCodeImport, type ImportOptions, importClaudeCode } from "./claude-code-import.js";
+export {
+  type ClaudeCodeHistory,
+  type ClaudeCodeImport,
+  type HistoryStart,
+  type ImportOptions,
+  importClaudeCode,
+  importClaudeCodeHistory,
+  type RecordedCompaction,
+} from "./claude-code-import.js";
 export { type CodexRolloutImport, type IgnoredFigure, importCodexRollout } from "./codex-import.js";
 export { type PiCompaction, type PiCompactionPlan, planPiCompaction } from "./pi-compaction-plan.js";
 export { appendPiCompaction, compactPiBranch, type PiBranchCompaction, type PiBranchMessages } from "./compact-pi-session.js";

@@ -151,6 +151,9 @@ function renderStatus(status: ContextStatus, { out: c }: CommandContext): string
     ? `${c.green("on")} at ${Math.round(auto.threshold * 100)}% (${formatTokens(auto.thresholdTokens)} tokens${usableWindowNote(auto.usableWindow, status.contextWindow)})`
     : `${c.yellow("off")} (threshold ${Math.round(auto.threshold * 100)}%)`;
   const since = status.compactions.sinceLastMs === null ? "" : `, last ${formatAge(status.compactions.sinceLastMs)}`;
+  // An import's compactions are the recording's own: what is counted is the context after the
+  // latest, as its agent would send it now (compare replays the whole history instead).
+  const view = status.session.format !== "pi" && status.compactions.count > 0 ? ", the context counted is what follows the latest" : "";
   const riskColor = status.risk === "high" ? c.red : status.risk === "medium" ? c.yellow : c.green;
   const source = auto.source === "session" ? ", set for this session" : "";
   const lines = [
@@ -162,7 +165,7 @@ function renderStatus(status: ContextStatus, { out: c }: CommandContext): string
   lines.push(
     `${c.bold("Measure")}          ${c.dim(describeMeasure(status.measure))}`,
     `${c.bold("Auto-compaction")}  ${autoText}${source}, preset ${status.preset}${status.agent === null ? "" : `, agent ${status.agent}`}`,
-    `${c.bold("Compactions")}      ${status.compactions.count}${since}`,
+    `${c.bold("Compactions")}      ${status.compactions.count}${since}${view}`,
     `${c.bold("Degradation risk")} ${riskColor(status.risk)}`,
   );
   if (status.advice !== null) lines.push(`  ${status.advice}`);

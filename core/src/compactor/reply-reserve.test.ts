@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ErrorCodes } from "../errors.js";
-import { createPiAdapter } from "../messages/pi-adapter.js";
-import type { PiMessage } from "../messages/pi-types.js";
+import { createPiAdapter, type PiMessage } from "../messages/pi-adapter.js";
 import { createEstimateCounter } from "../tokens/estimate-counter.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
 import { Compactor } from "./compactor.js";
