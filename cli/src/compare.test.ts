@@ -47,13 +47,14 @@ const compare = (...args: string[]): Report => {
 describe("compaction compare", () => {
   it("replays the real session through each preset at the window given, within the budget, missing the cache only where it compacts", () => {
     const report = compare("--window", "64000", "--presets", "safeguard,rolling");
-    expect(report).toMatchObject({ messages: 914, contextWindow: 64_000, reserveTokens: 16_384 });
+    // The window's own reserve: an eighth of 64,000.
+    expect(report).toMatchObject({ messages: 914, contextWindow: 64_000, reserveTokens: 8_000 });
     expect(report.calls).toBeGreaterThan(400);
     expect(report.presets.map((p) => p.preset)).toEqual(["safeguard", "rolling"]);
     for (const preset of report.presets) {
       expect(preset.compactions).toBeGreaterThan(0);
       expect(preset.cacheMisses).toBeLessThanOrEqual(preset.compactions + 1);
-      expect(preset.largestRequest).toBeLessThanOrEqual(64_000 - 16_384);
+      expect(preset.largestRequest).toBeLessThanOrEqual(64_000 - 8_000);
       expect(preset.cacheHitShare).toBeGreaterThan(0.95);
       // Cache pricing bills less than the input itself, and Anthropic's cache writes more than OpenAI's input.
       expect(preset.billed.anthropic).toBeLessThan(preset.inputTokens);
@@ -84,7 +85,7 @@ describe("compaction compare", () => {
     const before = sandbox.bytes();
     const run = sandbox.run(["compare", "--window", "128000", "--presets", "layered"], { NO_COLOR: "1" });
     expect(run.code).toBe(0);
-    expect(run.stdout).toMatch(/Window\s+128,000 tokens, 16,384 reserved for the reply/);
+    expect(run.stdout).toMatch(/Window\s+128,000 tokens, 16,000 reserved for the reply/);
     expect(run.stdout).toMatch(/preset\s+compactions\s+cache misses\s+cache hits\s+billed \(Anthropic\)/);
     expect(run.stdout).toMatch(/^layered\s+\d+\s+\d+\s+\d+\.\d%/m);
     expect(run.stdout).toContain("Cheapest  layered");
@@ -106,13 +107,21 @@ describe("compaction compare", () => {
     expect(run.stderr).toMatch(/rolling/);
   });
 
-  it("refuses a window that is not a positive whole number, or leaves no room beside the reserve", () => {
+  it("refuses a window that is not a positive whole number, or that the config's reserveTokens does not fit, naming the file and key", () => {
     const bad = sandbox.run(["compare", "--window", "lots"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--window/);
+    sandbox.writeConfig(".compactionrc.json", JSON.stringify({ reserveTokens: 16_384 }));
     const small = sandbox.run(["compare", "--window", "16000"]);
-    expect(small.code).toBe(2);
-    expect(small.stderr).toMatch(/reserve/);
+    expect(small.code).toBe(4);
+    expect(small.stderr).toMatch(/ReserveTokens in .*\.compactionrc\.json \(\/reserveTokens\) is 16384 tokens, which does not fit the 16,000-token context window/);
+  });
+
+  it("replays a small model's window on the window's own reserve when the config sets none", () => {
+    const report = compare("--window", "16000", "--presets", "safeguard");
+    expect(report.reserveTokens).toBe(2_000);
+    expect(report.presets[0]?.compactions).toBeGreaterThan(0);
+    expect(report.presets[0]?.largestRequest).toBeLessThanOrEqual(16_000 - 2_000);
   });
 });
 
