@@ -114,7 +114,7 @@ describe("compaction compare", () => {
     sandbox.writeConfig(".compactionrc.json", JSON.stringify({ reserveTokens: 16_384 }));
     const small = sandbox.run(["compare", "--window", "16000"]);
     expect(small.code).toBe(4);
-    expect(small.stderr).toMatch(/ReserveTokens in .*\.compactionrc\.json \(\/reserveTokens\) is 16384 tokens, which does not fit the 16,000-token context window/);
+    expect(small.stderr).toMatch(/reserve \(reserveTokens in .*\.compactionrc\.json, \/reserveTokens\) is 16384 tokens, which does not fit the 16,000-token context window/);
   });
 
   it("replays a small model's window on the window's own reserve when the config sets none", () => {

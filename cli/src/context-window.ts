@@ -38,7 +38,7 @@ export function chooseContextWindow(compactor: Compactor<unknown>, recorded: num
     return { tokens: recorded, source: "session" };
   } catch (error) {
     // The config's own reserveTokens does not fit the recorded window: the config wins over the recording.
-    io.stderr.write(`compaction: the session records a context window of ${formatTokens(recorded)} tokens, but ${describeError(error).replace(/\.$/, "")}; using the default ${formatTokens(configured)}.\n`);
+    io.stderr.write(`compaction: the session records a context window of ${formatTokens(recorded)} tokens, but ${lowerFirst(describeError(error).replace(/\.$/, ""))}; using the default ${formatTokens(configured)}.\n`);
     return { tokens: configured, source: "default" };
   }
 }
@@ -46,4 +46,8 @@ export function chooseContextWindow(compactor: Compactor<unknown>, recorded: num
 /** The `Window` line's text for a window the session chose (else null: the config's window goes unsaid, as before). */
 export function recordedWindowNote(choice: ContextWindowChoice): string | null {
   return choice.source === "session" ? `${formatTokens(choice.tokens)} tokens, the model's window as the session records it (contextWindow in the config overrides it)` : null;
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1);
 }

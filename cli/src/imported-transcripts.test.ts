@@ -172,12 +172,20 @@ describe("a real Codex rollout, measured as the provider counted it", () => {
     expect(JSON.parse(run.stdout)).toMatchObject({ contextWindow: 272_000, measure: { base: "usage", counted: 2 } });
   });
 
-  it("uses the default window, saying why, when the recorded one leaves nothing beside the reserve for the reply", () => {
+  it("uses a small recorded window with that window's own reserve", () => {
     const small = join(sandbox.root, "rollout-small.jsonl");
     writeFileSync(small, readFileSync(realCodex, "utf8").replaceAll('"model_context_window":272000', '"model_context_window":8000'));
     const run = sandbox.run(["context", "status", "--session", small, "--json"]);
+    expect(JSON.parse(run.stdout)).toMatchObject({ contextWindow: 8_000, contextWindowSource: "session" });
+  });
+
+  it("uses the default window, saying why, when the config's reserveTokens does not fit the recorded one", () => {
+    const small = join(sandbox.root, "rollout-small.jsonl");
+    writeFileSync(small, readFileSync(realCodex, "utf8").replaceAll('"model_context_window":272000', '"model_context_window":8000'));
+    sandbox.writeConfig(".compactionrc.json", JSON.stringify({ reserveTokens: 16_384 }));
+    const run = sandbox.run(["context", "status", "--session", small, "--json"]);
     expect(JSON.parse(run.stdout)).toMatchObject({ contextWindow: 200_000, contextWindowSource: "default" });
-    expect(run.stderr).toContain("the session records a context window of 8,000 tokens, which leaves nothing beside the reserve for the reply (reserveTokens 16,384); using the default 200,000.");
+    expect(run.stderr).toMatch(/the session records a context window of 8,000 tokens, but the reply's reserve \(reserveTokens in .*\.compactionrc\.json, \/reserveTokens\) is 16384 tokens, which does not fit the 8,000-token context window: .*; using the default 200,000\./);
   });
 });
 

@@ -61,7 +61,7 @@ describe("the reply's reserve", () => {
   it("refuses, when created, a reserveTokens option over half the window, naming the option", async () => {
     await expect(createContextManager<PiMessage>({ compactor: withoutReserve(), contextWindow: 8_000, reserveTokens: 16_384 })).rejects.toMatchObject({
       code: ErrorCodes.INPUT_INVALID,
-      message: expect.stringMatching(/^The reserveTokens option of createContextManager is 16384 tokens, which does not fit the 8,000-token context window/),
+      message: expect.stringMatching(/^The reply's reserve \(the reserveTokens option of createContextManager\) is 16384 tokens, which does not fit the 8,000-token context window/),
     });
   });
 
@@ -69,7 +69,7 @@ describe("the reply's reserve", () => {
     const cwd = makeProject({ ".compactionrc.json": JSON.stringify({ preset: "safeguard", reserveTokens: 16_384, agents: { small: { contextWindow: 64_000 } } }) });
     const error = await createContextManager<PiMessage>({ cwd, contextWindow: 16_000 }).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: ErrorCodes.CONFIG_INVALID, path: "/reserveTokens" });
-    expect((error as Error).message).toContain(`ReserveTokens in ${cwd}/.compactionrc.json (/reserveTokens) is 16384 tokens`);
+    expect((error as Error).message).toContain(`reserve (reserveTokens in ${cwd}/.compactionrc.json, /reserveTokens) is 16384 tokens`);
   });
 });
 

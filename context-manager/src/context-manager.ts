@@ -9,18 +9,18 @@
 import {
   budgetRatioOf,
   CompactionError,
-  countedBudget,
   type CompactionResult,
   type CompactionTrigger,
   type Compactor,
   describeError,
   type ErrorCode,
   ErrorCodes,
+  type HostLoop,
   isCompactionError,
   lastUserIndex,
   markCacheBreakpoints,
-  type RequestShaper,
   type ShapedRequest,
+  whatCannotShrink,
 } from "@compaction/core";
 import { ContextSize } from "./context-size.js";
 import type { ContextStore } from "./context-store.js";
@@ -83,9 +83,8 @@ export interface ContextManagerInit<T> {
   /** Whether `dispose()` disposes the compactor (true when the manager created it). */
   readonly ownsCompactor: boolean;
   readonly store: ContextStore<T>;
-  readonly contextWindow: number;
-  /** The reply's reserve (`Compactor.reserveFor`, checked against the window). */
-  readonly reserveTokens: number;
+  /** The host loop (`HostLoop`: the reserve, trigger, wait and shaping), made for the window. */
+  readonly loop: HostLoop<T>;
   /** The host's choice (`autoCompact` option), or undefined to leave it to the config. */
   readonly autoCompact: boolean | undefined;
   readonly maxAutoCompactions: number | undefined;
@@ -105,8 +104,8 @@ export class ContextManager<T> {
   readonly #ownsCompactor: boolean;
   readonly #store: ContextStore<T>;
   readonly #size: ContextSize<T>;
-  /** Sends prefix-stable requests between compactions (see `Compactor.createRequestShaper`). */
-  readonly #shaper: RequestShaper<T>;
+  /** The reserve, trigger, wait after a compaction that freed too little, and prefix-stable shaping (core's `HostLoop`). */
+  readonly #loop: HostLoop<T>;
   readonly #autoOption: boolean | undefined;
   readonly #agent: string | undefined;
   readonly #emitter: TypedEmitter<ContextManagerEvents<T>>;
@@ -115,36 +114,20 @@ export class ContextManager<T> {
   #tail: Promise<unknown> = Promise.resolve();
   #compacting = false;
   #disposed = false;
-  /**
-   * After an automatic compaction that left the context over the threshold (it freed too little,
-   * failed, or was refused), the size the context must pass before another is tried: a quarter of
-   * the window more (`RETRY_GROWTH_SHARE`). Until then each request is shaped to the budget, and
-   * prefix-stable, so a turn too large for the window is shrunk once rather than compacted again at
-   * every message, and at most one compaction runs per quarter of the window appended.
-   */
-  #retryAbove: number | null = null;
-  /**
-   * With `#retryAbove`: the newest user message's index when the compaction gave up, when the turn
-   * it starts held a quarter of the window or more (its outputs were what stayed over). A newer
-   * user message makes that turn compactable, so it lifts the wait.
-   */
-  #retryAfterRequest: number | null = null;
-  /** Messages the newest request left out (for the `COMPACTION_CONTEXT_TRIMMED` error, said once per loss). */
-  #droppedReported = 0;
   readonly #warned = new Set<ContextWarningKind>();
   readonly #warnedTexts = new Set<string>();
 
   constructor(init: ContextManagerInit<T>) {
     this.compactor = init.compactor;
-    this.contextWindow = init.contextWindow;
-    this.reserveTokens = init.reserveTokens;
+    this.#loop = init.loop;
+    this.contextWindow = init.loop.contextWindow;
+    this.reserveTokens = init.loop.reserveTokens;
     this.maxAutoCompactions = init.maxAutoCompactions;
     this.#ownsCompactor = init.ownsCompactor;
     this.#store = init.store;
     this.#autoOption = init.autoCompact;
     this.#agent = init.agent;
     this.#size = new ContextSize(init.compactor.tokens, init.store.messages, init.store.anchor);
-    this.#shaper = init.compactor.createRequestShaper();
     this.#emitter = new TypedEmitter((error, event) => {
       if (event === "error") return;
       this.#emitter.emit("error", { error: error instanceof Error ? error : new Error(describeError(error)), during: "listener" });
@@ -179,7 +162,7 @@ export class ContextManager<T> {
    * can hold, and between compactions what is sent only grows at its end.
    */
   get threshold(): number {
-    return this.compactor.autoCompactTokens(this.contextWindow, this.reserveTokens);
+    return this.#loop.threshold;
   }
 
   /** True while a compaction runs (appended messages are queued until it ends). */
@@ -341,8 +324,7 @@ export class ContextManager<T> {
 
   async #checkNow(): Promise<CompactionResult<T> | null> {
     await this.#syncStore();
-    if (this.#size.tokens <= this.threshold || !this.autoCompact) return null;
-    if (this.#retryAbove !== null && this.#size.tokens <= this.#retryAbove && !this.#bigTurnEnded()) return null;
+    if (!this.autoCompact || !this.#loop.due(this.#size.tokens, this.#store.messages)) return null;
     if (this.#nothingToCompact()) return null;
     if (this.#maxReached()) {
       this.#warnOnce(
@@ -352,12 +334,8 @@ export class ContextManager<T> {
       return null;
     }
     const result = await this.#compactNow("threshold", "auto", {});
-    this.#retryAbove = null;
-    this.#retryAfterRequest = null;
-    if (this.#size.tokens > this.threshold) {
-      const growth = Math.floor(this.contextWindow * RETRY_GROWTH_SHARE);
-      this.#retryAbove = this.#size.tokens + growth;
-      this.#retryAfterRequest = this.#bigNewestTurn(growth);
+    const growth = this.#loop.settle(this.#size.tokens, this.#store.messages);
+    if (growth !== null) {
       // A preset may decline on purpose between the threshold and its own first layer (layered
       // between pruneThreshold and summarizeThreshold, with a session file): while the context
       // still fits the window that is news (compaction-end says why), not a failure to free room.
@@ -375,24 +353,6 @@ export class ContextManager<T> {
       );
     }
     return result;
-  }
-
-  /** The newest user message's index when the turn it starts holds at least `tokens`, else null. */
-  #bigNewestTurn(tokens: number): number | null {
-    const messages = this.#store.messages;
-    const request = lastUserIndex(messages.map((message) => this.compactor.facts.of(message)));
-    if (request < 0) return null;
-    let held = 0;
-    for (let i = request; i < messages.length; i++) held += this.compactor.tokens.count(messages[i] as T);
-    return held >= tokens ? request : null;
-  }
-
-  /** True when a user message came after the large turn that kept the last compaction over the threshold. */
-  #bigTurnEnded(): boolean {
-    if (this.#retryAfterRequest === null) return false;
-    const messages = this.#store.messages;
-    for (let i = messages.length - 1; i > this.#retryAfterRequest; i--) if (this.compactor.facts.of(messages[i] as T).kind === "user") return true;
-    return false;
   }
 
   /**
@@ -425,7 +385,7 @@ export class ContextManager<T> {
    * run's ratio, Before over our count, when that is higher).
    */
   get budget(): number {
-    return countedBudget(this.contextWindow - this.reserveTokens, budgetRatioOf(this.#size.calibration));
+    return this.#loop.budget(budgetRatioOf(this.#size.calibration));
   }
 
   /**
@@ -441,56 +401,34 @@ export class ContextManager<T> {
    * and one that cannot be brought within the budget at all another (COMPACTION_CONTEXT_OVERFLOW).
    */
   requestMessages(options: RequestOptions = {}): readonly T[] {
-    const shaped = this.#shape(this.budget);
-    if (!shaped.fits) {
-      const parts = whatCannotShrink(this.compactor, shaped.messages);
-      const error = overflowError(
-        `The request does not fit the context window: shaped to the budget of ${shaped.budget} tokens (window ${this.contextWindow} less ${this.reserveTokens} reserved for the reply) it is still ${shaped.tokens} tokens: the system prompt and the pinned messages (${parts.pinned}), the newest user message (${parts.request}), summaries (${parts.summaries}) and what cannot be shortened further (${parts.other}).`,
-        "Compact (compact()), unpin messages, shorten the system prompt, or use a model with a larger context window; send() compacts and throws this before sending.",
-        undefined,
-      );
-      this.#emitter.emit("error", { error, during: "request" });
-    }
+    const shaped = this.#shape(this.budget, true);
     if (options.markCache === true) return markCacheBreakpoints(this.compactor.adapter, shaped.messages, shaped.cacheBreakpoints);
     // A request is what is sent now: a host that keeps it (to send later, or to compare with the
     // next one) must not see it grow as messages are appended, so never the context's own array.
     return shaped.messages === this.#store.messages ? [...shaped.messages] : shaped.messages;
   }
 
-  #shape(budget: number): ShapedRequest<T> {
-    const recorded = this.#store.anchor?.calibration;
-    const shaped = this.#shaper.shape(this.#store.messages, { contextWindow: this.contextWindow, reserveTokens: this.reserveTokens, budget, ...(recorded === undefined ? {} : { recordedCalibration: recorded }) });
-    for (const warning of shaped.warnings) this.#warnOnceText("shape-failed", warning);
-    this.#reportDropped(shaped);
-    return shaped;
-  }
-
   /**
-   * A request that leaves out messages of the context (older turns that neither a compaction nor
-   * shrinking brought within the budget) hides them from the model: an `error` event with
-   * COMPACTION_CONTEXT_TRIMMED says so, once each time the request leaves out more than before
-   * (between two compactions the same messages stay out, prefix-stable). The context keeps them.
+   * The request for the context, shaped to `budget` by the loop (prefix-stable). A request that
+   * leaves out older messages sends an `error` event (COMPACTION_CONTEXT_TRIMMED), once each time
+   * more are left out; with `reportOverflow`, one that cannot fit at all another
+   * (COMPACTION_CONTEXT_OVERFLOW: `send()` compacts and throws it instead).
    */
-  #reportDropped(shaped: ShapedRequest<T>): void {
-    const dropped = shaped.dropped.length;
-    if (dropped <= this.#droppedReported) {
-      this.#droppedReported = dropped;
-      return;
-    }
-    this.#droppedReported = dropped;
-    const error = new CompactionError(
-      ErrorCodes.CONTEXT_TRIMMED,
-      `The request leaves out ${dropped} older message(s) of the context's ${this.#store.messages.length} to fit the budget of ${shaped.budget} tokens (window ${this.contextWindow} less ${this.reserveTokens} reserved for the reply): the context is ${this.#size.tokens} tokens and ${this.#trimCause()}. The model does not see them; the context${this.#store.path === null ? "" : " and its session"} still holds them.`,
-      { hint: "Compact (compact()), check the compaction's error or warning events for why it could not free room, or use a model with a larger context window." },
-    );
-    this.#emitter.emit("error", { error, during: "request" });
+  #shape(budget: number, reportOverflow = false): ShapedRequest<T> {
+    const recorded = this.#store.anchor?.calibration;
+    const { request, problem } = this.#loop.request(this.#store.messages, budget, recorded === undefined ? {} : { recordedCalibration: recorded }, this.#trimCause());
+    for (const warning of request.warnings) this.#warnOnceText("shape-failed", warning);
+    if (problem !== null && (problem.code === ErrorCodes.CONTEXT_TRIMMED || reportOverflow)) this.#emitter.emit("error", { error: problem, during: "request" });
+    return request;
   }
 
+  /** Why no compaction brought the context within the budget, for COMPACTION_CONTEXT_TRIMMED. */
   #trimCause(): string {
-    if (!this.autoCompact) return "auto-compaction is off";
-    if (this.#maxReached()) return `auto-compaction stopped at maxAutoCompactions (${this.maxAutoCompactions})`;
-    if (this.#retryAbove !== null) return "the last automatic compaction could not bring it under the threshold";
-    return "no compaction brought it within the budget yet";
+    const size = `the context is ${this.#size.tokens} tokens`;
+    if (!this.autoCompact) return `${size} and auto-compaction is off`;
+    if (this.#maxReached()) return `${size} and auto-compaction stopped at maxAutoCompactions (${this.maxAutoCompactions})`;
+    if (this.#loop.waiting) return `${size} and the last automatic compaction could not bring it under the threshold`;
+    return `${size} and no compaction brought it within the budget yet`;
   }
 
   /**
@@ -553,8 +491,7 @@ export class ContextManager<T> {
     try {
       if (await this.#store.sync()) {
         this.#size.reset(this.#store.messages, this.#store.anchor);
-        this.#retryAbove = null;
-        this.#retryAfterRequest = null;
+        this.#loop.reset();
       }
       return true;
     } catch (error) {
@@ -679,28 +616,6 @@ export class ContextManager<T> {
 /** A retry after "too long" may hold at most this share of what the provider rejected. */
 export const RETRY_SHARE = 0.9;
 
-/**
- * How much the context must grow, as a share of the window, before an automatic compaction that
- * left it over the threshold is tried again: the storm bound (at most one compaction per quarter
- * of the window appended).
- */
-export const RETRY_GROWTH_SHARE = 0.25;
-
-/** Tokens of a shaped request by what could not be shrunk further, for the overflow error. */
-function whatCannotShrink<T>(compactor: Compactor<T>, messages: readonly T[]): { pinned: number; request: number; summaries: number; other: number } {
-  const facts = messages.map((m) => compactor.facts.of(m));
-  const request = lastUserIndex(facts);
-  const parts = { pinned: 0, request: 0, summaries: 0, other: 0 };
-  messages.forEach((message, i) => {
-    const f = facts[i]!;
-    const tokens = compactor.tokens.count(message);
-    if (f.kind === "system" || f.pinned) parts.pinned += tokens;
-    else if (i === request) parts.request += tokens;
-    else if (f.kind === "summary") parts.summaries += tokens;
-    else parts.other += tokens;
-  });
-  return parts;
-}
 
 function overflowError(message: string, hint: string, cause: unknown): CompactionError {
   return new CompactionError(ErrorCodes.CONTEXT_OVERFLOW, message, { hint, cause });

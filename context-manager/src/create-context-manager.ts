@@ -6,6 +6,7 @@ import {
   createCompactor,
   describeValue,
   ErrorCodes,
+  HostLoop,
   type ResolvedConfig,
 } from "@compaction/core";
 import { type ContextStore, MemoryStore } from "./context-store.js";
@@ -130,10 +131,12 @@ export async function createContextManager<T = unknown>(options: ContextManagerO
         "Pass contextWindow (the model's context window in tokens), or set contextWindow in .compactionrc.",
       );
     }
-    const reserveTokens = compactor.reserveFor(contextWindow, {
+    // The reply's reserve is fixed here: one that does not fit the window throws now, naming it.
+    const loop = new HostLoop<T>(compactor, {
+      contextWindow,
       reserveTokens: options.reserveTokens,
       maxOutputTokens: options.maxOutputTokens,
-      source: { name: `the reserveTokens option of ${options.reserveOptionOf ?? "createContextManager"}` },
+      host: options.reserveOptionOf ?? "createContextManager",
     });
     const store: ContextStore<T> =
       entryStore !== undefined
@@ -146,8 +149,7 @@ export async function createContextManager<T = unknown>(options: ContextManagerO
       compactor,
       ownsCompactor,
       store,
-      contextWindow,
-      reserveTokens,
+      loop,
       autoCompact: options.autoCompact,
       maxAutoCompactions: options.maxAutoCompactions ?? config?.autoCompact?.maxAutoCompactions,
       agent: options.agent,

@@ -85,7 +85,8 @@ async function configReport(scope: CommandScope<ConfigOptions, undefined>): Prom
     nearestSection: config.agent === null || config.agentSection !== null ? null : (suggest(config.agent, config.agentSections) ?? null),
     projectCode: config.trusted,
     preset: { name: applied.preset.name, file: applied.preset.file, source: settingSource(config, config.sources.preset) },
-    settings: SETTINGS.map((name) => ({ name, value: config[name], source: settingSource(config, config.sources[name]) })),
+    // A reserve the config leaves unset follows the window: shown as the one for the config's window.
+    settings: SETTINGS.map((name) => ({ name, value: name === "reserveTokens" ? compactor.reserveFor(config.contextWindow) : config[name], source: settingSource(config, config.sources[name]) })),
     plugins: applied.plugins.map(pluginReport),
     taps,
     warnings: config.warnings,

@@ -61,7 +61,7 @@ describe("replyReserveTokens", () => {
     } catch (error) {
       expect(error).toMatchObject({ code: ErrorCodes.INPUT_INVALID });
       expect((error as Error).message).toBe(
-        "The reserveTokens option of createContextManager is 16384 tokens, which does not fit the 8,000-token context window: a reserve for the reply may take at most half of it (4,000), so that the context keeps room to work in.",
+        "The reply's reserve (the reserveTokens option of createContextManager) is 16384 tokens, which does not fit the 8,000-token context window: a reserve for the reply may take at most half of it (4,000), so that the context keeps room to work in.",
       );
       expect((error as { hint: string }).hint).toContain("1,000 tokens here");
     }
@@ -69,7 +69,7 @@ describe("replyReserveTokens", () => {
 
   it("names the config file and the key when the reserve came from one", () => {
     expect(() => replyReserveTokens(8_000, { reserveTokens: 5_000, source: { name: "reserveTokens", file: "/p/.compactionrc", path: "/agents/coder/reserveTokens" } })).toThrow(
-      expect.objectContaining({ code: ErrorCodes.CONFIG_INVALID, file: "/p/.compactionrc", path: "/agents/coder/reserveTokens", message: expect.stringMatching(/^ReserveTokens in \/p\/\.compactionrc \(\/agents\/coder\/reserveTokens\) is 5000 tokens/) }),
+      expect.objectContaining({ code: ErrorCodes.CONFIG_INVALID, file: "/p/.compactionrc", path: "/agents/coder/reserveTokens", message: expect.stringMatching(/^The reply's reserve \(reserveTokens in \/p\/\.compactionrc, \/agents\/coder\/reserveTokens\) is 5000 tokens/) }),
     );
   });
 });
@@ -100,7 +100,7 @@ describe("Compactor.reserveFor", () => {
   it("refuses, naming the compactor's source, a reserve set for a window it does not fit", () => {
     const c = new Compactor<PiMessage>({ adapter: createPiAdapter(), tokenCounter: createEstimateCounter(), reserveTokens: 16_384, reserveSource: { name: "reserveTokens", file: "/p/.compactionrc", path: "/reserveTokens" } });
     expect(c.reserveFor(64_000)).toBe(16_384);
-    expect(() => c.reserveFor(16_000)).toThrow(/ReserveTokens in \/p\/\.compactionrc \(\/reserveTokens\) is 16384 tokens/);
+    expect(() => c.reserveFor(16_000)).toThrow(/reserve \(reserveTokens in \/p\/\.compactionrc, \/reserveTokens\) is 16384 tokens/);
     expect(() => c.autoCompactTokens(16_000)).toThrow(/does not fit the 16,000-token context window/);
     c.dispose();
   });

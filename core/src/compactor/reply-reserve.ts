@@ -69,10 +69,10 @@ export function replyReserveTokens(contextWindow: number, setting: ReserveSettin
   if (reserveTokens === undefined) return defaultReserveTokens(contextWindow, setting.maxOutputTokens);
   const most = Math.floor(contextWindow * MAX_RESERVE_SHARE);
   if (!Number.isFinite(reserveTokens) || reserveTokens < 0 || reserveTokens > most) {
-    const where = source.file === undefined ? source.name : `${source.name} in ${source.file}${source.path === undefined ? "" : ` (${source.path})`}`;
+    const where = source.file === undefined ? source.name : `${source.name} in ${source.file}${source.path === undefined ? "" : `, ${source.path}`}`;
     throw new CompactionError(
       source.file === undefined ? ErrorCodes.INPUT_INVALID : ErrorCodes.CONFIG_INVALID,
-      `${capitalise(where)} is ${String(reserveTokens)} tokens, which does not fit the ${formatCount(contextWindow)}-token context window: a reserve for the reply may take at most half of it (${formatCount(most)}), so that the context keeps room to work in.`,
+      `The reply's reserve (${where}) is ${String(reserveTokens)} tokens, which does not fit the ${formatCount(contextWindow)}-token context window: a reserve for the reply may take at most half of it (${formatCount(most)}), so that the context keeps room to work in.`,
       {
         ...(source.file === undefined ? {} : { file: source.file }),
         ...(source.path === undefined ? {} : { path: source.path }),
@@ -81,8 +81,4 @@ export function replyReserveTokens(contextWindow: number, setting: ReserveSettin
     );
   }
   return reserveTokens;
-}
-
-function capitalise(text: string): string {
-  return text.charAt(0).toUpperCase() + text.slice(1);
 }

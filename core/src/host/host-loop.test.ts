@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { Compactor } from "../compactor/compactor.js";
+import { ErrorCodes } from "../errors.js";
+import { createPiAdapter, type PiMessage } from "../messages/pi-adapter.js";
+import { words } from "../testing/builders.js";
+import { assistant, toolResult, user } from "../testing/pi-messages.js";
+import { createEstimateCounter } from "../tokens/estimate-counter.js";
+import { HostLoop, RETRY_GROWTH_SHARE } from "./host-loop.js";
+
+const compactor = (reserveTokens?: number) =>
+  new Compactor<PiMessage>({ adapter: createPiAdapter(), tokenCounter: createEstimateCounter(), contextWindow: 8_000, ...(reserveTokens === undefined ? {} : { reserveTokens }) });
+
+/** `n` exchanges of about `tokens` tokens each (chars/4). */
+const turns = (n: number, tokens = 400): PiMessage[] =>
+  Array.from({ length: n }, (_, i) => [user(`q${i} ${words(Math.round(tokens / 3))}`), assistant(`a${i} ${words(Math.round(tokens / 3))}`)]).flat();
+
+describe("HostLoop", () => {
+  it("fixes the reserve when it is made: the host's, else the compactor's, else the window's own", () => {
+    expect(new HostLoop(compactor(), { contextWindow: 8_000 }).reserveTokens).toBe(1_000);
+    expect(new HostLoop(compactor(2_000), { contextWindow: 8_000 }).reserveTokens).toBe(2_000);
+    expect(new HostLoop(compactor(2_000), { contextWindow: 8_000, reserveTokens: 500 }).reserveTokens).toBe(500);
+    expect(new HostLoop(compactor(), { contextWindow: 8_000, maxOutputTokens: 1_500 }).reserveTokens).toBe(1_500);
+    expect(() => new HostLoop(compactor(), { contextWindow: 8_000, reserveTokens: 6_000, host: "my-host" })).toThrow(
+      expect.objectContaining({ code: ErrorCodes.INPUT_INVALID, path: "/reserveTokens", message: expect.stringContaining("the reserveTokens option of my-host") }),
+    );
+  });
+
+  it("is due past the threshold, then waits a quarter of the window after a compaction that left the context over it", () => {
+    const loop = new HostLoop(compactor(), { contextWindow: 8_000 });
+    const messages = turns(4);
+    expect(loop.due(loop.threshold, messages)).toBe(false);
+    expect(loop.due(loop.threshold + 1, messages)).toBe(true);
+    const after = loop.threshold + 100;
+    const growth = loop.settle(after, messages);
+    expect(growth).toBe(8_000 * RETRY_GROWTH_SHARE);
+    expect(loop.waiting).toBe(true);
+    expect(loop.due(after + 1_999, messages)).toBe(false);
+    expect(loop.due(after + 2_001, messages)).toBe(true);
+    // Under the threshold after the compaction: nothing to wait for.
+    expect(loop.settle(loop.threshold - 1, messages)).toBeNull();
+    expect(loop.waiting).toBe(false);
+    loop.settle(after, messages);
+    loop.reset();
+    expect(loop.due(after, messages)).toBe(true);
+  });
+
+  it("stops waiting when a user message ends the large turn that stayed over the threshold", () => {
+    const loop = new HostLoop(compactor(), { contextWindow: 8_000 });
+    const large = [...turns(2), user("run the tests"), assistant("running", [{ id: "t1" }]), toolResult("t1", words(2_500))];
+    loop.settle(loop.threshold + 100, large);
+    const sameTurn = [...large, assistant("step")];
+    expect(loop.due(loop.threshold + 200, sameTurn)).toBe(false);
+    expect(loop.due(loop.threshold + 200, [...sameTurn, user("next question")])).toBe(true);
+    // A small newest turn does not lift the wait: only growth does.
+    const small = turns(6);
+    loop.settle(loop.threshold + 100, small);
+    expect(loop.due(loop.threshold + 200, [...small, user("next question")])).toBe(false);
+  });
+
+  it("reports a request that leaves out messages once per loss, and one that cannot fit", () => {
+    const loop = new HostLoop(compactor(), { contextWindow: 8_000 });
+    const history = turns(200);
+    const first = loop.request(history, 3_000, {}, "the summarizer failed");
+    expect(first.request.dropped.length).toBeGreaterThan(0);
+    expect(first.problem).toMatchObject({ code: ErrorCodes.CONTEXT_TRIMMED, message: expect.stringContaining(": the summarizer failed. The model does not see them") });
+    // The same context grown at its end: the same messages stay out, nothing new to say.
+    expect(loop.request([...history, user("more")], 3_000).problem).toBeNull();
+    const pinned = [{ ...user(words(4_000)), pinned: true } as PiMessage, user("now?")];
+    expect(loop.request(pinned, 3_000).problem).toMatchObject({ code: ErrorCodes.CONTEXT_OVERFLOW, message: expect.stringMatching(/^The request does not fit the context window/) });
+  });
+});
