@@ -20,7 +20,6 @@ import { generateSession } from "./bench/fidelity/generator.js";
 import { measureFacts, recallSearch, ShapingLosses, sharesByKind } from "./bench/fidelity/measure.js";
 import { realFacts } from "./bench/fidelity/real-facts.js";
 import { isCheckpoint, replayPreset, replayTruncation } from "./bench/fidelity/replay.js";
-import { claudeToPi } from "./bench/fidelity/to-pi.js";
 import { tmpProject } from "./support/tmp-project.js";
 
 const small = () => generateSession({ seed: 3, targetTokens: 12_000, factsPerKind: 4 });
@@ -252,18 +251,5 @@ describe("realFacts", () => {
       expect(fact.query).not.toBe("");
       for (const word of fact.query.split(" ")) expect(fact.needle.toLowerCase()).not.toContain(word);
     }
-  });
-});
-
-describe("claudeToPi", () => {
-  it("turns tool_use into a toolCall and each tool_result into a toolResult named after its call", () => {
-    const converted = claudeToPi([
-      { role: "user", content: "list files" },
-      { role: "assistant", content: [{ type: "thinking", thinking: "hmm" }, { type: "tool_use", id: "t1", name: "Bash", input: { command: "ls" } }] },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "a.txt" }], is_error: true }, { type: "text", text: "thanks" }] },
-    ]);
-    expect(converted.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "user"]);
-    expect(converted[1]).toMatchObject({ content: [{ type: "toolCall", id: "t1", name: "Bash", arguments: { command: "ls" } }] });
-    expect(converted[2]).toMatchObject({ toolCallId: "t1", toolName: "Bash", isError: true, content: [{ type: "text", text: "a.txt" }] });
   });
 });

@@ -86,7 +86,8 @@ function allowedImports(from: Workspace): ReadonlySet<string> | undefined {
   if (name === LOOP) return new Set([ENGINE, STORE]);
   // The replay runs a session as a host does (the context manager) and measures it.
   if (name === REPLAY) return new Set([ENGINE, STORE, LOOP]);
-  if (name === "@compaction/fixtures") return new Set([ENGINE]);
+  // The real transcripts' loaders read Codex rollouts with the transcript store's reader.
+  if (name === "@compaction/fixtures") return new Set([ENGINE, STORE]);
   if (Object.hasOwn(FRAMEWORK_INTEGRATIONS, name)) return new Set([ENGINE]);
   if (dir.startsWith("plugins/")) {
     const allowed = new Set([ENGINE]);

@@ -12,11 +12,10 @@
 import { type ContextManager, createContextManager } from "@compaction/context-manager";
 import { createCompactor, createPiAdapter, createTiktokenCounter, FactsCache, MessageTokenCounter, type PiMessage } from "@compaction/core";
 import { builders, FORMATS, type Format } from "@compaction/core/testing";
-import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
-import { contextManagerPolicy, replaySession, withoutUsage } from "@compaction/replay";
+import { CLAUDE_FIXTURES, loadFixtureAsPi, PI_FIXTURES } from "@compaction/fixtures";
+import { contextManagerPolicy, replaySession } from "@compaction/replay";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
-import { claudeToPi } from "./bench/fidelity/to-pi.js";
 import { PRESETS } from "./support/never-stuck.js";
 import { type Step, stepArb } from "./support/session-steps.js";
 import { tmpProject } from "./support/tmp-project.js";
@@ -26,7 +25,7 @@ const tokens = new MessageTokenCounter(new FactsCache(createPiAdapter()), create
 afterAll(() => tokens.counter.dispose?.());
 
 function recording(file: string): PiMessage[] {
-  return withoutUsage(PI_FIXTURES.includes(file) ? loadPiMessages(file) : claudeToPi(loadClaudeMessages(file)));
+  return loadFixtureAsPi(file, { usage: false });
 }
 
 describe("requests between compactions, on the real transcripts", () => {

@@ -1,7 +1,7 @@
-import { createEstimateCounter, createPiAdapter, FactsCache, MessageTokenCounter, type PiMessage } from "@compaction/core";
+import { Compactor, createEstimateCounter, createPiAdapter, FactsCache, MessageTokenCounter, type PiMessage } from "@compaction/core";
 import { builders } from "@compaction/core/testing";
 import { describe, expect, it } from "vitest";
-import { clearToolUsesPolicy, noCompactionPolicy } from "./policies.js";
+import { clearToolUsesPolicy, contextManagerPolicy, noCompactionPolicy } from "./policies.js";
 import { replaySession } from "./replay.js";
 
 const b = builders("pi");
@@ -54,5 +54,24 @@ describe("replaySession", () => {
     expect(result.calls).toBe(calls.length);
     // Sending everything only appends: one miss, the cold first request.
     expect(result.cache.misses).toBe(1);
+  });
+});
+
+describe("contextManagerPolicy", () => {
+  it("hands each session's context manager to onOpen before anything is appended, so its events can be heard", async () => {
+    const seen: number[] = [];
+    const ends: string[] = [];
+    const compactor = new Compactor<PiMessage>({ adapter: createPiAdapter(), tokenCounter: createEstimateCounter(), contextWindow: 4_000, reserveTokens: 500 });
+    const policy = contextManagerPolicy("manual", async () => compactor, 4_000, {
+      ownsCompactor: false,
+      onOpen: (manager) => {
+        seen.push(manager.messages.length);
+        manager.on("compaction-end", (event) => void ends.push(event.result.status));
+      },
+    });
+    await replaySession(session(20, 2_000), policy, { tokensOf, factsOf: (m) => tokens.facts.of(m) });
+    expect(seen).toEqual([0]);
+    expect(ends.length).toBeGreaterThan(0);
+    compactor.dispose();
   });
 });

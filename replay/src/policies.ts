@@ -3,13 +3,18 @@
  * (every preset, and pi's own rule built as a compactor), and two peers reproduced from their
  * documentation: no compaction at all, and Anthropic's server-side tool-result clearing.
  */
-import { createContextManager } from "@compaction/context-manager";
+import { type ContextManager, createContextManager } from "@compaction/context-manager";
 import type { Compactor, MessageAdapter } from "@compaction/core";
 import type { ReplayHost, ReplayPolicy } from "./replay.js";
 
-export interface ContextManagerPolicyOptions {
+export interface ContextManagerPolicyOptions<T = unknown> {
   /** Whether the policy disposes of the compactor `create` gave when the replay ends (default true). */
   readonly ownsCompactor?: boolean;
+  /**
+   * Called with the context manager of each session opened, before anything is appended: where a
+   * benchmark listens to its events (`compaction-end`, `warning`, `error`) to see what a host sees.
+   */
+  readonly onOpen?: (manager: ContextManager<T>) => void;
 }
 
 /**
@@ -21,13 +26,14 @@ export function contextManagerPolicy<T>(
   name: string,
   create: () => Promise<Compactor<T>>,
   contextWindow: number,
-  options: ContextManagerPolicyOptions = {},
+  options: ContextManagerPolicyOptions<T> = {},
 ): ReplayPolicy<T> {
   return {
     name,
     async open(): Promise<ReplayHost<T>> {
       const compactor = await create();
       const manager = await createContextManager<T>({ compactor, contextWindow });
+      options.onOpen?.(manager);
       return {
         append: (messages) => manager.append(messages),
         async request() {

@@ -33,9 +33,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createCompactor, createPiAdapter, createTiktokenCounter, FactsCache, MessageTokenCounter, type PiMessage } from "@compaction/core";
-import { CLAUDE_FIXTURES, FIXTURES_DIR, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
-import { type ContinuityProbe as Probe, ContinuityProbe, type ContinuityScore, contextManagerPolicy, type ContinuityTotals, sumScores, replaySession } from "@compaction/replay";
-import { claudeToPi, withoutUsage } from "./fidelity/to-pi.js";
+import { CLAUDE_FIXTURES, FIXTURES_DIR, loadFixtureAsPi, PI_FIXTURES } from "@compaction/fixtures";
+import { type ContinuityProbe as Probe, ContinuityProbe, type ContinuityScore, contextManagerPolicy, type ContinuityTotals, sumScores, replaySession, withoutUsage } from "@compaction/replay";
 import { printTable } from "./print-table.js";
 import { recallOfLongMemory, type RecallMeasure } from "./continuity-recall.js";
 
@@ -67,7 +66,7 @@ const factsOf = (m: PiMessage) => tokens.facts.of(m);
 const tokensOf = (m: PiMessage) => tokens.count(m);
 
 function load(file: string): PiMessage[] {
-  return withoutUsage(PI_FIXTURES.includes(file) ? loadPiMessages(file) : claudeToPi(loadClaudeMessages(file)));
+  return loadFixtureAsPi(file, { usage: false });
 }
 
 /** A preset as a user configures it: a `.compactionrc.json` in a project folder inside the repo (so presets resolve). */

@@ -25,7 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createEstimateCounter, createPiAdapter, createTiktokenCounter, FactsCache, MessageTokenCounter, type PiMessage } from "@compaction/core";
-import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+import { CLAUDE_FIXTURES, loadFixtureAsPi, PI_FIXTURES } from "@compaction/fixtures";
 import { type Fact, REAL_KINDS, SYNTHETIC_KINDS } from "./fidelity/facts.js";
 import { generateSession } from "./fidelity/generator.js";
 import { measureFacts, recallSearch, ShapingLosses, sharesByKind } from "./fidelity/measure.js";
@@ -33,7 +33,6 @@ import { modelSummaryTable } from "./fidelity/model-summaries.js";
 import { realFacts } from "./fidelity/real-facts.js";
 import { type ReplayOutcome, replayPreset, replayTruncation } from "./fidelity/replay.js";
 import { costTable, factMatrix, notes, retentionTable, type RunResult, summarySeries } from "./fidelity/table.js";
-import { claudeToPi, withoutUsage } from "./fidelity/to-pi.js";
 
 const env = (name: string, fallback: string): string => process.env[name]?.trim() || fallback;
 const num = (name: string, fallback: number): number => {
@@ -124,9 +123,7 @@ async function synthetic(dirs: Dirs): Promise<void> {
 }
 
 function loadTranscript(file: string): PiMessage[] | undefined {
-  if (PI_FIXTURES.includes(file)) return withoutUsage(loadPiMessages(file));
-  if (CLAUDE_FIXTURES.includes(file)) return claudeToPi(loadClaudeMessages(file));
-  return undefined;
+  return [...PI_FIXTURES, ...CLAUDE_FIXTURES].includes(file) ? loadFixtureAsPi(file, { usage: false }) : undefined;
 }
 
 async function real(dirs: Dirs): Promise<void> {

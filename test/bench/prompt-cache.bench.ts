@@ -42,10 +42,9 @@ import {
   type PiMessage,
 } from "@compaction/core";
 import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
-import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+import { CLAUDE_FIXTURES, loadFixtureAsPi, PI_FIXTURES } from "@compaction/fixtures";
 import { safeguard } from "@compaction/plugin-safeguard";
 import { clearToolUsesPolicy, contextManagerPolicy, noCompactionPolicy, type ReplayPolicy, type ReplayResult, replaySession } from "@compaction/replay";
-import { claudeToPi, withoutUsage } from "./fidelity/to-pi.js";
 import { printTable } from "./print-table.js";
 
 const list = (name: string, fallback: readonly (string | number)[]): string[] =>
@@ -65,8 +64,7 @@ const TEST_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const tokens = new MessageTokenCounter(new FactsCache(createPiAdapter()), createTiktokenCounter());
 
 function load(file: string): PiMessage[] {
-  const messages = PI_FIXTURES.includes(file) ? loadPiMessages(file) : claudeToPi(loadClaudeMessages(file));
-  return withoutUsage(messages);
+  return loadFixtureAsPi(file, { usage: false });
 }
 
 /** A preset as a user configures it: a `.compactionrc.json` in a project folder (inside the repo, so the presets resolve). */
