@@ -616,7 +616,6 @@ export class ContextManager<T> {
 /** A retry after "too long" may hold at most this share of what the provider rejected. */
 export const RETRY_SHARE = 0.9;
 
-
 function overflowError(message: string, hint: string, cause: unknown): CompactionError {
   return new CompactionError(ErrorCodes.CONTEXT_OVERFLOW, message, { hint, cause });
 }
