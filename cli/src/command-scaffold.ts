@@ -84,6 +84,8 @@ export interface CommandSpec<A extends readonly unknown[], O extends CommonOptio
   readonly options?: readonly Declaration[];
   /** The help line of `--json`. */
   readonly jsonHelp?: string;
+  /** Text `--help` shows after the options (a rule the output follows, an example). */
+  readonly help?: string;
   /** Checks the arguments and options before anything is read (usage errors); the result is `scope.input`. */
   parse?(call: CommandCall<A, O>): I;
   run(scope: CommandScope<O, I>): Promise<R>;
@@ -113,6 +115,7 @@ export function defineCommand<A extends readonly unknown[], O extends CommonOpti
       if (spec.agent === true) command.option(...AGENT_OPTION);
       for (const [flags, description] of spec.options ?? []) command.option(flags, description);
       command.option("--json", spec.jsonHelp ?? JSON_HELP);
+      if (spec.help !== undefined) command.addHelpText("after", `\n${spec.help}\n`);
       command.action(async (...values: unknown[]) => {
         const own = values.at(-1) as Command;
         const args = values.slice(0, -2) as unknown as A;

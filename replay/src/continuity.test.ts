@@ -147,6 +147,17 @@ describe("ContinuityProbe on the real transcripts", () => {
     }
   });
 
+  it("chooses the cut points past pastTokens when given, below the window where a host compacts at its threshold", () => {
+    const pastTokens = 40_000;
+    const early = ContinuityProbe.of(messages, { factsOf, tokensOf, window, pastTokens, cutPoints: 24 }).cuts;
+    expect(early.length).toBeGreaterThan(probe.cuts.length);
+    for (const cut of early) expect(cut.historyTokens).toBeGreaterThan(pastTokens);
+    // Some lie between the threshold and the window, which the window's own cut points never reach.
+    expect(early.some((cut) => cut.historyTokens <= window)).toBe(true);
+    expect(Math.min(...early.map((cut) => cut.index))).toBeLessThan(Math.min(...probe.cuts.map((cut) => cut.index)));
+    expect(() => ContinuityProbe.of(messages, { factsOf, tokensOf, window, pastTokens: -1 })).toThrow(/pastTokens of at least 0/);
+  });
+
   it("scores the whole history at 100% and the newest quarter of the window at exactly the short-memory part", () => {
     for (const cut of probe.cuts) {
       expect(probe.score(cut, messages.slice(0, cut.index)).kept).toBe(cut.needed.length);

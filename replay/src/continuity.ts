@@ -107,8 +107,14 @@ function neededAt(facts: readonly MessageFacts[], cutIndex: number, before: stri
 
 export interface ContinuityOptions<T> extends NeededOptions<T> {
   readonly tokensOf: (message: T) => number;
-  /** The context window of the replay: cut points are past it, and the long memory is outside its newest quarter. */
+  /** The context window of the replay: cut points are past it (unless `pastTokens` says), and the long memory is outside its newest quarter. */
   readonly window: number;
+  /**
+   * Cut points are chosen among the model calls whose history before them is more than this
+   * many tokens (default: `window`). A host compacts at a threshold below the window, so from
+   * the lowest threshold of the policies compared on, a policy may have dropped something.
+   */
+  readonly pastTokens?: number;
   /** How many cut points to choose (default 6). */
   readonly cutPoints?: number;
   /** Cut indexes to use instead of choosing them. */
@@ -118,19 +124,21 @@ export interface ContinuityOptions<T> extends NeededOptions<T> {
 /**
  * Cut points of a recording, chosen deterministically: `count` model calls evenly spaced (by
  * position among them, at k / (count + 1) of the way for k = 1..count) over the calls whose
- * history before them outgrows `window`, so every policy had to drop or compact something; with
- * none, over every model call. A chosen call at which the agent needed nothing from memory gives
- * way to the next call that needed something, up to the next point (none found: one cut fewer).
+ * history before them is more than `pastTokens` (default `window`, past which every policy had to
+ * drop or compact something); with none, over every model call. A chosen call at which the agent
+ * needed nothing from memory gives way to the next call that needed something, up to the next
+ * point (none found: one cut fewer).
  */
 export function chooseCutPoints<T>(messages: readonly T[], options: ContinuityOptions<T>): number[] {
   const facts = messages.map((message) => options.factsOf(message));
   const calls: number[] = [];
+  const from = options.pastTokens ?? options.window;
   let tokens = 0;
   const past: number[] = [];
   messages.forEach((message, i) => {
     if (isModelCall(facts, i)) {
       calls.push(i);
-      if (tokens > options.window) past.push(i);
+      if (tokens > from) past.push(i);
     }
     tokens += options.tokensOf(message);
   });
@@ -230,6 +238,7 @@ export class ContinuityProbe<T> {
   /** Builds the probe of `messages` (the recording, as the replay gets it). */
   static of<T>(messages: readonly T[], options: ContinuityOptions<T>): ContinuityProbe<T> {
     if (!(options.window > 0)) throw new RangeError(`continuity: expected a positive context window, found ${options.window}.`);
+    if (options.pastTokens !== undefined && !(options.pastTokens >= 0)) throw new RangeError(`continuity: expected pastTokens of at least 0, found ${options.pastTokens}.`);
     const indexes = options.at ?? chooseCutPoints(messages, options);
     const facts = messages.map((message) => options.factsOf(message));
     const tokens = messages.map((message) => options.tokensOf(message));
