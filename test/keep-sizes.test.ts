@@ -8,17 +8,29 @@
  */
 import { type Compactor, createCompactor, OVERFLOW_COMPACTED_SHARE, type PiMessage } from "@compaction/core";
 import fc from "fast-check";
-import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+import { CLAUDE_FIXTURES, CODEX_FIXTURES, loadClaudeMessages, loadCodexMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
 import { afterEach, describe, expect, it } from "vitest";
 import { tmpProject } from "./support/tmp-project.js";
 
 const WINDOW = 200_000;
 const KEEP = 20_000;
 
-const FIXTURES: ReadonlyArray<readonly [string, "pi" | "anthropic", () => unknown[]]> = [
+const FIXTURES: ReadonlyArray<readonly [string, "pi" | "anthropic" | "openai", () => unknown[]]> = [
   ...PI_FIXTURES.map((file) => [file, "pi", () => loadPiMessages(file, { context: true })] as const),
   ...CLAUDE_FIXTURES.map((file) => [file, "anthropic", () => loadClaudeMessages(file)] as const),
+  ...CODEX_FIXTURES.map((file) => [file, "openai", () => loadCodexMessages(file)] as const),
 ];
+
+/**
+ * Known bug, found by the entire-* fixtures (issue 40): the newest turn is never split. The core's
+ * rule 1 (core/src/compactor/fit-budget.ts: a cut past the newest user message is pulled back to
+ * it) leaves nothing to summarise in a session that is one long turn, or whose newest turn is most
+ * of it: claude-code-entire-openclaw is one prompt ("Implement the following plan") followed by 210
+ * messages of an autonomous run, and no preset can summarise any of it (only shrink it); Claude
+ * Code itself compacted that session mid-turn, at 167,038 tokens. The safeguard case below needs
+ * the newest turn split there: marked `it.fails` until it is fixed (it then fails, as a reminder).
+ */
+const NEWEST_TURN_NEVER_SPLIT: ReadonlySet<string> = new Set(["claude-code-entire-openclaw-ca8cc13b.jsonl"]);
 
 const PRESETS: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
   ["safeguard", { preset: "safeguard" }],
@@ -32,7 +44,7 @@ afterEach(() => {
   for (const compactor of compactors.splice(0)) compactor.dispose();
 });
 
-describe.each(FIXTURES)("what the presets keep on %s", (_file, adapter, load) => {
+describe.each(FIXTURES)("what the presets keep on %s", (file, adapter, load) => {
   it.each(PRESETS)("%s never leaves a context bigger than it found", async (_name, config) => {
     const compactor = await createCompactor<unknown>({ cwd: tmpProject({ ".compactionrc.json": JSON.stringify(config) }), adapter });
     compactors.push(compactor);
@@ -42,7 +54,9 @@ describe.each(FIXTURES)("what the presets keep on %s", (_file, adapter, load) =>
     expect(result.event!.tokensAfterCompaction).toBeLessThan(result.tokensBefore);
   });
 
-  it("safeguard keeps the newest 20,000 tokens of messages as the provider counts them, at the calibrated ratio (more for a session larger than the window)", async () => {
+  // On entire-openclaw safeguard returns noop ("compacts no messages") and keeps all 114,820 tokens
+  // (180,619 as Claude counts them, in a 200k window) instead of the newest 20,000: see the bug above.
+  (NEWEST_TURN_NEVER_SPLIT.has(file) ? it.fails : it)("safeguard keeps the newest 20,000 tokens of messages as the provider counts them, at the calibrated ratio (more for a session larger than the window)", async () => {
     const compactor = await createCompactor<unknown>({ cwd: tmpProject({}), adapter });
     compactors.push(compactor);
     const messages = load();

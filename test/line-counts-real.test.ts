@@ -7,6 +7,7 @@
 import { createRequire } from "node:module";
 import {
   createAnthropicAdapter,
+  createOpenAIAdapter,
   createCompactor,
   createPiAdapter,
   FactsCache,
@@ -15,7 +16,7 @@ import {
   type MessageAdapter,
   messageTokenText,
 } from "@compaction/core";
-import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+import { CLAUDE_FIXTURES, CODEX_FIXTURES, loadClaudeMessages, loadCodexMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
 import { afterAll, describe, expect, it } from "vitest";
 import { tmpProject } from "./support/tmp-project.js";
 
@@ -27,10 +28,11 @@ afterAll(() => Object.values(encoders).forEach((encoder) => encoder.free()));
 const FIXTURES = [
   ...PI_FIXTURES.map((file) => ({ file, adapter: "pi" as const, load: () => loadPiMessages(file) as unknown[] })),
   ...CLAUDE_FIXTURES.map((file) => ({ file, adapter: "anthropic" as const, load: () => loadClaudeMessages(file) as unknown[] })),
+  ...CODEX_FIXTURES.map((file) => ({ file, adapter: "openai" as const, load: () => loadCodexMessages(file) as unknown[] })),
 ];
 
-const adapterFor = (name: "pi" | "anthropic"): MessageAdapter<unknown> =>
-  (name === "pi" ? createPiAdapter() : createAnthropicAdapter()) as MessageAdapter<unknown>;
+const adapterFor = (name: "pi" | "anthropic" | "openai"): MessageAdapter<unknown> =>
+  (name === "pi" ? createPiAdapter() : name === "anthropic" ? createAnthropicAdapter() : createOpenAIAdapter()) as MessageAdapter<unknown>;
 
 describe("line-by-line counts on the real transcripts", () => {
   it.each(FIXTURES)("$file: every message's text, cut at line starts, counts as o200k and cl100k count it whole", async ({ adapter, load }) => {

@@ -1,12 +1,12 @@
 /**
- * Issue 10 on the real transcripts: every recorded session (pi and Claude Code), continued with a
+ * Issue 10 on the real transcripts: every recorded session (pi, Claude Code and Codex), continued with a
  * request whose tool call returns about 300,000 tokens, is compacted by every built-in preset in
  * a 32,000-token window, and what the context manager sends fits the window, answers every tool
  * call and holds the request; the provider's first try goes through.
  */
 import { type ContextManager, createContextManager } from "@compaction/context-manager";
 import { builders, type Format } from "@compaction/core/testing";
-import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+import { CLAUDE_FIXTURES, CODEX_FIXTURES, loadClaudeMessages, loadCodexMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
 import { afterEach, describe, expect, it } from "vitest";
 import { PRESETS, requestProblems } from "./support/never-stuck.js";
 import { tmpProject } from "./support/tmp-project.js";
@@ -20,6 +20,7 @@ afterEach(async () => {
 const FIXTURES: ReadonlyArray<readonly [string, Format, () => unknown[]]> = [
   ...PI_FIXTURES.map((file) => [file, "pi", () => loadPiMessages(file, { context: true })] as const),
   ...CLAUDE_FIXTURES.map((file) => [file, "anthropic", () => loadClaudeMessages(file)] as const),
+  ...CODEX_FIXTURES.map((file) => [file, "openai", () => loadCodexMessages(file)] as const),
 ];
 
 /** About `tokens` tokens by chars/4, in numbered lines. */

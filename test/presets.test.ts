@@ -3,7 +3,7 @@
  * user would set it up, with the extractive summarizer (no model).
  */
 import { type CompactionResult, createCompactor, FactsCache, type MessageAdapter } from "@compaction/core";
-import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+import { CLAUDE_FIXTURES, CODEX_FIXTURES, loadClaudeMessages, loadCodexMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
 import { describe, expect, it } from "vitest";
 import { tmpProject } from "./support/tmp-project.js";
 
@@ -11,6 +11,7 @@ const PRESETS = ["safeguard", "rolling", "layered", "sliding-window"] as const;
 const FIXTURES = [
   ...PI_FIXTURES.map((file) => ({ file, adapter: "pi" as const, load: () => loadPiMessages(file) as unknown[] })),
   ...CLAUDE_FIXTURES.map((file) => ({ file, adapter: "anthropic" as const, load: () => loadClaudeMessages(file) as unknown[] })),
+  ...CODEX_FIXTURES.map((file) => ({ file, adapter: "openai" as const, load: () => loadCodexMessages(file) as unknown[] })),
 ];
 
 function lastUserIndex(facts: FactsCache<unknown>, messages: readonly unknown[]): number {

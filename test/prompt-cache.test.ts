@@ -12,7 +12,7 @@
 import { type ContextManager, createContextManager } from "@compaction/context-manager";
 import { createCompactor, createPiAdapter, createTiktokenCounter, FactsCache, MessageTokenCounter, type PiMessage } from "@compaction/core";
 import { builders, FORMATS, type Format } from "@compaction/core/testing";
-import { CLAUDE_FIXTURES, loadFixtureAsPi, PI_FIXTURES } from "@compaction/fixtures";
+import { ALL_FIXTURES, loadFixtureAsPi } from "@compaction/fixtures";
 import { contextManagerPolicy, replaySession } from "@compaction/replay";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
@@ -29,7 +29,7 @@ function recording(file: string): PiMessage[] {
 }
 
 describe("requests between compactions, on the real transcripts", () => {
-  for (const file of [...PI_FIXTURES, ...CLAUDE_FIXTURES]) {
+  for (const file of ALL_FIXTURES) {
     for (const window of [32_000, 64_000]) {
       it(`${file} at ${window / 1000}k: every preset misses the cache only where it compacts, within the budget`, async () => {
         const messages = recording(file);

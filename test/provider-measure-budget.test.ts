@@ -31,10 +31,21 @@ async function compactorWith(config: Record<string, unknown>): Promise<Compactor
   return compactor;
 }
 
+/** Every transcript with provider usage figures (the Codex rollout records none: nothing to calibrate on). */
 const FIXTURES: ReadonlyArray<readonly [string, Format, () => unknown[]]> = [
   ...PI_FIXTURES.map((file) => [file, "pi", () => loadPiMessages(file, { context: true })] as const),
   ...CLAUDE_FIXTURES.map((file) => [file, "anthropic", () => loadClaudeMessages(file)] as const),
 ];
+
+/**
+ * The least calibrated ratio each transcript's figures give (1.1 unless listed): Claude Opus 4.5
+ * and 4.6 count closer to o200k on the entire-* sessions (1.06 on entire-review, 1.09 on
+ * entire-openclaw, measured), so there the test still compares a ratio above 1 with our count.
+ */
+const CALIBRATED_ABOVE: Readonly<Record<string, number>> = {
+  "claude-code-entire-review-847ff7d2.jsonl": 1.05,
+  "claude-code-entire-openclaw-ca8cc13b.jsonl": 1.05,
+};
 
 /** About `tokens` o200k tokens, in numbered lines. */
 function output(tokens: number): string {
@@ -53,12 +64,12 @@ function continued(format: Format, load: () => unknown[]): unknown[] {
 }
 
 describe.each(PRESETS)("the budget in the provider's measure (preset %s)", (preset) => {
-  it.each(FIXTURES)("%s: the messages kept fit the window less the reserve as the provider counts them (the calibrated ratio)", async (_file, format, load) => {
+  it.each(FIXTURES)("%s: the messages kept fit the window less the reserve as the provider counts them (the calibrated ratio)", async (file, format, load) => {
     const compactor = await compactorWith({ preset, adapter: format, contextWindow: WINDOW, reserveTokens: RESERVE });
     const messages = continued(format, load);
     // The provider's tokens per token of ours in these transcripts' messages (Claude's figures).
     const calibrated = compactor.tokens.calibration(messages).ratio;
-    expect(calibrated).toBeGreaterThan(1.1);
+    expect(calibrated).toBeGreaterThan(CALIBRATED_ABOVE[file] ?? 1.1);
     const result = await compactor.compact({ messages, trigger: "auto" });
     expect(result.status, result.reason ?? "").toBe("compacted");
     // The messages kept, as the provider counts them, leave the reserve free: for the reply and

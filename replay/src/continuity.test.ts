@@ -1,5 +1,5 @@
 import { createPiAdapter, createTiktokenCounter, FactsCache, MessageTokenCounter, type PiMessage } from "@compaction/core";
-import { loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+import { ALL_FIXTURES, loadFixtureAsPi, loadPiMessages } from "@compaction/fixtures";
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { chooseCutPoints, ContinuityProbe, neededFromMemory, scoreContext } from "./continuity.js";
@@ -179,9 +179,9 @@ describe("ContinuityProbe on the real transcripts", () => {
     expect(recorder.totals().share).toBe(1);
   });
 
-  it("finds cut points with needs on every real pi transcript", () => {
-    for (const file of PI_FIXTURES) {
-      const cuts = ContinuityProbe.of(loadPiMessages(file), { factsOf, tokensOf, window }).cuts;
+  it("finds cut points with needs on every real transcript (as pi messages)", () => {
+    for (const file of ALL_FIXTURES) {
+      const cuts = ContinuityProbe.of(loadFixtureAsPi(file, { usage: false }), { factsOf, tokensOf, window }).cuts;
       expect(cuts.length, file).toBeGreaterThan(0);
     }
   });

@@ -33,7 +33,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createCompactor, createPiAdapter, createTiktokenCounter, FactsCache, MessageTokenCounter, type PiMessage } from "@compaction/core";
-import { CLAUDE_FIXTURES, FIXTURES_DIR, loadFixtureAsPi, PI_FIXTURES } from "@compaction/fixtures";
+import { ALL_FIXTURES, FIXTURES_DIR, loadFixtureAsPi } from "@compaction/fixtures";
 import { type ContinuityProbe as Probe, ContinuityProbe, type ContinuityScore, contextManagerPolicy, type ContinuityTotals, sumScores, replaySession, withoutUsage } from "@compaction/replay";
 import { printTable } from "./print-table.js";
 import { recallOfLongMemory, type RecallMeasure } from "./continuity-recall.js";
@@ -41,12 +41,13 @@ import { recallOfLongMemory, type RecallMeasure } from "./continuity-recall.js";
 const list = (name: string, fallback: readonly string[]): string[] =>
   (process.env[name]?.trim() ? (process.env[name] as string).split(",") : [...fallback]).map((s) => s.trim()).filter(Boolean);
 
-const FIXTURES = list("CONTINUITY_FIXTURES", [...PI_FIXTURES, ...CLAUDE_FIXTURES]);
+const FIXTURES = list("CONTINUITY_FIXTURES", ALL_FIXTURES);
 const PRESETS = list("CONTINUITY_PRESETS", ["safeguard", "layered", "sliding-window", "rolling"]);
 const CUTS = Number(process.env["CONTINUITY_CUTS"] ?? 6);
 /**
  * The window each transcript is replayed at: the largest of 128k, 64k and 32k it outgrows by half
- * (the issue's windows), and for the two short Claude Code transcripts a small one they outgrow.
+ * (the issue's windows), and for the short transcripts a small one they outgrow (by about twice:
+ * 16k for the two of 36k, 4k for the two of 5k and 10k).
  */
 const WINDOW_OF: Readonly<Record<string, number>> = {
   "pi-large-session.jsonl": 64_000,
@@ -55,6 +56,13 @@ const WINDOW_OF: Readonly<Record<string, number>> = {
   "claude-code-deep-manifest-a7da6a22.jsonl": 32_000,
   "claude-code-worktrees-ef958aa1.jsonl": 8_000,
   "claude-code-viewer-fe5e1c67.jsonl": 4_000,
+  "claude-code-log-fe869ecb.jsonl": 16_000,
+  "claude-code-me-next-9e953218.jsonl": 32_000,
+  "claude-code-soundrecorder-7acd37a8.jsonl": 16_000,
+  "claude-code-entire-review-847ff7d2.jsonl": 64_000,
+  "claude-code-entire-attribution-6113e919.jsonl": 128_000,
+  "claude-code-entire-openclaw-ca8cc13b.jsonl": 64_000,
+  "codex-pomodoro-example.jsonl": 4_000,
 };
 /** The config's default reserve, or a quarter of a window too small for it. */
 const reserveOf = (window: number): number => Math.min(16_384, Math.floor(window / 4));

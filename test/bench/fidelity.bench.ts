@@ -25,7 +25,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createEstimateCounter, createPiAdapter, createTiktokenCounter, FactsCache, MessageTokenCounter, type PiMessage } from "@compaction/core";
-import { CLAUDE_FIXTURES, loadFixtureAsPi, PI_FIXTURES } from "@compaction/fixtures";
+import { ALL_FIXTURES, loadFixtureAsPi } from "@compaction/fixtures";
 import { type Fact, REAL_KINDS, SYNTHETIC_KINDS } from "./fidelity/facts.js";
 import { generateSession } from "./fidelity/generator.js";
 import { measureFacts, recallSearch, ShapingLosses, sharesByKind } from "./fidelity/measure.js";
@@ -48,7 +48,7 @@ const FACTS_PER_KIND = num("FIDELITY_FACTS", 6);
 const PRESETS = env("FIDELITY_PRESETS", "safeguard,rolling,layered,sliding-window").split(",").map((p) => p.trim());
 const COUNTER = env("FIDELITY_COUNTER", "tiktoken") === "estimate" ? "estimate" : "tiktoken";
 const REAL = env("FIDELITY_REAL", "1") !== "0";
-const FIXTURES = env("FIDELITY_FIXTURES", [...PI_FIXTURES, ...CLAUDE_FIXTURES].join(",")).split(",").map((f) => f.trim());
+const FIXTURES = env("FIDELITY_FIXTURES", ALL_FIXTURES.join(",")).split(",").map((f) => f.trim());
 const REAL_RATIO = num("FIDELITY_REAL_RATIO", 4);
 const MIN_WINDOW = num("FIDELITY_MIN_WINDOW", 8_000);
 const MATRIX_REAL = env("FIDELITY_MATRIX", "0") === "1";
@@ -123,7 +123,7 @@ async function synthetic(dirs: Dirs): Promise<void> {
 }
 
 function loadTranscript(file: string): PiMessage[] | undefined {
-  return [...PI_FIXTURES, ...CLAUDE_FIXTURES].includes(file) ? loadFixtureAsPi(file, { usage: false }) : undefined;
+  return ALL_FIXTURES.includes(file) ? loadFixtureAsPi(file, { usage: false }) : undefined;
 }
 
 async function real(dirs: Dirs): Promise<void> {
@@ -131,7 +131,7 @@ async function real(dirs: Dirs): Promise<void> {
     const started = performance.now();
     const messages = loadTranscript(file);
     if (messages === undefined) {
-      console.log(`\n## ${file}: not a known fixture (known: ${[...PI_FIXTURES, ...CLAUDE_FIXTURES].join(", ")}); skipped`);
+      console.log(`\n## ${file}: not a known fixture (known: ${ALL_FIXTURES.join(", ")}); skipped`);
       continue;
     }
     const size = tokens.total(messages);

@@ -42,7 +42,7 @@ import {
   type PiMessage,
 } from "@compaction/core";
 import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
-import { CLAUDE_FIXTURES, loadFixtureAsPi, PI_FIXTURES } from "@compaction/fixtures";
+import { ALL_FIXTURES, CLAUDE_FIXTURES, loadFixtureAsPi, PI_FIXTURES } from "@compaction/fixtures";
 import { safeguard } from "@compaction/plugin-safeguard";
 import { clearToolUsesPolicy, contextManagerPolicy, noCompactionPolicy, type ReplayPolicy, type ReplayResult, replaySession } from "@compaction/replay";
 import { printTable } from "./print-table.js";
@@ -51,7 +51,7 @@ const list = (name: string, fallback: readonly (string | number)[]): string[] =>
   (process.env[name]?.trim() ? (process.env[name] as string).split(",") : fallback.map(String)).map((s) => s.trim()).filter(Boolean);
 
 const WINDOWS = list("CACHE_WINDOWS", [32_000, 64_000, 128_000, 200_000]).map(Number);
-const FIXTURES = list("CACHE_FIXTURES", [...PI_FIXTURES, ...CLAUDE_FIXTURES]);
+const FIXTURES = list("CACHE_FIXTURES", ALL_FIXTURES);
 const PRESETS = list("CACHE_PRESETS", ["safeguard", "layered", "sliding-window", "rolling"]);
 const PEERS = process.env["CACHE_PEERS"] !== "0";
 /** The config's default reserve for the reply. */

@@ -14,6 +14,7 @@ import { estimateTokens } from "@mariozechner/pi-coding-agent";
 import {
   createAnthropicAdapter,
   createEstimateCounter,
+  createOpenAIAdapter,
   createPiAdapter,
   createTiktokenCounter,
   FactsCache,
@@ -21,7 +22,7 @@ import {
   MessageTokenCounter,
   messageTokenText,
 } from "@compaction/core";
-import { CLAUDE_FIXTURES, PI_FIXTURES, loadClaudeMessages, loadPiMessages } from "@compaction/fixtures";
+import { CLAUDE_FIXTURES, CODEX_FIXTURES, PI_FIXTURES, loadClaudeMessages, loadCodexMessages, loadPiMessages } from "@compaction/fixtures";
 import { printTable } from "./print-table.js";
 
 const COLD = { warmup: 3, iterations: 20 };
@@ -305,6 +306,7 @@ function benchAccuracy<T>(fixture: Fixture<T>): { rows: string[][]; contextError
 function loadFixtures(): Fixture<unknown>[] {
   const pi = createPiAdapter();
   const anthropic = createAnthropicAdapter();
+  const openai = createOpenAIAdapter();
   const fixtures: Fixture<unknown>[] = [];
   for (const file of PI_FIXTURES) {
     fixtures.push({
@@ -318,6 +320,11 @@ function loadFixtures(): Fixture<unknown>[] {
   for (const file of CLAUDE_FIXTURES) {
     const messages = loadClaudeMessages(file);
     fixtures.push({ file, adapter: anthropic as MessageAdapter<unknown>, context: messages, all: messages });
+  }
+  // Codex records no usage figures: its rows give the counting cost and totals only.
+  for (const file of CODEX_FIXTURES) {
+    const messages = loadCodexMessages(file);
+    fixtures.push({ file, adapter: openai as MessageAdapter<unknown>, context: messages, all: messages });
   }
   return fixtures;
 }

@@ -13,11 +13,18 @@ import { importClaudeCode, importClaudeCodeHistory } from "./claude-code-import.
 import { TranscriptError } from "./transcript-error.js";
 
 const REAL = fileURLToPath(new URL("../../../shared/fixtures/real/", import.meta.url));
+/** The real Claude Code transcripts (the @compaction/fixtures list, which this package cannot import: fixtures imports it). */
 const CLAUDE_FIXTURES = [
   "claude-code-log-37f83ec9.jsonl",
   "claude-code-deep-manifest-a7da6a22.jsonl",
   "claude-code-worktrees-ef958aa1.jsonl",
   "claude-code-viewer-fe5e1c67.jsonl",
+  "claude-code-log-fe869ecb.jsonl",
+  "claude-code-me-next-9e953218.jsonl",
+  "claude-code-soundrecorder-7acd37a8.jsonl",
+  "claude-code-entire-review-847ff7d2.jsonl",
+  "claude-code-entire-attribution-6113e919.jsonl",
+  "claude-code-entire-openclaw-ca8cc13b.jsonl",
 ];
 const dir = mkdtempSync(join(tmpdir(), "compaction-claude-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -40,7 +47,10 @@ function variant(lines: readonly unknown[], name: string): string {
 
 describe.each(CLAUDE_FIXTURES)("importClaudeCode on %s", (file) => {
   const raw = rawLines(file);
-  const main = mainLines(raw);
+  // The context starts at the latest compaction (its summary line) when the file has one.
+  const latestBoundary = raw.findLastIndex((l) => l.type === "system" && l.subtype === "compact_boundary");
+  const main = mainLines(raw.slice(latestBoundary + 1));
+  const first = mainLines(raw)[0];
   const imported = importClaudeCode(join(REAL, file));
 
   it("has one message per main-chain user line and per response id, none from sidechain lines", () => {
@@ -79,7 +89,8 @@ describe.each(CLAUDE_FIXTURES)("importClaudeCode on %s", (file) => {
     imported.messages.forEach((message, i) => {
       expect(message.timestamp).toBe(Date.parse(byUuid.get(imported.entryIds[i] as string)?.timestamp));
     });
-    expect(imported).toMatchObject({ sessionId: main[0]?.sessionId, cwd: main[0]?.cwd, version: main[0]?.version, compactions: 0 });
+    const boundaries = raw.filter((l) => l.type === "system" && l.subtype === "compact_boundary").length;
+    expect(imported).toMatchObject({ sessionId: first?.sessionId, cwd: first?.cwd, version: first?.version, compactions: boundaries });
     expect(imported.skipped).toEqual([]);
   });
 });

@@ -18,6 +18,13 @@ describe("detectTranscriptFormat", () => {
     ["pi-before-compaction.jsonl", "pi"],
     ["claude-code-log-37f83ec9.jsonl", "claude-code"],
     ["claude-code-viewer-fe5e1c67.jsonl", "claude-code"],
+    ["claude-code-log-fe869ecb.jsonl", "claude-code"],
+    ["claude-code-me-next-9e953218.jsonl", "claude-code"],
+    ["claude-code-soundrecorder-7acd37a8.jsonl", "claude-code"],
+    ["claude-code-entire-review-847ff7d2.jsonl", "claude-code"],
+    ["claude-code-entire-attribution-6113e919.jsonl", "claude-code"],
+    ["claude-code-entire-openclaw-ca8cc13b.jsonl", "claude-code"],
+    ["codex-pomodoro-example.jsonl", "codex"],
   ] as const)("names the real %s as %s", (file, format) => {
     expect(detectTranscriptFormat(`${REAL}${file}`)).toBe(format);
   });

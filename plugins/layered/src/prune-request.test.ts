@@ -1,6 +1,6 @@
-/** Layer 1 at send time (`shapeRequest`), on the real transcripts recorded by pi-coding-agent and Claude Code. */
-import { Compactor, createAnthropicAdapter, createEstimateCounter, createPiAdapter, type MessageAdapter } from "@compaction/core";
-import { CLAUDE_FIXTURES, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
+/** Layer 1 at send time (`shapeRequest`), on the real transcripts recorded by pi-coding-agent, Claude Code and Codex. */
+import { Compactor, createAnthropicAdapter, createEstimateCounter, createOpenAIAdapter, createPiAdapter, type MessageAdapter } from "@compaction/core";
+import { CLAUDE_FIXTURES, CODEX_FIXTURES, loadClaudeMessages, loadCodexMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
 import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { describe, expect, it } from "vitest";
 import { layered } from "./layered.js";
@@ -14,6 +14,7 @@ const OPTIONS: Partial<LayeredOptions> = { pruneMinToolTokens: 2_000, pruneProte
 const REAL: ReadonlyArray<readonly [string, MessageAdapter<any>, () => unknown[]]> = [
   ...PI_FIXTURES.map((file) => [file, createPiAdapter(), () => loadPiMessages(file)] as const),
   ...CLAUDE_FIXTURES.map((file) => [file, createAnthropicAdapter(), () => loadClaudeMessages(file)] as const),
+  ...CODEX_FIXTURES.map((file) => [file, createOpenAIAdapter(), () => loadCodexMessages(file)] as const),
 ];
 
 function compactorFor(adapter: MessageAdapter<any>, options = OPTIONS) {

@@ -34,7 +34,18 @@ function realStates(): [string, SessionState][] {
     const source = { session: session.header.id, path: REAL + file, format: "pi", cwd: session.header.cwd ?? null, leafEntryId: context.leafId } as const;
     states.push([file, extractSessionState(context.messages, createPiAdapter(), { source, counter })]);
   }
-  for (const file of ["claude-code-log-37f83ec9.jsonl", "claude-code-deep-manifest-a7da6a22.jsonl", "claude-code-worktrees-ef958aa1.jsonl", "claude-code-viewer-fe5e1c67.jsonl"]) {
+  for (const file of [
+    "claude-code-log-37f83ec9.jsonl",
+    "claude-code-deep-manifest-a7da6a22.jsonl",
+    "claude-code-worktrees-ef958aa1.jsonl",
+    "claude-code-viewer-fe5e1c67.jsonl",
+    "claude-code-log-fe869ecb.jsonl",
+    "claude-code-me-next-9e953218.jsonl",
+    "claude-code-soundrecorder-7acd37a8.jsonl",
+    "claude-code-entire-review-847ff7d2.jsonl",
+    "claude-code-entire-attribution-6113e919.jsonl",
+    "claude-code-entire-openclaw-ca8cc13b.jsonl",
+  ]) {
     const imported = importClaudeCode(REAL + file);
     const source = { session: imported.sessionId ?? null, path: REAL + file, format: "claude-code", cwd: imported.cwd ?? null, leafEntryId: null } as const;
     states.push([file, extractSessionState(imported.messages, createAnthropicAdapter(), { source, counter })]);
