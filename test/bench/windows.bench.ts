@@ -12,11 +12,14 @@
  * `fromPiMessages`, and replayed by @compaction/replay (`replaySession`: messages appended in order,
  * a request at every model call of the recording); see bench/windows/hosts.ts for how each host is
  * driven. Per (transcript, window, preset, host):
- * - compactions, and failed compaction attempts in the loop + at once (a `failed` status, an error,
- *   a warning that it could not free room or that the prompt is still over the window);
+ * - compactions, and failed compaction attempts in the loop + at once (a `failed` status, an
+ *   error, a shaping tap that failed, an AI SDK warning after a compaction started);
+ * - apart from failures: compactions that worked but left the context over the threshold (the
+ *   context manager's `cannot-free` warning: a newest turn larger than the target leaves), and
+ *   requests that left out older messages (COMPACTION_CONTEXT_TRIMMED);
  * - requests cut to fewer messages than fit: requests holding fewer messages than the newest
- *   messages of the history whose tokens fit in the window less the compactor's `reserveTokens`
- *   (what plain truncation to the budget would send), with the worst one (held / fit);
+ *   messages of the history whose tokens fit in a quarter of the window (what every compaction
+ *   leaves room for beside its summary), with the worst one (held / fit);
  * - cache hits (share of input tokens read from the prompt cache) and misses (requests that read
  *   less than half of the previous one from it), the replay's prompt-cache measure;
  * - appended tokens (the transcript, our o200k count) and the storm bound, appended / (window/4) + 1;
@@ -62,7 +65,7 @@ function project(preset: string, window: number, root: string): string {
 async function reserveOf(cwd: string): Promise<{ reserveTokens: number } | { error: string }> {
   try {
     const compactor = await createCompactor<PiMessage>({ cwd });
-    const reserveTokens = compactor.reserveTokens;
+    const reserveTokens = compactor.reserveFor();
     compactor.dispose();
     return { reserveTokens };
   } catch (error) {
@@ -105,7 +108,7 @@ async function main(): Promise<void> {
           const { cwd, reserve } = await projectOf(preset, window);
           for (const subject of subjects) {
             const key = { fixture, window, preset, host: subject.host.name };
-            const cell = "error" in reserve ? failedCell(subject, key, reserve.error) : await runCell(subject, key, cwd, reserve.reserveTokens);
+            const cell = "error" in reserve ? failedCell(subject, key, reserve.error) : await runCell(subject, key, cwd);
             cells.push(cell);
             process.stderr.write(`[${((performance.now() - started) / 1000).toFixed(0)} s] ${short(fixture)} ${k(window)} ${preset}/${subject.host.name}: ${cell.error === undefined ? `${cell.compactions} compactions, ${(cell.ms / 1000).toFixed(1)} s` : "could not run"}\n`);
           }
@@ -136,6 +139,7 @@ function cellRow(cell: Cell): string[] {
     ran ? count(cell.calls) : "-",
     ran ? String(cell.compactions) : "not run",
     ran ? `${cell.failed} + ${cell.failedAtOnce}` : "-",
+    ran ? `${cell.overThreshold} / ${cell.trimmed}` : "-",
     ran ? `${cell.cut.count}${worst}` : "-",
     ran ? pct(cell.hitShare) : "-",
     ran ? String(cell.misses) : "-",
@@ -150,7 +154,7 @@ function cellRow(cell: Cell): string[] {
 
 function report(cells: readonly Cell[]): void {
   printTable("Every window: each transcript at each window it outgrows, each preset, each host (cm: context manager, ai-sdk: prepareStep)", [
-    ["transcript", "window", "preset", "host", "calls", "compactions", "failed (loop + at once)", "cut requests", "cache hits", "cache misses", "appended", "storm bound", "continuity loop", "at once", "truncation 1/2", "s"],
+    ["transcript", "window", "preset", "host", "calls", "compactions", "failed (loop + at once)", "over threshold / trimmed", "cut requests", "cache hits", "cache misses", "appended", "storm bound", "continuity loop", "at once", "truncation 1/2", "s"],
     ...cells.filter((cell) => cell.error === undefined).map(cellRow),
   ]);
   const notRun = new Map<string, Cell[]>();

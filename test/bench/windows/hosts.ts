@@ -12,10 +12,10 @@
  * that failed (a `failed` status, an error, a warning that it could not free enough room or that
  * the prompt is still over the window), with the reasons.
  */
-import { createContextManager } from "@compaction/context-manager";
+import { type ContextErrorEvent, type ContextWarningEvent, createContextManager } from "@compaction/context-manager";
 import { type AiSdkCompactionEvent, compactionPrepareStep, compactModelMessages, createAiSdkAdapter } from "@compaction/ai-sdk";
 import { fromPiMessages } from "@compaction/ai-sdk/thread";
-import { createCompactor, createPiAdapter, FactsCache, MessageTokenCounter, type MessageFacts, type PiMessage, type TokenCounter } from "@compaction/core";
+import { type CompactionError, createCompactor, createPiAdapter, ErrorCodes, FactsCache, MessageTokenCounter, type MessageFacts, type PiMessage, type TokenCounter } from "@compaction/core";
 import { contextManagerPolicy, type ReplayPolicy } from "@compaction/replay";
 import type { ModelMessage } from "ai";
 
@@ -25,8 +25,16 @@ export type HostName = "cm" | "ai-sdk";
 export class HostLog {
   compactions = 0;
   attempts = 0;
-  /** Attempts (by number) that failed, and why: a status, an error, a warning. */
+  /** Attempts (by number) that failed, and why: a `failed` status, an error, a shaping tap that failed. */
   readonly failed = new Map<number, string>();
+  /**
+   * Compactions that worked but left the context over the threshold (the context manager's
+   * `cannot-free` warning: the newest turn alone is larger than the target leaves it); the host
+   * then waits a quarter of the window before the next. Not failures: counted apart.
+   */
+  overThreshold = 0;
+  /** Requests that left out older messages of the context (COMPACTION_CONTEXT_TRIMMED). */
+  trimmed = 0;
 
   start(): void {
     this.attempts += 1;
@@ -69,10 +77,8 @@ export function contextManagerHost(counter: TokenCounter): Host<PiMessage> {
             if (event.result.status === "failed") log.fail(`failed: ${event.result.reason ?? "no reason"}`);
             log.compactions = event.compactions;
           });
-          manager.on("warning", (event) => {
-            if (event.kind === "cannot-free" || event.kind === "shape-failed") log.fail(`${event.kind}: ${event.message}`);
-          });
-          manager.on("error", (event) => log.fail(`error during ${event.during}: ${event.error.message}`));
+          manager.on("warning", (event) => warned(log, event));
+          manager.on("error", (event) => errored(log, event));
         },
       }),
     async atOnce(cwd, window, history, log) {
@@ -82,10 +88,8 @@ export function contextManagerHost(counter: TokenCounter): Host<PiMessage> {
         if (event.result.status === "failed") log.fail(`failed: ${event.result.reason ?? "no reason"}`);
         if (event.result.status === "compacted") log.compactions += 1;
       });
-      manager.on("warning", (event) => {
-        if (event.kind === "cannot-free" || event.kind === "shape-failed") log.fail(`${event.kind}: ${event.message}`);
-      });
-      manager.on("error", (event) => log.fail(`error during ${event.during}: ${event.error.message}`));
+      manager.on("warning", (event) => warned(log, event));
+      manager.on("error", (event) => errored(log, event));
       try {
         await manager.check();
         return manager.requestMessages();
@@ -130,11 +134,24 @@ export function aiSdkHost(counter: TokenCounter): Host<ModelMessage> {
   };
 }
 
-/** The AI SDK's events into the log: every warning after a compaction started is a failure of it. */
+/** The context manager's warnings into the log: one that left the context over the threshold apart, a failed shaping tap as a failure. */
+function warned(log: HostLog, event: ContextWarningEvent): void {
+  if (event.kind === "cannot-free") log.overThreshold += 1;
+  else if (event.kind === "shape-failed") log.fail(`${event.kind}: ${event.message}`);
+}
+
+/** The context manager's errors into the log: a request that left out messages apart, anything else a failure. */
+function errored(log: HostLog, event: ContextErrorEvent): void {
+  if (event.during === "request" && (event.error as CompactionError).code === ErrorCodes.CONTEXT_TRIMMED) log.trimmed += 1;
+  else log.fail(`error during ${event.during}: ${event.error.message}`);
+}
+
+/** The AI SDK's events into the log: a request that left out messages apart, every other warning after a compaction started a failure of it. */
 function listen(log: HostLog, event: AiSdkCompactionEvent): void {
   if (event.type === "compaction-start") log.start();
   else if (event.type === "compaction-end") {
     if (event.result.status === "compacted") log.compactions += 1;
     if (event.result.status === "failed") log.fail(`failed: ${event.result.reason ?? "no reason"}`);
-  } else if (log.attempts > 0) log.fail(`warning${event.code === null ? "" : ` ${event.code}`}: ${event.message}`);
+  } else if (event.code === ErrorCodes.CONTEXT_TRIMMED) log.trimmed += 1;
+  else if (log.attempts > 0) log.fail(`warning${event.code === null ? "" : ` ${event.code}`}: ${event.message}`);
 }

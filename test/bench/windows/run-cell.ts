@@ -24,6 +24,9 @@ export interface Cell extends CellKey {
   readonly failedAtOnce: number;
   /** The distinct reasons of the failures, first seen first. */
   readonly reasons: readonly string[];
+  /** Compactions that left the context over the threshold (loop + at once), and requests that left out messages (loop). */
+  readonly overThreshold: number;
+  readonly trimmed: number;
   readonly cut: { readonly count: number; readonly worst?: { held: number; fit: number } };
   readonly hitShare: number;
   readonly misses: number;
@@ -78,6 +81,8 @@ export function failedCell<T>(subject: Subject<T>, key: CellKey, error: string):
     failed: 0,
     failedAtOnce: 0,
     reasons: [],
+    overThreshold: 0,
+    trimmed: 0,
     cut: { count: 0 },
     hitShare: 0,
     misses: 0,
@@ -90,17 +95,16 @@ export function failedCell<T>(subject: Subject<T>, key: CellKey, error: string):
   };
 }
 
-/**
- * Runs the cell: the loop replay with the project at `cwd` (whose compactor reserves
- * `reserveTokens` for the reply: a request's budget is the window less that), then at once at
- * every cut point.
- */
-export async function runCell<T>(subject: Subject<T>, key: CellKey, cwd: string, reserveTokens: number): Promise<Cell> {
+/** Runs the cell: the loop replay with the project at `cwd`, then at once at every cut point. */
+export async function runCell<T>(subject: Subject<T>, key: CellKey, cwd: string): Promise<Cell> {
   const started = performance.now();
   const { host } = subject;
   const { probe, truncation } = subject.probe(key.window);
   const recorder = probe.recorder();
-  const cut = new CutRequests(subject.fit, key.window - reserveTokens);
+  // Every compaction keeps at least about a quarter of the window (the target less the summary's
+  // room), so a request holding fewer messages than the newest quarter window of the history is cut
+  // below what fits (the collapse to the newest message a reserve larger than the window caused).
+  const cut = new CutRequests(subject.fit, Math.floor(key.window / 4));
   const log = new HostLog();
   let result;
   try {
@@ -134,6 +138,8 @@ export async function runCell<T>(subject: Subject<T>, key: CellKey, cwd: string,
     failed: log.failed.size,
     failedAtOnce: onceLog.failed.size,
     reasons: [...new Set([...log.failed.values(), ...[...onceLog.failed.values()].map((reason) => `at once: ${reason}`)])],
+    overThreshold: log.overThreshold + onceLog.overThreshold,
+    trimmed: log.trimmed,
     cut: { count: cut.cut, ...(cut.worst === undefined ? {} : { worst: cut.worst }) },
     hitShare: result.cache.hitShare,
     misses: result.cache.misses,
