@@ -62,8 +62,9 @@ export interface CompactReport {
   readonly contextWindow: number;
   readonly contextWindowSource: ContextWindowSource;
   /**
-   * tokensAfter is at most contextWindow. False: the compacted context would still not fit the
-   * window (a dry run then exits 1; a write still writes, with a warning).
+   * False when the run compacted and its tokensAfter is over contextWindow: the compacted context
+   * would still not fit the window (a dry run then exits 1; a write still writes, with a
+   * warning). True otherwise, also when nothing was compacted.
    */
   readonly fitsWindow: boolean;
   /**
