@@ -9,21 +9,34 @@
  * of the shipped session. Nothing resolves from this repository's node_modules (the project is in
  * the system's temporary folder, and the check below says where `@compaction/core` resolves from).
  *
- * Slow (npm installs): one file, one project for all of its tests, which run in order.
+ * Slow (npm installs): one file, one project for all of its tests, which run in order. Every
+ * child process runs asynchronously (support/run-async.ts), each with a time limit of its own
+ * below the test's: a slow npm fails naming npm, and never holds the event loop still long
+ * enough for the watchdog to take the test for a stuck one.
  */
-import { execFileSync, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { codeBlocks } from "./support/markdown.js";
-import { packPublicWorkspaces, ROOT } from "./support/packed-workspaces.js";
+import { packPublicWorkspacesAsync, ROOT, type PackedWorkspaces } from "./support/packed-workspaces.js";
+import { type Finished, npm, runAsync } from "./support/run-async.js";
 
 const README = "README.md";
 const PAGE = "docs/getting-started.md";
 const MARKER = "<!-- run-by: test/packed-install.test.ts -->";
 const SESSION = join(ROOT, "examples/sessions/pi-large-session.jsonl");
 const CLI = "@compaction/cli";
+/**
+ * Time limits, each process's below its test's, so what outruns one fails naming itself: an `npm
+ * install`, `npm query` and `npm pack` (the packing, before the tests), and a command of the
+ * README or the page (node, the CLI: seconds, unless the machine is very busy).
+ */
+const INSTALL_MS = 480_000;
+const PACK_MS = 240_000;
+const COMMAND_MS = 90_000;
+/** A test that installs and runs one command. */
+const INSTALL_TEST_MS = INSTALL_MS + COMMAND_MS + 30_000;
 
 const readmeBlocks = codeBlocks(join(ROOT, README)).filter((block) => block.before === MARKER);
 const install = readmeBlocks.find((block) => block.lang === "sh");
@@ -33,15 +46,15 @@ const commands = pageBlocks.find((block) => block.lang === "sh");
 /** The packages the README's install line names (the registry does not have them yet: they come from the tarballs). */
 const installed = /^npm install((?: @compaction\/[a-z-]+)+)\n?$/.exec(install?.body ?? "")?.[1]?.trim().split(" ") ?? [];
 
-let packed: ReturnType<typeof packPublicWorkspaces>;
+let packed: PackedWorkspaces;
 let project: string;
 let tarballOf: (name: string) => string;
 let cache: string;
 /** The environment of every command in the project: no path into this repository, a cache folder of its own. */
 let env: NodeJS.ProcessEnv;
 
-beforeAll(() => {
-  packed = packPublicWorkspaces();
+beforeAll(async () => {
+  packed = await packPublicWorkspacesAsync(PACK_MS);
   project = mkdtempSync(join(tmpdir(), "compaction-user-project-"));
   cache = mkdtempSync(join(tmpdir(), "compaction-user-cache-"));
   tarballOf = (name: string) => `file:${packed.packages.find((pkg) => pkg.name === name)?.tarball ?? `(${name} not packed)`}`;
@@ -50,10 +63,10 @@ beforeAll(() => {
   const path = (process.env["PATH"] ?? "").split(delimiter).filter((dir) => !dir.startsWith(ROOT));
   env = { ...process.env, PATH: path.join(delimiter), XDG_CACHE_HOME: cache, NODE_PATH: "", npm_config_fund: "false", npm_config_audit: "false" };
   for (const key of Object.keys(env)) if (key.startsWith("npm_package_") || key === "INIT_CWD") delete env[key];
-}, 600_000);
+}, 2 * PACK_MS + 60_000);
 
 /** `npm install` in the project with exactly these packages as its dependencies, from their tarballs. */
-function installOnly(names: readonly string[]): void {
+async function installOnly(names: readonly string[]): Promise<void> {
   writeFileSync(
     join(project, "package.json"),
     JSON.stringify(
@@ -69,11 +82,16 @@ function installOnly(names: readonly string[]): void {
       2,
     ),
   );
-  execFileSync("npm", ["install", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: project, env, stdio: ["ignore", "pipe", "pipe"] });
+  await npm(["install", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: project, env, timeoutMs: INSTALL_MS });
 }
 
-function runProgram() {
-  return spawnSync(process.execPath, ["compact-session.mjs", "session.jsonl"], { cwd: project, env, encoding: "utf8" });
+function runProgram(): Promise<Finished> {
+  return runAsync(process.execPath, ["compact-session.mjs", "session.jsonl"], { cwd: project, env, timeoutMs: COMMAND_MS });
+}
+
+/** A line of the page's commands, as a shell runs it in the project. */
+function runLine(line: string): Promise<Finished> {
+  return runAsync("sh", ["-c", line], { cwd: project, env, timeoutMs: COMMAND_MS });
 }
 
 afterAll(() => {
@@ -90,34 +108,35 @@ describe(`the packed packages installed in a new project (${README}, ${PAGE})`, 
     expect(readFileSync(join(ROOT, PAGE), "utf8")).toContain(`\`npm install ${CLI}\``);
   });
 
-  it("with core and transcript alone, the program stops with an error that names the preset's package", () => {
-    installOnly(installed.filter((name) => !name.includes("/preset-")));
+  it("with core and transcript alone, the program stops with an error that names the preset's package", async () => {
+    await installOnly(installed.filter((name) => !name.includes("/preset-")));
     expect(existsSync(join(project, "node_modules/@compaction/preset-safeguard"))).toBe(false);
-    const run = runProgram();
+    const run = await runProgram();
     expect(run.status).not.toBe(0);
     expect(run.stdout).toBe("");
     expect(run.stderr).toContain("Cannot find preset 'safeguard'");
     expect(run.stderr).toContain("'safeguard' is a built-in preset, published as its own package (core ships none): install it where core is installed (npm install @compaction/preset-safeguard)");
     expect(run.stderr).toContain("PLUGIN_NOT_FOUND");
-  }, 600_000);
+  }, INSTALL_TEST_MS);
 
-  it("with the README's packages, they resolve from the project's own node_modules, never from this repository's", () => {
-    installOnly(installed);
-    const resolved = execFileSync(process.execPath, ["--input-type=module", "-e", `for (const name of ${JSON.stringify(installed)}) console.log(import.meta.resolve(name))`], {
+  it("with the README's packages, they resolve from the project's own node_modules, never from this repository's", async () => {
+    await installOnly(installed);
+    const resolved = await runAsync(process.execPath, ["--input-type=module", "-e", `for (const name of ${JSON.stringify(installed)}) console.log(import.meta.resolve(name))`], {
       cwd: project,
       env,
-      encoding: "utf8",
+      timeoutMs: COMMAND_MS,
     });
-    for (const url of resolved.trim().split("\n")) expect(url.startsWith(`file://${join(project, "node_modules")}`), url).toBe(true);
+    expect(resolved.status, resolved.stderr).toBe(0);
+    for (const url of resolved.stdout.trim().split("\n")) expect(url.startsWith(`file://${join(project, "node_modules")}`), url).toBe(true);
     const core = JSON.parse(readFileSync(join(project, "node_modules/@compaction/core/package.json"), "utf8")) as { version: string };
     expect(core.version).toBe(packed.packages.find(({ name }) => name === "@compaction/core")?.version);
     // The CLI and its other presets are not there: the program below runs on the three alone.
     expect(existsSync(join(project, "node_modules/@compaction/cli"))).toBe(false);
     expect(existsSync(join(project, "node_modules/@compaction/preset-rolling"))).toBe(false);
-  }, 600_000);
+  }, INSTALL_TEST_MS);
 
-  it("run the README's program: the session compacted on the built-in defaults", () => {
-    const run = runProgram();
+  it("run the README's program: the session compacted on the built-in defaults", async () => {
+    const run = await runProgram();
     expect(run.stderr).toBe("");
     expect(run.status).toBe(0);
     const printed = /^compacted: (\d+) messages, (\d+) tokens -> (\d+) messages, (\d+) tokens\n$/.exec(run.stdout);
@@ -127,20 +146,21 @@ describe(`the packed packages installed in a new project (${README}, ${PAGE})`, 
     expect([messagesBefore, tokensBefore]).toEqual([914, 177_657]);
     expect(messagesAfter).toBeLessThan(messagesBefore);
     expect(tokensAfter).toBeLessThan(tokensBefore / 2);
-  });
+  }, COMMAND_MS + 30_000);
 
-  it("with the CLI installed too, run the page's CLI commands; the first that counts builds the encoder's image in the cache (no install script), and later runs reuse it", () => {
-    installOnly([...installed, CLI]);
+  it("with the CLI installed too, run the page's CLI commands; the first that counts builds the encoder's image in the cache (no install script), and later runs reuse it", async () => {
+    await installOnly([...installed, CLI]);
     const lines = (commands?.body ?? "").split("\n").filter((line) => line.trim() !== "" && !line.trim().startsWith("#"));
     expect(lines).toHaveLength(2);
     const imageDir = join(cache, "compaction", "encoders", "v1");
     expect(existsSync(imageDir)).toBe(false);
-    const outputs = lines.map((line) => {
-      const run = spawnSync("sh", ["-c", line], { cwd: project, env, encoding: "utf8" });
+    const outputs: string[] = [];
+    for (const line of lines) {
+      const run = await runLine(line);
       expect(run.stderr, line).toBe("");
       expect(run.status, line).toBe(0);
-      return run.stdout;
-    });
+      outputs.push(run.stdout);
+    }
     expect(outputs[0]).toMatch(/\[█+░*\] 89% context \(177,657 \/ 200,000 tokens\)/);
     expect(outputs[1]).toMatch(/^Before +177,657 tokens \(914 messages\)$/m);
     expect(outputs[1]).toMatch(/^Dry run: nothing written\.$/m);
@@ -149,9 +169,9 @@ describe(`the packed packages installed in a new project (${README}, ${PAGE})`, 
     const image = join(imageDir, images[0] as string);
     // A saved image is replaced by a rename (a new file); one that is reused stays the same file.
     const built = statSync(image).ino;
-    const again = spawnSync("sh", ["-c", lines[1] as string], { cwd: project, env, encoding: "utf8" });
+    const again = await runLine(lines[1] as string);
     expect(again.stderr).toBe("");
     expect(again.stdout).toBe(outputs[1]);
     expect(statSync(image).ino).toBe(built);
-  });
+  }, INSTALL_MS + 3 * COMMAND_MS + 30_000);
 });

@@ -22,6 +22,8 @@ export interface GlobalOptions {
   readonly color: boolean;
   /** False with `--no-project-code`: the project's code configuration and plugin files are not run. */
   readonly projectCode: boolean;
+  /** `--verbose`: an error also shows the stack of what caused it. */
+  readonly verbose?: boolean;
 }
 
 export interface CommandContext {

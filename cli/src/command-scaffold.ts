@@ -183,8 +183,8 @@ async function runCommand<A extends readonly unknown[], O extends CommonOptions,
     stdout.write(json ? jsonText(spec.json === undefined ? result : spec.json(result, scope)) : spec.text(result, scope));
     return spec.exitCode?.(result) ?? ExitCode.OK;
   } catch (error) {
-    const color = command.optsWithGlobals<{ color?: boolean }>().color !== false;
-    return reportFailure(error, runtime.io, { json, color, stdoutWritten: stdout.written });
+    const globals = command.optsWithGlobals<{ color?: boolean; verbose?: boolean }>();
+    return reportFailure(error, runtime.io, { json, color: globals.color !== false, verbose: globals.verbose === true, stdoutWritten: stdout.written });
   }
 }
 

@@ -39,6 +39,34 @@ describe("compaction context status", () => {
     });
   });
 
+  it("says on the Auto-compaction line when the context is past its threshold, and --json has autoCompact.pastThreshold", () => {
+    const past = sandbox.run(["context", "status"], { NO_COLOR: "1" });
+    expect(past.stdout).toMatch(/^Auto-compaction  on at 80% \(160,000 tokens\), preset safeguard; past it: the host compacts before its next request$/m);
+    expect((JSON.parse(sandbox.run(["context", "status", "--json"]).stdout) as { autoCompact: { pastThreshold: boolean } }).autoCompact.pastThreshold).toBe(true);
+    sandbox.writeConfig(".compactionrc.json", JSON.stringify({ autoCompact: { enabled: false } }));
+    expect(sandbox.run(["context", "status"], { NO_COLOR: "1" }).stdout).toMatch(/^Auto-compaction  off \(threshold 80%\), preset safeguard; past it: compact by hand \(compaction compact\)$/m);
+    sandbox.writeConfig(".compactionrc.json", JSON.stringify({ contextWindow: 400000 }));
+    const below = sandbox.run(["context", "status"], { NO_COLOR: "1" });
+    expect(below.stdout).toMatch(/^Auto-compaction  on at 80% \(320,000 tokens\), preset safeguard$/m);
+    expect((JSON.parse(sandbox.run(["context", "status", "--json"]).stdout) as { autoCompact: { pastThreshold: boolean } }).autoCompact.pastThreshold).toBe(false);
+  });
+
+  it("measures against --window when given, over the config's window, and says it came from the option", () => {
+    sandbox.writeConfig(".compactionrc.json", JSON.stringify({ contextWindow: 400000 }));
+    const run = sandbox.run(["context", "status", "--window", "1000000"], { NO_COLOR: "1" });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain("18% context (177,657 / 1,000,000 tokens)");
+    const status = JSON.parse(sandbox.run(["context", "status", "--window", "1000000", "--json"]).stdout) as Record<string, unknown>;
+    expect(status).toMatchObject({ contextWindow: 1_000_000, contextWindowSource: "option", autoCompact: { thresholdTokens: 800_000, pastThreshold: false } });
+  });
+
+  it.each(["0", "1.5", "many"])("refuses --window %s as compare does: exit 2, the flag and what to pass", (value) => {
+    const run = sandbox.run(["context", "status", "--window", value], { NO_COLOR: "1" });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(`compaction: --window expects a whole number of at least 1, but got '${value}'.\nhint: Pass the model's context window in tokens, e.g. --window 128000.\n`);
+    expect(sandbox.run(["compare", "--window", value], { NO_COLOR: "1" }).stderr).toBe(run.stderr);
+  });
+
   it("uses the context window and auto-compaction settings of .compactionrc", () => {
     sandbox.writeConfig(".compactionrc.json", JSON.stringify({ contextWindow: 400000, autoCompact: { enabled: false, threshold: 0.5 } }));
     const status = JSON.parse(sandbox.run(["context", "status", "--json"]).stdout) as Record<string, unknown>;

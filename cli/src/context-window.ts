@@ -1,7 +1,8 @@
 /**
  * The context window a command measures and compacts a session at. The first that applies wins:
  *
- * 1. `option`: the window given on the command line (`compare --window`).
+ * 1. `option`: the window given on the command line (`--window` of `compact`, `context status`
+ *    and `compare`).
  * 2. `config`: `contextWindow` set in the project's config (at the top level or in the agent's
  *    section): the user's own statement, which may deliberately differ from the model's (to
  *    compact earlier, or before moving the session to a smaller model).
@@ -10,9 +11,21 @@
  * 4. `default`: the config's default (200,000), which no setting chose.
  */
 import { type Compactor, describeError } from "@compaction/core";
+import { countOption } from "./command-context.js";
+import type { Declaration } from "./command-scaffold.js";
 import type { CliIo } from "./io.js";
 import { configOf } from "./load-compactor.js";
 import { formatTokens } from "./output.js";
+
+/** `--window`, as `compact` and `context status` declare it, `what` saying what the window is for. */
+export function windowOption(what: string): Declaration {
+  return ["--window <tokens>", `the model's context window to ${what} (default: the config's contextWindow when it sets one, else the window the session records, else 200,000)`];
+}
+
+/** The `--window` given, checked as `compare` checks its own: a whole number of at least 1, or undefined when left out. */
+export function parseWindow(text: string | undefined): number | undefined {
+  return countOption(text, "--window", "Pass the model's context window in tokens, e.g. --window 128000.");
+}
 
 /** Where a command's window came from (see the list above). */
 export type ContextWindowSource = "option" | "config" | "session" | "default";

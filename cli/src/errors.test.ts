@@ -148,4 +148,17 @@ describe("errors and exit codes", () => {
     expect(run.stdout).toContain("5  the session's database cannot be reached");
     expect(run.stdout).toContain("compaction compact --dry-run");
   });
+
+  it("says in --help which agents' sessions it works on, with a compare example and an OpenClaw one as docs/cli.md has it", () => {
+    const help = sandbox.run(["--help"]).stdout;
+    // The description is wrapped to the terminal's width.
+    expect(help.replace(/\s+/g, " ")).toContain("on pi-coding-agent, OpenClaw, Claude Code and Codex sessions");
+    expect(help).toMatch(/^ {2}compaction compare --window \d+ +/m);
+    expect(help).toMatch(/^ {2}compaction context status --session openclaw:main +/m);
+    expect(help).toContain("~/.openclaw/agents/<agentId>/agent/");
+    expect(help).not.toContain("~/.openclaw/sessions");
+    const page = readFileSync(new URL("../../docs/cli.md", import.meta.url), "utf8");
+    expect(page).toContain("`openclaw:<agentId>`");
+    expect(page).toContain("`~/.openclaw/agents/<agentId>/agent/`");
+  });
 });

@@ -9,8 +9,9 @@ export class CliError extends Error {
   readonly exitCode: ExitCodeValue;
   readonly hint: string | undefined;
 
-  constructor(exitCode: ExitCodeValue, message: string, hint?: string) {
-    super(message);
+  /** `cause`: the error behind it (a failed compaction's CompactionError), shown with `--verbose` and in `--json`. */
+  constructor(exitCode: ExitCodeValue, message: string, hint?: string, options?: { readonly cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "CliError";
     this.exitCode = exitCode;
     this.hint = hint;
@@ -55,6 +56,16 @@ const CLI_ERROR_CODES: Readonly<Record<ExitCodeValue, string>> = {
   [ExitCode.UNAVAILABLE]: "COMPACTION_STORE_UNAVAILABLE",
 };
 
+/**
+ * What an error says beyond its message, where it says it: the plugin and the hook it failed in
+ * (COMPACTION_PLUGIN_FAILED), and what was thrown underneath (a plugin's own error), with its stack.
+ */
+export interface ErrorSource {
+  readonly plugin?: string;
+  readonly hook?: string;
+  readonly cause?: { readonly message: string; readonly stack: string | null };
+}
+
 /** What a command run with `--json` prints on stdout when it fails (and prints nothing else). */
 export interface JsonErrorReport {
   readonly error: {
@@ -63,7 +74,7 @@ export interface JsonErrorReport {
     readonly message: string;
     readonly hint: string | null;
     readonly exitCode: ExitCodeValue;
-  };
+  } & ErrorSource;
 }
 
 /** The JSON error object for a thrown value. */
@@ -71,7 +82,28 @@ export function errorReport(error: unknown): JsonErrorReport {
   const exitCode = exitCodeFor(error);
   const code = isCompactionError(error) ? error.code : error instanceof CliError ? CLI_ERROR_CODES[error.exitCode] : "COMPACTION_UNEXPECTED";
   const hint = hintOf(error);
-  return { error: { code, message: error instanceof Error ? error.message : String(error), hint: hint === undefined || hint === "" ? null : hint, exitCode } };
+  return { error: { code, message: error instanceof Error ? error.message : String(error), hint: hint === undefined || hint === "" ? null : hint, exitCode, ...errorSource(error) } };
+}
+
+/** The plugin and hook the error (or an error behind it) names, and the innermost error behind it. */
+export function errorSource(error: unknown): ErrorSource {
+  const chain = causeChain(error);
+  const named = chain.find((link) => isCompactionError(link) && link.plugin !== undefined);
+  const plugin = isCompactionError(named) ? named.plugin : undefined;
+  const hook = isCompactionError(named) ? named.hook : undefined;
+  const innermost = chain.length > 1 ? chain.at(-1) : undefined;
+  return {
+    ...(plugin === undefined ? {} : { plugin }),
+    ...(hook === undefined ? {} : { hook }),
+    ...(innermost === undefined ? {} : { cause: { message: innermost instanceof Error ? innermost.message : String(innermost), stack: innermost instanceof Error ? (innermost.stack ?? null) : null } }),
+  };
+}
+
+/** The error, then each `cause` behind it, in order (a cycle ends it). */
+function causeChain(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let link: unknown = error; link !== undefined && !chain.includes(link); link = link instanceof Error ? link.cause : undefined) chain.push(link);
+  return chain;
 }
 
 /**
@@ -85,19 +117,31 @@ function hintOf(error: unknown): string | undefined {
   return error instanceof CliError || isCompactionError(error) ? error.hint : undefined;
 }
 
-/** `compaction: <message>` then, when there is one, `hint: <hint>`; newline-terminated. */
-export function renderError(error: unknown, c: Colors): string {
+/**
+ * `compaction: <message>` then, when there is one, `hint: <hint>`; newline-terminated. With
+ * `verbose`, the stack of what was thrown (the innermost cause; an unexpected error's own);
+ * without it, a plugin's failure says that `--verbose` shows it.
+ */
+export function renderError(error: unknown, c: Colors, verbose = false): string {
   const message = error instanceof Error ? error.message : String(error);
   const hint = hintOf(error);
   const known = error instanceof CliError || isCompactionError(error);
-  const head = `${c.red("compaction:")} ${known ? "" : "unexpected error: "}${message}`;
-  return hint === undefined || hint === "" ? `${head}\n` : `${head}\n${c.dim("hint:")} ${hint}\n`;
+  const lines = [`${c.red("compaction:")} ${known ? "" : "unexpected error: "}${message}`];
+  if (hint !== undefined && hint !== "") lines.push(`${c.dim("hint:")} ${hint}`);
+  const source = errorSource(error);
+  const stack = source.cause?.stack ?? (known || !(error instanceof Error) ? null : (error.stack ?? null));
+  if (verbose && stack !== null) lines.push(`${c.dim("stack:")} ${stack}`);
+  else if (!verbose && source.cause?.stack != null && causeChain(error).some((link) => isCompactionError(link) && link.code === ErrorCodes.PLUGIN_FAILED)) {
+    lines.push(c.dim(`(--verbose shows the stack of what plugin '${source.plugin ?? "?"}' threw${source.hook === undefined ? "" : ` in ${source.hook}`})`));
+  }
+  return `${lines.join("\n")}\n`;
 }
 
-/** How the command line asked for output: `--json`; `color` is false with `--no-color`. */
+/** How the command line asked for output: `--json`; `color` is false with `--no-color`; `verbose` with `--verbose`. */
 export interface OutputFlags {
   readonly json: boolean;
   readonly color: boolean;
+  readonly verbose?: boolean;
 }
 
 /**
@@ -109,7 +153,7 @@ export interface OutputFlags {
 export function outputFlagsOf(argv: readonly string[]): OutputFlags {
   const end = argv.indexOf("--");
   const words = end < 0 ? argv : argv.slice(0, end);
-  return { json: words.includes("--json"), color: !words.includes("--no-color") };
+  return { json: words.includes("--json"), color: !words.includes("--no-color"), verbose: words.includes("--verbose") };
 }
 
 /**
@@ -119,7 +163,7 @@ export function outputFlagsOf(argv: readonly string[]): OutputFlags {
  * the reason). Returns the exit code.
  */
 export function reportFailure(error: unknown, io: CliIo, line: OutputFlags & { readonly stdoutWritten: boolean }): ExitCodeValue {
-  io.stderr.write(renderError(error, colors(colorEnabled(io.stderr, io.env, line.color))));
+  io.stderr.write(renderError(error, colors(colorEnabled(io.stderr, io.env, line.color)), line.verbose === true));
   if (line.json && !line.stdoutWritten) io.stdout.write(`${JSON.stringify(errorReport(error), null, 2)}\n`);
   return exitCodeFor(error);
 }

@@ -2,7 +2,7 @@
 export const ExitCode = {
   /** Done. */
   OK: 0,
-  /** The compaction failed or was refused: status failed/cancelled/noop, or the user declined. */
+  /** The compaction failed or was refused: status failed/cancelled/noop, the user declined, or a dry run's After would not fit the window. */
   FAILED: 1,
   /** Usage error: unknown command or option, a missing or bad argument. */
   USAGE: 2,
@@ -27,7 +27,8 @@ export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 /** The exit-code table as shown at the end of `--help`. */
 export const EXIT_CODES_HELP = `Exit codes:
   0  ok
-  1  the compaction failed or was refused (nothing to compact, declined, no terminal without --yes)
+  1  the compaction failed or was refused (nothing to compact, declined, no terminal without --yes),
+     or compact --dry-run's After would not fit the window
   2  usage error
   3  session not found, its transcript is unreadable, a write asked of a Claude Code or
      Codex transcript (read-only), or an invalid session state to import

@@ -30,8 +30,10 @@ export type { CliIo, CliStream } from "./io.js";
 const EXAMPLES = `Examples:
   compaction context status                      this directory's latest pi session
   compaction context status --json --session 0194f3a2
+  compaction context status --window 128000      against a 128k model's window instead of the config's
   compaction compact --dry-run                   show what would be compacted
   compaction compact --focus "the failing tests" --yes
+  compaction compare --window 128000             replay the session through each preset at 128k, to choose one
   compaction context history --depth 3           the latest three compactions
   compaction context inspect                     where the tokens go, what compacting would save
   compaction session branch --at 1f0e3c2a        a new session file ending at that entry
@@ -45,13 +47,18 @@ const EXAMPLES = `Examples:
   compaction context export state.json           the session's state as JSON (docs/session-state.md)
   compaction context import state.json           a new session seeded with it, for any model
   compaction context status --session ~/.claude/projects/my-app/3f2a.jsonl   Claude Code, read-only
-  COMPACTION_SESSIONS_DIR=~/.openclaw/sessions compaction context status
+  compaction context status --session openclaw:main      OpenClaw agent main's latest session, read-only
+                                                 (SQLite under ~/.openclaw/agents/main/agent/)
 
 Sessions: --session takes a file path or a session id (or its start); without it, the latest
 session of the current directory in ~/.pi/agent/sessions/ (or --sessions-dir, or
-$COMPACTION_SESSIONS_DIR, or $PI_CODING_AGENT_DIR/sessions). A session in a database:
-sqlite:<file>#<id>, or postgres://user@host:port/db#<id> (needs @compaction/store-postgres;
-the password from PGPASSWORD or ~/.pgpass). See docs/sessions-in-a-database.md.
+$COMPACTION_SESSIONS_DIR, or $PI_CODING_AGENT_DIR/sessions). A Claude Code transcript or a Codex
+rollout: its path (read-only). An OpenClaw session: openclaw:<agentId>, a session key
+agent:<agentId>:<rest>, or an openclaw-agent.sqlite path; OpenClaw keeps one SQLite database per
+agent under ~/.openclaw/agents/<agentId>/agent/ ($OPENCLAW_STATE_DIR moves ~/.openclaw), which
+compaction only reads. A session in a database: sqlite:<file>#<id>, or
+postgres://user@host:port/db#<id> (needs @compaction/store-postgres; the password from
+PGPASSWORD or ~/.pgpass). See docs/sessions-in-a-database.md.
 Project code: like ESLint, compaction runs the project's code configuration (.compactionrc.mjs,
 compaction.config.ts, plugin files and packages it names). In a folder you do not trust, pass
 --no-project-code: data-only settings (.compactionrc YAML/JSON, package.json#compaction) still apply.
@@ -90,13 +97,14 @@ function buildProgram(runtime: CommandRuntime): Command {
   const { io } = runtime;
   const program = new Command("compaction");
   program
-    .description("See and control context compaction on pi-coding-agent / OpenClaw session files.")
+    .description("See and control context compaction on pi-coding-agent, OpenClaw, Claude Code and Codex sessions (the last three read-only), and choose a preset for them with compare.")
     .version(packageVersion(), "-V, --version", "print the version")
     .helpOption("-h, --help", "show help")
     .option("--sessions-dir <dir>", "folder holding one session folder per project (default ~/.pi/agent/sessions)")
     .option("--skip-corrupt", "read past corrupt lines in the session file, reporting each on stderr")
     .option("--no-color", "no colours (also: NO_COLOR)")
     .option("--no-project-code", "run none of the project's code: no .compactionrc.{js,mjs,cjs,ts} or compaction.config.*, no plugin or preset from the project (also: COMPACTION_NO_PROJECT_CODE=1)")
+    .option("--verbose", "on an error, also print the stack of what caused it (e.g. what a plugin threw)")
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput({

@@ -112,6 +112,42 @@ describe("--agent without a section of its own (issue 13)", () => {
   });
 });
 
+describe("a misspelt preset or plugin in any agent's section (issue 43: it failed only with that --agent)", () => {
+  const rc = "preset: safeguard\nagents:\n  researcher: { preset: rolling }\n  coder: { preset: layerd }\n";
+
+  it.each([
+    ["config"],
+    ["compact", "--dry-run"],
+    ["context", "status"],
+    ["context", "status", "--agent", "researcher"],
+    ["config", "--agent", "coder"],
+  ].map((args) => [args.join(" "), args] as const))("is reported by '%s': exit 4, the JSON path and a did-you-mean", (_label, args) => {
+    sandbox.writeConfig(".compactionrc", rc);
+    const run = sandbox.run(args, { NO_COLOR: "1" });
+    expect(run.code).toBe(4);
+    const [message, hint] = run.stderr.trimEnd().split("\n");
+    expect(message).toBe(`compaction: Cannot find preset 'layerd' (named at /agents/coder/preset in ${join(sandbox.project, ".compactionrc")}).`);
+    expect(hint).toMatch(/^hint: .*Did you mean 'layered'\?/);
+  });
+});
+
+describe("a .js plugin written as an ES module in a CommonJS project (npm init)", () => {
+  it("fails with Node's error and a hint: rename it to .mjs, or add \"type\": \"module\" to the package.json that governs it", () => {
+    sandbox.writeConfig("package.json", JSON.stringify({ name: "my-app", version: "1.0.0", type: "commonjs" }));
+    sandbox.writeConfig(".compactionrc", "plugins: [./compaction/keep.js]\n");
+    mkdirSync(join(sandbox.project, "compaction"));
+    sandbox.writeConfig("compaction/keep.js", 'import { basename } from "node:path";\nexport default () => ({ name: basename("/keep"), apply() {} });\n');
+    const run = sandbox.run(["config"], { NO_COLOR: "1" });
+    expect(run.code).toBe(4);
+    const manifest = join(sandbox.project, "package.json");
+    expect(run.stderr).toContain(`compaction: Cannot load plugin './compaction/keep.js' from ${join(sandbox.project, "compaction", "keep.js")}`);
+    expect(run.stderr).toContain("Cannot use import statement outside a module");
+    expect(run.stderr).toContain(
+      `\nhint: keep.js uses import/export, but Node loads it as CommonJS (${manifest} says "type": "commonjs"): rename it to keep.mjs, or add "type": "module" to ${manifest}.\n`,
+    );
+  });
+});
+
 describe("compaction config", () => {
   it("shows the file, the section, the preset and its plugins with each option's value and source", () => {
     sandbox.writeConfig(".compactionrc", "contextWindow: 100000\noptions:\n  safeguard:\n    keepRecentTokens: 5000\nagents:\n  coder: { preset: layered }\n");

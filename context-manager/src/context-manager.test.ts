@@ -206,7 +206,7 @@ describe("auto-compaction at the threshold", () => {
     expect(target.tokens).toBeLessThanOrEqual(target.contextWindow);
     expect((await target.check())?.status).toBe("failed");
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/^cannot-free: Auto-compaction could not free enough room: nothing was compacted \(failed\): Plugin 'broken' failed: index corrupt/);
+    expect(warnings[0]).toMatch(/^cannot-free: Auto-compaction could not free enough room: nothing was compacted \(failed\): Plugin 'broken' failed in selectCut: index corrupt/);
   });
 
   it("reports a listener that throws as an error event and still compacts", async () => {

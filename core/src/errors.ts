@@ -68,6 +68,8 @@ export interface CompactionErrorDetails {
   path?: string;
   /** Plugin that caused the problem, when one did. */
   plugin?: string;
+  /** The hook the plugin was running in when it failed (`beforeCompact`, `summarize`, ...; `apply` while it was being applied). */
+  hook?: string;
   /** What the user can do about it. */
   hint?: string;
   /** The underlying error, if any. */
@@ -79,6 +81,7 @@ export class CompactionError extends Error {
   readonly file?: string;
   readonly path?: string;
   readonly plugin?: string;
+  readonly hook?: string;
   readonly hint?: string;
 
   constructor(code: ErrorCode, message: string, details: CompactionErrorDetails = {}) {
@@ -88,6 +91,7 @@ export class CompactionError extends Error {
     if (details.file !== undefined) this.file = details.file;
     if (details.path !== undefined) this.path = details.path;
     if (details.plugin !== undefined) this.plugin = details.plugin;
+    if (details.hook !== undefined) this.hook = details.hook;
     if (details.hint !== undefined) this.hint = details.hint;
   }
 }

@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { npm } from "./run-async.js";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -28,9 +29,15 @@ export interface PackedPackage {
   readonly tarball: string;
 }
 
+const QUERY = ["query", ".workspace", "--json"] as const;
+
 /** Every workspace package of the root package.json, private ones included. */
 export function workspaces(): Workspace[] {
-  const found = JSON.parse(execFileSync("npm", ["query", ".workspace", "--json"], { cwd: ROOT, encoding: "utf8" })) as { location: string }[];
+  return workspacesOf(execFileSync("npm", QUERY, { cwd: ROOT, encoding: "utf8" }));
+}
+
+function workspacesOf(queried: string): Workspace[] {
+  const found = JSON.parse(queried) as { location: string }[];
   return found.map(({ location }) => {
     const pkg = JSON.parse(readFileSync(join(ROOT, location, "package.json"), "utf8")) as { name: string; private?: boolean };
     return { dir: location, name: pkg.name, private: pkg.private === true };
@@ -46,15 +53,45 @@ export function publicWorkspaces(): Workspace[] {
  * Packs every public workspace into a new temporary folder, in one `npm pack` (scripts not run:
  * nothing a package runs when packed may change what it ships). `remove()` deletes the folder.
  */
-export function packPublicWorkspaces(): { dir: string; packages: PackedPackage[]; remove: () => void } {
+export function packPublicWorkspaces(): PackedWorkspaces {
   const published = publicWorkspaces();
   const dir = mkdtempSync(join(tmpdir(), "compaction-packed-"));
-  const out = execFileSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", dir, ...published.flatMap(({ name }) => ["-w", name])], {
+  const out = execFileSync("npm", packArgs(dir, published), {
     cwd: ROOT,
     encoding: "utf8",
     stdio: ["ignore", "pipe", "pipe"],
     maxBuffer: 64 * 1024 * 1024,
   });
+  return packedOf(out, dir, published);
+}
+
+/**
+ * `packPublicWorkspaces` without blocking the event loop (see run-async.ts): each npm command is
+ * killed after `timeoutMs`, failing with an error that names it.
+ */
+export async function packPublicWorkspacesAsync(timeoutMs: number): Promise<PackedWorkspaces> {
+  const published = workspacesOf(await npm(QUERY, { cwd: ROOT, timeoutMs })).filter((workspace) => !workspace.private);
+  const dir = mkdtempSync(join(tmpdir(), "compaction-packed-"));
+  try {
+    return packedOf(await npm(packArgs(dir, published), { cwd: ROOT, timeoutMs }), dir, published);
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+export interface PackedWorkspaces {
+  readonly dir: string;
+  readonly packages: PackedPackage[];
+  readonly remove: () => void;
+}
+
+function packArgs(dir: string, published: readonly Workspace[]): string[] {
+  return ["pack", "--json", "--ignore-scripts", "--pack-destination", dir, ...published.flatMap(({ name }) => ["-w", name])];
+}
+
+/** The tarballs `npm pack --json` reports (`out`), checked against the workspaces it was asked to pack. */
+function packedOf(out: string, dir: string, published: readonly Workspace[]): PackedWorkspaces {
   const entries = JSON.parse(out) as { name: string; version: string; filename: string }[];
   const packages = entries.map((entry) => {
     const workspace = published.find(({ name }) => name === entry.name);

@@ -99,10 +99,12 @@ describe("appendEntries", () => {
     const fragment = '{"type":"message","id":"deadbeef","parentId":"';
     const whole = readFileSync(path);
     appendFileSync(path, fragment);
-    const [entry] = await appendEntries(path, [user("three")]);
+    const setAside: unknown[] = [];
+    const [entry] = await appendEntries(path, [user("three")], { onSetAside: (aside) => setAside.push(aside) });
     const after = readFileSync(path);
     expect(after.subarray(0, whole.length)).toEqual(whole);
     expect(readFileSync(`${path}.incomplete`, "utf8")).toBe(`${fragment}\n`);
+    expect(setAside).toEqual([{ path: `${path}.incomplete`, bytes: Buffer.byteLength(fragment) }]);
     expect(entry?.parentId).toBe(ids[1]);
     const read = readSession(path);
     expect(read.skipped).toEqual([]);

@@ -17,6 +17,13 @@ import { type SessionLockOptions, withSessionLock } from "./session-lock.js";
 import { unknownEntryError } from "./transcript-error.js";
 import type { CompactionEntry, SessionEntry } from "./types.js";
 
+/** Half a line a crashed writer left at the end of the file, moved aside before an append. */
+export interface SetAsideTail {
+  /** Where it went: `<file>.incomplete`, appended to (an earlier fragment stays there too). */
+  readonly path: string;
+  readonly bytes: number;
+}
+
 export interface AppendOptions {
   /**
    * Parent of the first new entry. Default: the current leaf (the last entry line in the file),
@@ -24,6 +31,8 @@ export interface AppendOptions {
    */
   readonly parentId?: string | null;
   readonly lock?: SessionLockOptions;
+  /** Called when the append moved an incomplete last line to `<file>.incomplete`, so a host can say so. */
+  readonly onSetAside?: (aside: SetAsideTail) => void;
 }
 
 export interface AppendCompactionOptions {
@@ -33,6 +42,8 @@ export interface AppendCompactionOptions {
   readonly tokensBefore?: number;
   readonly parentId?: string | null;
   readonly lock?: SessionLockOptions;
+  /** See `AppendOptions.onSetAside`. */
+  readonly onSetAside?: (aside: SetAsideTail) => void;
 }
 
 /**
@@ -46,7 +57,7 @@ export interface AppendCompactionOptions {
  * file of n entries.
  */
 export async function appendEntries(path: string, entries: readonly NewEntry[], options: AppendOptions = {}): Promise<SessionEntry[]> {
-  return withSessionLock(path, (stillHeld) => appendUnderLock(path, entries, options.parentId, stillHeld), options.lock);
+  return withSessionLock(path, (stillHeld) => appendUnderLock(path, entries, options.parentId, stillHeld, undefined, options.onSetAside), options.lock);
 }
 
 /**
@@ -63,6 +74,7 @@ async function appendUnderLock(
   parentOption: string | null | undefined,
   stillHeld: () => void,
   check?: (parentId: string | null, links: ReadonlyMap<string, string | null>) => void,
+  onSetAside?: (aside: SetAsideTail) => void,
 ): Promise<SessionEntry[]> {
   const handle = await open(path, "a+");
   try {
@@ -80,7 +92,10 @@ async function appendUnderLock(
     const written = assignEntryFields(entries, parentId, taken);
     if (written.length === 0) return written;
     stillHeld();
-    if (tail.incompleteBytes > 0) await setAsideIncompleteTail(handle, path, size, tail.incompleteBytes);
+    if (tail.incompleteBytes > 0) {
+      await setAsideIncompleteTail(handle, path, size, tail.incompleteBytes);
+      onSetAside?.({ path: `${path}.incomplete`, bytes: tail.incompleteBytes });
+    }
     const newline = tail.endsWithNewline || tail.incompleteBytes > 0 ? "" : "\n";
     const text = `${newline}${written.map((entry) => JSON.stringify(entry)).join("\n")}\n`;
     await writeAll(handle, Buffer.from(text, "utf8"));
@@ -148,7 +163,7 @@ export async function appendCompaction(
   };
   const [written] = await withSessionLock(
     path,
-    (stillHeld) => appendUnderLock(path, [entry], options.parentId, stillHeld, checkFirstKept),
+    (stillHeld) => appendUnderLock(path, [entry], options.parentId, stillHeld, checkFirstKept, options.onSetAside),
     options.lock,
   );
   return written as CompactionEntry;

@@ -5,7 +5,7 @@
  * entries), plan pi's `compaction` entry from the result, and append it.
  */
 import type { CompactInput, CompactionResult, Compactor } from "@compaction/core";
-import { appendCompaction } from "./append.js";
+import { type AppendCompactionOptions, appendCompaction } from "./append.js";
 import { type PiCompaction, type PiCompactionPlan, planPiCompaction } from "./pi-compaction-plan.js";
 import type { CompactionEntry } from "./types.js";
 
@@ -34,11 +34,14 @@ export async function compactPiBranch<T>(
   return { result, plan: planPiCompaction(result, branch.entryIds) };
 }
 
-/** Appends the planned compaction entry to the session file, under its lock (see `appendCompaction`). */
-export function appendPiCompaction(path: string, compaction: PiCompaction): Promise<CompactionEntry> {
+/**
+ * Appends the planned compaction entry to the session file, under its lock (see `appendCompaction`;
+ * `onSetAside` hears of an incomplete last line moved to `<file>.incomplete` first).
+ */
+export function appendPiCompaction(path: string, compaction: PiCompaction, options: Pick<AppendCompactionOptions, "onSetAside"> = {}): Promise<CompactionEntry> {
   return appendCompaction(
     path,
     { status: "compacted", summary: compaction.summary, event: compaction.details, tokensBefore: compaction.tokensBefore },
-    { firstKeptEntryId: compaction.firstKeptEntryId, tokensBefore: compaction.tokensBefore },
+    { firstKeptEntryId: compaction.firstKeptEntryId, tokensBefore: compaction.tokensBefore, ...(options.onSetAside === undefined ? {} : { onSetAside: options.onSetAside }) },
   );
 }

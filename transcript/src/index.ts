@@ -31,7 +31,7 @@ export {
 export { type BoundaryLoad, type LoadBoundaryOptions, loadBoundary } from "./boundary-load.js";
 export { type AnchoredContext, compactionAnchor } from "./compaction-anchor.js";
 export { isTranscriptError, TranscriptError, type TranscriptErrorDetails } from "./transcript-error.js";
-export { type AppendCompactionOptions, appendCompaction, appendEntries, type AppendOptions } from "./append.js";
+export { type AppendCompactionOptions, appendCompaction, appendEntries, type AppendOptions, type SetAsideTail } from "./append.js";
 export { assignEntryFields, type AssignEntryFieldsOptions, type NewEntry } from "./new-entries.js";
 export { type SessionLockOptions, withSessionLock } from "./session-lock.js";
 export { type UpgradedSession, upgradeSession } from "./upgrade.js";

@@ -9,15 +9,16 @@ import {
   compactPiBranch,
   type PiCompaction,
   type PiCompactionPlan,
+  type SetAsideTail,
   type TranscriptFormat,
 } from "@compaction/transcript";
 import { type CompactionResult, type Compactor, providerRatio, warningsMeasureNote } from "@compaction/core";
 import type { CommandContext } from "../command-context.js";
-import { type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
+import { type CommandCall, type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { confirm } from "../confirm.js";
-import { CliError } from "../errors.js";
+import { CliError, errorSource, type ErrorSource } from "../errors.js";
 import { ExitCode } from "../exit-codes.js";
-import { chooseContextWindow, type ContextWindowChoice, type ContextWindowSource, recordedWindowNote } from "../context-window.js";
+import { chooseContextWindow, type ContextWindowChoice, type ContextWindowSource, parseWindow, recordedWindowNote, windowOption } from "../context-window.js";
 import { configOf, configSummary, type ConfigSummary } from "../load-compactor.js";
 import { describeAfterMeasure, describeMeasure, formatTokens, plural, sessionLabel, tokenMeasure, type TokenMeasure } from "../output.js";
 import { writeDatabaseCompaction } from "../database-target.js";
@@ -31,6 +32,11 @@ interface CompactOptions extends CommonOptions {
   readonly dryRun?: boolean;
   readonly yes?: boolean;
   readonly json?: boolean;
+  readonly window?: string;
+}
+
+interface CompactInput {
+  readonly window: number | undefined;
 }
 
 /** What `compact --json` prints: the plan, and whether (and as which entry) it was written. */
@@ -42,14 +48,30 @@ export interface CompactReport {
   readonly status: CompactionResult<unknown>["status"];
   /** Why nothing was (or would be) compacted or written; null when it was. */
   readonly reason: string | null;
+  /**
+   * The error behind a compaction that failed or was cancelled (a plugin that threw: its code
+   * COMPACTION_PLUGIN_FAILED, the plugin, the hook, and what it threw with its stack); else null.
+   */
+  readonly error: ({ readonly code: string; readonly message: string } & ErrorSource) | null;
   readonly written: boolean;
   /** The compaction entry written, or null. */
   readonly entryId: string | null;
   readonly tokensBefore: number;
   readonly tokensAfter: number;
-  /** The window the compaction ran at, and where it came from (see context-window.ts). */
+  /** The window the compaction ran at, and where it came from (`--window`, the config, the session, the default; see context-window.ts). */
   readonly contextWindow: number;
   readonly contextWindowSource: ContextWindowSource;
+  /**
+   * False when the run compacted and its tokensAfter is over contextWindow: the compacted context
+   * would still not fit the window (a dry run then exits 1; a write still writes, with a
+   * warning). True otherwise, also when nothing was compacted.
+   */
+  readonly fitsWindow: boolean;
+  /**
+   * Half a line a crashed writer left at the end of the file, moved to `<file>.incomplete`
+   * before the entry was appended (it was never a whole entry; the session loads without it); else null.
+   */
+  readonly setAside: SetAsideTail | null;
   /**
    * The measure of tokensBefore and tokensAfter: both the provider's (Before its usage figure, or
    * the last compaction's recorded After when no usage figure is newer, plus the calibrated count
@@ -104,18 +126,33 @@ export const compactCommand = defineCommand({
     ["-f, --focus <instruction>", "what the summary should focus on"],
     ["-n, --dry-run", "show what would be compacted; write nothing"],
     ["-y, --yes", "write without asking (needed when stdin is not a terminal)"],
+    windowOption("compact for"),
   ],
   jsonHelp: "print one JSON object (the plan, and what was written) instead of text",
+  parse: ({ options }: CommandCall<[], CompactOptions>): CompactInput => ({ window: parseWindow(options.window) }),
   run: compact,
   // The plan was shown before asking (`say`): what is left is what happened.
-  text: (report, { context: { out: c } }) =>
-    report.written ? `${c.green("Compacted:")} wrote compaction entry ${report.entryId}.\n` : report.dryRun ? `${c.dim("Dry run: nothing written.")}\n` : "",
-  // Declined at the prompt: nothing written, exit 1 (the refusals throw).
-  exitCode: (report) => (report.written || report.dryRun ? ExitCode.OK : ExitCode.FAILED),
+  text: (report, { context }) => renderOutcome(report, context),
+  // Declined at the prompt, or a dry run whose After would not fit the window: exit 1 (the refusals throw).
+  exitCode: (report) => (report.written || (report.dryRun && report.fitsWindow) ? ExitCode.OK : ExitCode.FAILED),
 });
 
+/** What happened, after the plan: written (and a half line set aside), or the dry run's verdict. */
+function renderOutcome(report: CompactReport, { out: c }: CommandContext): string {
+  if (report.written) {
+    const aside =
+      report.setAside === null
+        ? ""
+        : `${c.yellow("Set aside")} the incomplete last line (${plural(report.setAside.bytes, "byte")}, a write cut short, never a whole entry) in ${report.setAside.path}; the session loads without it.\n`;
+    return `${aside}${c.green("Compacted:")} wrote compaction entry ${report.entryId}.\n`;
+  }
+  if (!report.dryRun) return "";
+  if (!report.fitsWindow) return `${c.red(`Dry run: nothing written; After would not fit the ${formatTokens(report.contextWindow)}-token window.`)}\n`;
+  return `${c.dim("Dry run: nothing written.")}\n`;
+}
+
 /** Compacts, shows the plan, asks, writes pi's entry: the report of what was (or would be) written. */
-async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<CompactReport> {
+async function compact(scope: CommandScope<CompactOptions, CompactInput>): Promise<CompactReport> {
   const { context, options, session } = scope;
   const { io } = context;
   const { path } = session;
@@ -129,7 +166,7 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
   const recall = transcript.pi === null ? null : recallToolChoice(loaded, transcript.cwd ?? io.cwd, context);
   const compactor = recall?.fallback === true ? withoutRecall(loaded, recall.tool) : loaded;
   if (compactor !== loaded) scope.disposeWhenDone(compactor);
-  const window = chooseContextWindow(compactor, transcript.contextWindow, io);
+  const window = chooseContextWindow(compactor, transcript.contextWindow, io, scope.input.window);
   // Before in the measure `context status` shows: with no usage figure since the branch's last
   // compaction, that compaction's recorded After plus the calibrated count of what followed.
   const anchor = transcript.pi === null ? undefined : compactionAnchor(transcript.pi);
@@ -154,13 +191,15 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
   const afterRatio = providerRatio(result.tokensBefore, countedBefore);
   const note = warningsMeasureNote(result.warnings, compactor.tokens.counter.name, afterRatio);
   if (note !== null) io.stderr.write(`${context.err.dim("note:")} ${note} Before and After are in the provider's measure (see Measure).\n`);
+  const fitsWindow = result.status !== "compacted" || tokensAfter <= window.tokens;
 
-  const plan = planOf(compaction.plan);
+  const plan = planOf(compaction.plan, result);
   const report = (fields: Partial<CompactReport> = {}): CompactReport => ({
     ...reportOf(transcript, result, plan, options, applied, measure, afterRatio),
     tokensAfter,
     contextWindow: window.tokens,
     contextWindowSource: window.source,
+    fitsWindow,
     recallTool: recall,
     ...fields,
   });
@@ -171,6 +210,11 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
   // An old file is upgraded before the entry is written: say so before asking or writing.
   const upgradeNeeded = pi === null || session.database !== undefined ? null : upgradeDryRun(path, pi.version);
   scope.say(renderPlan(transcript, result, plan.firstKeptEntryId as string, tokensAfter, measure, countedBefore, window, context));
+  if (!fitsWindow) {
+    io.stderr.write(
+      `${context.err.yellow("warning:")} After (${formatTokens(tokensAfter)} tokens) is over the context window (${formatTokens(window.tokens)} tokens): the compacted context does not fit it, so a host must shrink or leave out messages in every request until the next compaction. Check that the window is the model's (--window, or contextWindow in the config).\n`,
+    );
+  }
   if (upgradeNeeded !== null) scope.say(`${context.out.bold("Upgrade")}   ${upgradeDryRunNote(upgradeNeeded)}\n`);
   if (!writing) return report({ upgrade: upgradeNeeded });
   if (options.yes !== true) {
@@ -197,8 +241,9 @@ async function compact(scope: CommandScope<CompactOptions, undefined>): Promise<
   // The upgrade keeps every entry's id (version 1 entries get the ids the reader gave them), so
   // the plan made from the original still names the right entries.
   const upgrade = await upgradeBeforeWriting(path, pi as BoundaryLoad, io);
-  const entry = await appendPiCompaction(path, plan.compaction as PiCompaction);
-  return report({ written: true, entryId: entry.id, upgrade });
+  let setAside: SetAsideTail | null = null;
+  const entry = await appendPiCompaction(path, plan.compaction as PiCompaction, { onSetAside: (aside) => (setAside = aside) });
+  return report({ written: true, entryId: entry.id, upgrade, setAside });
 }
 
 interface Plan {
@@ -232,9 +277,11 @@ function recallToolChoice(compactor: Compactor<unknown>, projectDir: string, { i
 }
 
 /** Whether the result can become pi's compaction entry (planPiCompaction), and the entry it keeps from. */
-function planOf(plan: PiCompactionPlan): Plan {
+function planOf(plan: PiCompactionPlan, result: CompactionResult<unknown>): Plan {
   if (plan.ok) return { refusal: null, compaction: plan.compaction, firstKeptEntryId: plan.compaction.firstKeptEntryId };
-  return { compaction: null, firstKeptEntryId: null, refusal: new CliError(ExitCode.FAILED, `${plan.reason} Nothing was written.`, plan.hint) };
+  // The run's error stays behind the refusal: --verbose shows what a plugin threw.
+  const cause = result.error === null ? {} : { cause: result.error };
+  return { compaction: null, firstKeptEntryId: null, refusal: new CliError(ExitCode.FAILED, `${plan.reason} Nothing was written.`, plan.hint, cause) };
 }
 
 function reportOf(
@@ -245,13 +292,14 @@ function reportOf(
   config: ConfigSummary,
   measure: TokenMeasure,
   afterRatio: number,
-): Omit<CompactReport, "contextWindow" | "contextWindowSource"> {
+): Omit<CompactReport, "contextWindow" | "contextWindowSource" | "fitsWindow"> {
   return {
     session: { path: transcript.path, id: transcript.sessionId, format: transcript.format },
     config,
     dryRun: options.dryRun === true,
     status: result.status,
     reason: plan.refusal?.message ?? null,
+    error: result.error === null ? null : { code: result.error.code, message: result.error.message, ...errorSource(result.error) },
     written: false,
     entryId: null,
     tokensBefore: result.tokensBefore,
@@ -270,6 +318,7 @@ function reportOf(
     summary: result.summary ?? null,
     upgrade: null,
     recallTool: null,
+    setAside: null,
   };
 }
 
@@ -301,7 +350,7 @@ function renderPlan(
   return [
     `${c.bold("Session")}   ${transcript.format === "pi" ? transcript.path : `${sessionLabel({ id: transcript.sessionId, format: transcript.format })} ${c.dim(`(${transcript.path})`)}`}`,
     `${c.bold("Before")}    ${formatTokens(result.tokensBefore)} tokens (${plural(transcript.messages.length, "message")})`,
-    `${c.bold("After")}     ${c.green(formatTokens(tokensAfter))} tokens (${plural(result.messages.length, "message")}: the summary and ${result.messages.length - 1} kept)`,
+    `${c.bold("After")}     ${(tokensAfter <= window.tokens ? c.green : c.red)(formatTokens(tokensAfter))} tokens (${plural(result.messages.length, "message")}: the summary and ${result.messages.length - 1} kept)${tokensAfter <= window.tokens ? "" : `, over the ${formatTokens(window.tokens)}-token window`}`,
     `${c.bold("Compacts")}  ${plural(cut.compactedIndices.length, "message")}, by ${result.event?.strategy ?? cut.selectedBy}${layer === null ? "" : ` (layer ${layer})`}`,
     `${c.bold("Keeps")}     from ${transcript.format === "pi" ? "entry " : ""}${firstKeptEntryId}${cut.isSplitTurn ? " (mid-turn)" : ""}`,
     ...(recorded === null ? [] : [`${c.bold("Window")}    ${c.dim(recorded)}`]),

@@ -2,9 +2,9 @@
 import { type AdapterName, type ContextAnchor, usableWindow } from "@compaction/core";
 import { buildContext, compactionAnchor, sessionAutoCompact, type TranscriptFormat } from "@compaction/transcript";
 import type { CommandContext } from "../command-context.js";
-import { type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
+import { type CommandCall, type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { compactionHistory, degradationRisk, riskAdvice, type DegradationRisk } from "../compaction-history.js";
-import { chooseContextWindow, type ContextWindowSource, recordedWindowNote } from "../context-window.js";
+import { chooseContextWindow, type ContextWindowSource, parseWindow, recordedWindowNote, windowOption } from "../context-window.js";
 import { configOf, configSummary, type ConfigSummary } from "../load-compactor.js";
 import { describeMeasure, formatAge, formatTokens, percentUsed, sessionLabel, tokenMeasure, type TokenMeasure, usageBar, usableWindowNote } from "../output.js";
 import type { TargetSession } from "../session-target.js";
@@ -25,7 +25,7 @@ export interface ContextStatus {
   readonly tokens: number;
   readonly measure: TokenMeasure;
   readonly contextWindow: number;
-  /** Where `contextWindow` came from: the config (set there), the window the session records, or the default (see context-window.ts). */
+  /** Where `contextWindow` came from: `--window`, the config (set there), the window the session records, or the default (see context-window.ts). */
   readonly contextWindowSource: ContextWindowSource;
   readonly percent: number;
   readonly autoCompact: {
@@ -37,10 +37,20 @@ export interface ContextStatus {
     readonly thresholdTokens: number;
     /** The window the threshold is a share of: the context window, or less when the reserve for the reply takes over a tenth of it. */
     readonly usableWindow: number;
+    /** The context is at or past `thresholdTokens` (whether or not auto-compaction is on): a host that compacts on its own does so before its next request. */
+    readonly pastThreshold: boolean;
   };
   readonly compactions: { readonly count: number; readonly lastAt: string | null; readonly sinceLastMs: number | null };
   readonly risk: DegradationRisk;
   readonly advice: string | null;
+}
+
+interface StatusOptions extends CommonOptions {
+  readonly window?: string;
+}
+
+interface StatusInput {
+  readonly window: number | undefined;
 }
 
 /** `compaction context status`. */
@@ -49,6 +59,8 @@ export const contextStatusCommand = defineCommand({
   description: "show how full the session's context is, auto-compaction, and how often it was compacted",
   session: true,
   agent: true,
+  options: [windowOption("measure the context against")],
+  parse: ({ options }: CommandCall<[], StatusOptions>): StatusInput => ({ window: parseWindow(options.window) }),
   run: contextStatus,
   text: (status, { context }) => renderStatus(status, context),
 });
@@ -104,12 +116,12 @@ function sessionFacts(session: TargetSession): SessionFacts {
 }
 
 /** How full the context is, by the config's window and the provider's measure. */
-async function contextStatus(scope: CommandScope<CommonOptions, undefined>): Promise<ContextStatus> {
+async function contextStatus(scope: CommandScope<StatusOptions, StatusInput>): Promise<ContextStatus> {
   const path = scope.session.shown;
   const facts = sessionFacts(scope.session);
   const compactor = await scope.compactor({ adapter: facts.adapter });
   const config = configOf(compactor);
-  const chosen = chooseContextWindow(compactor, facts.contextWindow, scope.context.io);
+  const chosen = chooseContextWindow(compactor, facts.contextWindow, scope.context.io, scope.input.window);
   const window = chosen.tokens;
   // Right after a compaction no message has a usage figure newer than it: its recorded After is
   // the size, as `compact` printed it, plus the calibrated count of what was appended since.
@@ -121,6 +133,7 @@ async function contextStatus(scope: CommandScope<CommonOptions, undefined>): Pro
   const tokens = size?.tokens ?? base.usageTokens;
   const lastMs = facts.lastAt === null ? Number.NaN : Date.parse(facts.lastAt);
   const risk = degradationRisk(facts.compactions);
+  const thresholdTokens = compactor.autoCompactTokens(window);
   return {
     session: { path, id: facts.id, format: facts.format },
     agent: config.agent,
@@ -136,8 +149,9 @@ async function contextStatus(scope: CommandScope<CommonOptions, undefined>): Pro
       enabled: facts.autoCompact ?? compactor.autoCompact.enabled,
       source: facts.autoCompact === undefined ? "config" : "session",
       threshold: compactor.autoCompact.threshold,
-      thresholdTokens: compactor.autoCompactTokens(window),
+      thresholdTokens,
       usableWindow: Math.floor(usableWindow(window, compactor.reserveFor(window))),
+      pastThreshold: tokens >= thresholdTokens,
     },
     compactions: { count: facts.compactions, lastAt: facts.lastAt, sinceLastMs: Number.isNaN(lastMs) ? null : Math.max(0, Date.now() - lastMs) },
     risk,
@@ -156,6 +170,9 @@ function renderStatus(status: ContextStatus, { out: c }: CommandContext): string
   const view = status.session.format !== "pi" && status.compactions.count > 0 ? ", the context counted is what follows the latest" : "";
   const riskColor = status.risk === "high" ? c.red : status.risk === "medium" ? c.yellow : c.green;
   const source = auto.source === "session" ? ", set for this session" : "";
+  // Past the threshold, say what follows from it: with auto-compaction on, the host compacts
+  // before it sends the next request; with it off, nothing does until someone compacts.
+  const past = !auto.pastThreshold ? "" : `; ${c.yellow("past it")}: ${auto.enabled ? "the host compacts before its next request" : "compact by hand (compaction compact)"}`;
   const lines = [
     `${c.bold("Session")}          ${sessionLabel(status.session)} ${c.dim(`(${status.session.path})`)}`,
     usageBar(status.tokens, status.contextWindow, c),
@@ -164,7 +181,7 @@ function renderStatus(status: ContextStatus, { out: c }: CommandContext): string
   if (recorded !== null) lines.push(`${c.bold("Window")}           ${c.dim(recorded)}`);
   lines.push(
     `${c.bold("Measure")}          ${c.dim(describeMeasure(status.measure))}`,
-    `${c.bold("Auto-compaction")}  ${autoText}${source}, preset ${status.preset}${status.agent === null ? "" : `, agent ${status.agent}`}`,
+    `${c.bold("Auto-compaction")}  ${autoText}${source}, preset ${status.preset}${status.agent === null ? "" : `, agent ${status.agent}`}${past}`,
     `${c.bold("Compactions")}      ${status.compactions.count}${since}${view}`,
     `${c.bold("Degradation risk")} ${riskColor(status.risk)}`,
   );

@@ -201,7 +201,27 @@ describe("Compactor hooks", () => {
     expect(result.messages).toBe(input);
     expect(result.error?.code).toBe(ErrorCodes.PLUGIN_FAILED);
     expect(result.error?.plugin).toBe("broken");
-    expect(result.reason).toContain("Plugin 'broken' failed: disk full");
+    expect(result.reason).toContain("Plugin 'broken' failed in summarize: disk full");
+  });
+
+  it.each([
+    ["beforeCompact", (c: Compactor<PiMessage>, fail: () => never) => c.hooks.beforeCompact.tap("broken", fail)],
+    ["selectCut", (c: Compactor<PiMessage>, fail: () => never) => c.hooks.selectCut.tap({ name: "broken", stage: -1 }, fail)],
+    ["summarize", (c: Compactor<PiMessage>, fail: () => never) => c.hooks.summarize.tap({ name: "broken", stage: STAGE_AUGMENT }, fail)],
+  ] as const)("names the hook a throwing tap was in (%s), and keeps what it threw as the cause", async (hook, tap) => {
+    const thrown = new Error("boom");
+    const broken: CompactionPlugin = { name: "broken", apply: (c) => void tap(c as Compactor<PiMessage>, () => { throw thrown; }) };
+    const result = await compactor([cutAt(4), broken]).compact({ messages: conversation() });
+    expect(result.error?.code).toBe(ErrorCodes.PLUGIN_FAILED);
+    expect(result.error?.plugin).toBe("broken");
+    expect(result.error?.hook).toBe(hook);
+    expect(result.error?.cause).toBe(thrown);
+    expect(result.reason).toBe(`Plugin 'broken' failed in ${hook}: boom`);
+  });
+
+  it("names apply as the hook of a plugin that throws while it is applied", () => {
+    const broken: CompactionPlugin = { name: "broken", apply: () => { throw new Error("boom"); } };
+    expect(() => compactor([broken])).toThrow(expect.objectContaining({ code: ErrorCodes.PLUGIN_FAILED, plugin: "broken", hook: "apply" }));
   });
 
   it("keeps the history when the summarizer rejects", async () => {

@@ -137,7 +137,7 @@ export class Compactor<T> {
     this.summaryMaxTokens = options.summaryMaxTokens ?? 4000;
     this.autoCompact = options.autoCompact ?? { enabled: true, threshold: DEFAULT_AUTO_COMPACT_THRESHOLD };
     this.config = options.config;
-    for (const hook of Object.values(this.hooks)) hook.intercept({ register: bindPluginView });
+    for (const [name, hook] of Object.entries(this.hooks)) hook.intercept({ register: (tap) => bindPluginView(tap, name) });
     this.hooks.selectCut.intercept({ register: recordCutChooser });
     this.hooks.summarize.intercept({ register: checkDraftReturned });
     this.hooks.shapeRequest.intercept({ register: guardShapingTap });
@@ -220,6 +220,7 @@ export class Compactor<T> {
     } catch (error) {
       throw new CompactionError(ErrorCodes.PLUGIN_FAILED, `Plugin '${plugin.name}' failed in apply(): ${describeError(error)}`, {
         plugin: plugin.name,
+        hook: "apply",
         cause: error,
       });
     }
@@ -248,9 +249,11 @@ export class Compactor<T> {
       if (stopped) return untouched("cancelled", stopped.message, stopped);
 
       run.running = "core";
+      run.runningHook = null;
       const proposed = await this.hooks.selectCut.promise(coreView);
       const selectedBy = run.cutChosenBy ?? "core";
       run.running = "core";
+      run.runningHook = null;
       const stoppedAtCut = this.#stopped(run);
       if (stoppedAtCut) return untouched("cancelled", stoppedAtCut.message, stoppedAtCut);
       const overBudget = sumAll(run.view.tokens) > run.budget;
@@ -293,6 +296,7 @@ export class Compactor<T> {
 
       let draft = await this.hooks.summarize.promise({ text: "", kind: "summary" }, coreView);
       run.running = "core";
+      run.runningHook = null;
       // A cut the core chose itself (no plugin selected one) is summarised by the core when no
       // plugin took it, as pi does.
       if (cutBy === "core" && isEmptyDraft(draft)) draft = { kind: "summary", text: await summarizeCut(coreView) };
@@ -650,10 +654,11 @@ function viewFor<T>(run: RunState<T>, plugin: string): CompactionRun<T> {
 }
 
 /**
- * Wraps every tap so it receives the run as its own plugin's view (its warnings, cancellation
- * and changes carry its name), and so the run knows which plugin to blame for an error.
+ * Wraps every tap of `hook` so it receives the run as its own plugin's view (its warnings,
+ * cancellation and changes carry its name), and so the run knows which plugin, in which hook, to
+ * blame for an error.
  */
-function bindPluginView<TapT extends RegisteredTap>(tap: TapT): TapT {
+function bindPluginView<TapT extends RegisteredTap>(tap: TapT, hook: string): TapT {
   const fn = tap.fn as (...args: unknown[]) => unknown;
   const name = tap.name;
   return {
@@ -664,6 +669,7 @@ function bindPluginView<TapT extends RegisteredTap>(tap: TapT): TapT {
           const run = arg instanceof CompactionRun ? RUNS.get(arg) : undefined;
           if (run === undefined) return arg;
           run.running = name;
+          run.runningHook = hook;
           return viewFor(run, name);
         }),
       ),
@@ -725,7 +731,7 @@ function assertDraft(value: unknown, plugin: string): asserts value is SummaryDr
     throw new CompactionError(
       ErrorCodes.PLUGIN_FAILED,
       `Plugin '${plugin}' returned ${found} from summarize; expected a draft { text: string, kind: "summary" | "note" | "none" }.`,
-      { plugin, hint: "Return { ...draft, text } to change the text, or undefined to pass the draft on unchanged." },
+      { plugin, hook: "summarize", hint: "Return { ...draft, text } to change the text, or undefined to pass the draft on unchanged." },
     );
   }
 }
@@ -781,7 +787,12 @@ function asRunError<T>(error: unknown, run: RunState<T>): CompactionError {
   if (error instanceof CompactionError) return error;
   if (run.signal?.aborted) return new CompactionError(ErrorCodes.CANCELLED, "Cancelled: the AbortSignal was aborted.", { cause: error });
   const plugin = run.running;
-  return new CompactionError(ErrorCodes.PLUGIN_FAILED, `Plugin '${plugin}' failed: ${describeError(error)}`, { plugin, cause: error });
+  const hook = plugin === "core" ? null : run.runningHook;
+  return new CompactionError(ErrorCodes.PLUGIN_FAILED, `Plugin '${plugin}' failed${hook === null ? "" : ` in ${hook}`}: ${describeError(error)}`, {
+    plugin,
+    ...(hook === null ? {} : { hook }),
+    cause: error,
+  });
 }
 
 /** The sum of `tokens` at `indices`. */

@@ -65,6 +65,8 @@ export class RunState<T> {
   layer: string | null = null;
   /** The plugin whose tap is running now, blamed for an error it throws (set by the compactor). */
   running = "core";
+  /** The hook whose tap is running now (null while the core itself runs), named in the error a tap throws. */
+  runningHook: string | null = null;
   /** The plugin whose `selectCut` tap returned the cut (recorded by the compactor). */
   cutChosenBy: string | null = null;
   /** Plugin that last replaced the working set. */

@@ -47,10 +47,22 @@ export interface LoadedConfig {
   /** Every section under `agents` in the file, as written. */
   readonly sections: Readonly<Record<string, AgentConfig>>;
   /**
+   * Every preset and plugin the file names by name or path, at the top level and in every
+   * agent's section, with where: each must resolve whichever section applies (resolve-plugins.ts).
+   */
+  readonly named: readonly NamedModule[];
+  /**
    * JSON pointer to where a setting came from: under `/agents/<agent>` when the agent's section
    * set it, at the top level otherwise. `pointerTo("options", "rolling")` looks at that plugin.
    */
   pointerTo(key: keyof AgentConfig, ...rest: ReadonlyArray<string | number>): string;
+}
+
+/** A preset or plugin named in the config file, and the JSON pointer of the name. */
+export interface NamedModule {
+  readonly kind: "preset" | "plugin";
+  readonly name: string;
+  readonly path: string;
 }
 
 /**
@@ -133,5 +145,28 @@ export async function loadConfigDetailed(options: LoadConfigOptions = {}): Promi
     options: merged.options,
   });
   const baseDir = filepath === null ? cwd : dirname(filepath);
-  return { config, cwd, baseDir, boundary: trusted ? null : projectBoundary(cwd, options.configPath === undefined ? filepath : null, hint), sections: file.agents, pointerTo };
+  return {
+    config,
+    cwd,
+    baseDir,
+    boundary: trusted ? null : projectBoundary(cwd, options.configPath === undefined ? filepath : null, hint),
+    sections: file.agents,
+    named: [
+      // The top-level preset only where the file sets it: the default need not be installed for an agent that names its own.
+      ...namedIn(fileKeys.has("preset") ? { preset: file.preset, plugins: file.plugins } : { plugins: file.plugins }, []),
+      ...Object.entries(file.agents).flatMap(([name, agentSection]) => namedIn(agentSection, ["agents", name])),
+    ],
+    pointerTo,
+  };
+}
+
+/** The preset and plugin names a section (or the top level, at `at` = []) writes. */
+function namedIn(section: AgentConfig, at: readonly string[]): NamedModule[] {
+  const named: NamedModule[] = [];
+  if (typeof section.preset === "string") named.push({ kind: "preset", name: section.preset, path: pointer(...at, "preset") });
+  (section.plugins ?? []).forEach((entry, index) => {
+    if (typeof entry === "string") named.push({ kind: "plugin", name: entry, path: pointer(...at, "plugins", index) });
+    else if (typeof entry?.[0] === "string") named.push({ kind: "plugin", name: entry[0], path: pointer(...at, "plugins", index, 0) });
+  });
+  return named;
 }

@@ -135,6 +135,13 @@ describe("resolvePlugin", () => {
     expect(error.code).toBe(ErrorCodes.PLUGIN_INVALID);
     expect(error.message).toContain("plugin exploded");
   });
+
+  it("keeps the general hint for a syntax error in a file loaded as an ES module", async () => {
+    const root = makeProject({ "package.json": JSON.stringify({ type: "module" }), "p.js": "export default () => ({ name: 'p', apply() { if (true) { export const x = 1; } } });\n" });
+    const error = await rejection(resolvePlugin("./p.js", root));
+    expect(error.code).toBe(ErrorCodes.PLUGIN_INVALID);
+    expect(error.hint).toBe("Fix the error in that module; run it with node to see the full stack.");
+  });
 });
 
 describe("resolvePreset", () => {

@@ -3,7 +3,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CompactionError, describeError, ErrorCodes } from "../errors.js";
 import type { PluginFactory, Preset, PresetEntry } from "../compactor/plugin.js";
-import { importModuleFile } from "./import-module-file.js";
+import { importModuleFile, moduleFormatHint } from "./import-module-file.js";
 import { showPointer } from "./pointer.js";
 import type { ProjectBoundary } from "./project-trust.js";
 import { suggest } from "./suggest.js";
@@ -230,7 +230,7 @@ async function importModule(kind: ModuleKind, resolved: ResolvedModuleFile, cont
       `Cannot load ${kind} '${resolved.request}' from ${resolved.file}${where(context)}: ${describeError(error)}`,
       withContext(context, {
         plugin: resolved.request,
-        hint: "Fix the error in that module; run it with node to see the full stack.",
+        hint: moduleFormatHint(resolved.file, error) ?? "Fix the error in that module; run it with node to see the full stack.",
         cause: error,
       }),
     );

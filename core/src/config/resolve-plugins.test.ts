@@ -211,6 +211,52 @@ describe("resolvePlugins: options keys (issue 13: a misspelt plugin name was sil
   });
 });
 
+describe("resolvePlugins: every section's names (issue 43: agents.coder.preset: layerd failed only with --agent coder)", () => {
+  const config = rc({ preset: "safeguard", agents: { researcher: { preset: "rolling" }, coder: { preset: "layerd", plugins: ["./mine.mjs", ["last-turn-injecton", {}]] } } });
+  const files = { ...config, "mine.mjs": recordingPluginSource("mine") };
+
+  it.each([
+    ["no agent", undefined],
+    ["another agent", "researcher"],
+    ["an agent with no section", "reviewer"],
+  ])("reports a misspelt preset in an agent's section at its JSON path, with a did-you-mean, whichever agent runs: %s", async (_case, agent) => {
+    const { error, root } = await failure(files, agent);
+    expect(error.code).toBe(ErrorCodes.PLUGIN_NOT_FOUND);
+    expect(error.file).toBe(join(root, ".compactionrc.json"));
+    expect(error.path).toBe("/agents/coder/preset");
+    expect(error.message).toBe(`Cannot find preset 'layerd' (named at /agents/coder/preset in ${join(root, ".compactionrc.json")}).`);
+    expect(error.hint).toMatch(/^Every preset and plugin the config names must resolve, whichever agent runs \(this one is in the section of agent 'coder'\)\. Did you mean 'layered'\?/);
+  });
+
+  it("reports a misspelt plugin in another agent's section at its entry's name", async () => {
+    const { error } = await failure({ ...rc({ agents: { coder: { plugins: ["./mine.mjs", ["last-turn-injecton", {}]] } } }), "mine.mjs": recordingPluginSource("mine") });
+    expect(error.path).toBe("/agents/coder/plugins/1/0");
+    expect(error.hint).toContain("Did you mean 'last-turn-injection'?");
+  });
+
+  it("reports a missing plugin file in another agent's section", async () => {
+    const { error } = await failure(rc({ agents: { coder: { plugins: ["./missing.mjs"] } } }));
+    expect(error.path).toBe("/agents/coder/plugins/0");
+    expect(error.message).toContain("Cannot find plugin './missing.mjs'");
+  });
+
+  it("reports a misspelt top-level preset when the agent that runs names its own", async () => {
+    const { error } = await failure(rc({ preset: "safegaurd", agents: { coder: { preset: "layered" } } }), "coder");
+    expect(error.path).toBe("/preset");
+    expect(error.hint).toContain("this one is at the top level");
+  });
+
+  it("resolves the other sections' names without importing them: no other agent's code runs", async () => {
+    const root = makeProject({ ...rc({ agents: { coder: { plugins: ["./throws.mjs"] } } }), "throws.mjs": 'throw new Error("imported");\n' });
+    expect((await pluginsFor({}, undefined, root)).map((plugin) => plugin.name)).toEqual(["summarizer-extractive", "safeguard", "last-turn-injection"]);
+  });
+
+  it("does not ask for the default preset when the file sets none and an agent names its own", async () => {
+    const plugins = await pluginsFor(rc({ agents: { coder: { preset: "layered" } } }), "coder");
+    expect(plugins.map((plugin) => plugin.name)).toContain("layered");
+  });
+});
+
 describe("resolvePlugins: TypeScript plugin files", () => {
   it("loads ./my-plugin.ts the way a .compactionrc.ts is loaded, and leaves no compiled file behind", async () => {
     const source = 'import type { CompactionPlugin } from "@compaction/core";\nexport default function typed(options: { n?: number } = {}): CompactionPlugin & { options: unknown } {\n  return { name: "typed", options, apply() {} };\n}\n';

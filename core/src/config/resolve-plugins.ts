@@ -8,7 +8,19 @@ import { pointer, showPointer } from "./pointer.js";
 import { type ConfigWarning, untrustedModuleWarning } from "./project-trust.js";
 import { configInvalid } from "./config-error.js";
 import { suggest } from "./suggest.js";
-import { BUILTIN_PLUGINS, BUILTIN_PRESETS, isPathName, type LoadedPreset, resolvePlugin, resolvePreset, type ResolveContext, shortName, UntrustedModuleSkipped } from "./resolve-module.js";
+import {
+  BUILTIN_PLUGINS,
+  BUILTIN_PRESETS,
+  isPathName,
+  type LoadedPreset,
+  resolveModuleFile,
+  resolvePlugin,
+  resolvePreset,
+  type ResolveContext,
+  resolveWithinTrust,
+  shortName,
+  UntrustedModuleSkipped,
+} from "./resolve-module.js";
 
 /** One plugin to instantiate, with where it was written (for errors). */
 interface PluginSpec {
@@ -87,6 +99,7 @@ export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedPlug
   const taken = new Set(user.map(({ plugin }) => plugin.name));
   const chosen = [...user, ...fromPreset.filter(({ plugin }) => !taken.has(plugin.name))];
   const plugins = chosen.map(({ plugin }) => plugin);
+  checkNamesElsewhere(loaded, new Set([...(presetContext.path === undefined ? [] : [presetContext.path]), ...userSpecs.map(entryNamePath)]));
   // With plugins skipped (untrusted project), an options key may be theirs: it cannot be told from a typo.
   if (warnings.length === 0) checkOptionKeys(loaded, plugins);
   return { plugins, applied: chosen.map(({ applied }) => applied), preset, warnings };
@@ -101,6 +114,37 @@ async function loadPreset(name: string, loaded: LoadedConfig, context: ResolveCo
     if (!(error instanceof UntrustedModuleSkipped) || boundary === null) throw error;
     warnings.push(untrustedModuleWarning("preset", name, error.file, boundary, { source: context.file, path: context.path }, UNTRUSTED_FALLBACK_PRESET));
     return resolvePreset(UNTRUSTED_FALLBACK_PRESET, baseDir, { ...context, boundary });
+  }
+}
+
+/**
+ * Every preset and plugin the file names must resolve, not only those of the section in force
+ * (issue 43: `agents.coder.preset: layerd` passed every command but the one run with `--agent
+ * coder`). What this run loads was checked by loading it (`loadedAt`: the pointers of those
+ * names); the others are only resolved to a file, not imported, so no other agent's code runs.
+ * In an untrusted project a name that resolves to the project's own code counts as resolved
+ * (the run that applies it skips it with a warning).
+ */
+function checkNamesElsewhere(loaded: LoadedConfig, loadedAt: ReadonlySet<string>): void {
+  const file = loaded.config.filepath ?? undefined;
+  for (const named of loaded.named) {
+    if (loadedAt.has(named.path)) continue;
+    const context: ResolveContext = { cwd: loaded.cwd, ...(file === undefined ? {} : { file }), path: named.path };
+    try {
+      if (loaded.boundary === null) resolveModuleFile(named.kind, named.name, loaded.baseDir, context);
+      else resolveWithinTrust(named.kind, named.name, loaded.baseDir, { ...context, boundary: loaded.boundary });
+    } catch (error) {
+      if (error instanceof UntrustedModuleSkipped) continue;
+      if (!isCompactionError(error)) throw error;
+      const section = /^\/agents\/([^/]+)\//.exec(named.path)?.[1];
+      const where = section === undefined ? "at the top level" : `in the section of agent '${section.replaceAll("~1", "/").replaceAll("~0", "~")}'`;
+      throw new CompactionError(error.code, error.message, {
+        ...(file === undefined ? {} : { file }),
+        path: named.path,
+        plugin: named.name,
+        hint: `Every preset and plugin the config names must resolve, whichever agent runs (this one is ${where}). ${error.hint ?? ""}`.trimEnd(),
+      });
+    }
   }
 }
 
