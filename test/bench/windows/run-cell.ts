@@ -101,10 +101,11 @@ export async function runCell<T>(subject: Subject<T>, key: CellKey, cwd: string)
   const { host } = subject;
   const { probe, truncation } = subject.probe(key.window);
   const recorder = probe.recorder();
-  // Every compaction keeps at least about a quarter of the window (the target less the summary's
-  // room), so a request holding fewer messages than the newest quarter window of the history is cut
-  // below what fits (the collapse to the newest message a reserve larger than the window caused).
-  const cut = new CutRequests(subject.fit, Math.floor(key.window / 4));
+  // Every preset keeps at least an eighth of the window verbatim beside its summary (safeguard's
+  // 20,000 tokens at 128k are less than a quarter), so a request holding fewer messages than the
+  // newest eighth of the history is cut below what fits (the collapse to the newest message that a
+  // reserve larger than the window caused).
+  const cut = new CutRequests(subject.fit, Math.floor(key.window / 8));
   const log = new HostLog();
   let result;
   try {
