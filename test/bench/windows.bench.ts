@@ -18,8 +18,8 @@
  *   context manager's `cannot-free` warning: a newest turn larger than the target leaves), and
  *   requests that left out older messages (COMPACTION_CONTEXT_TRIMMED);
  * - requests cut to fewer messages than fit: requests holding fewer messages than the newest
- *   messages of the history whose tokens fit in a quarter of the window (what every compaction
- *   leaves room for beside its summary), with the worst one (held / fit);
+ *   messages of the history whose tokens fit in an eighth of the window (what every preset keeps
+ *   verbatim beside its summary at least), with the worst one (held / fit);
  * - cache hits (share of input tokens read from the prompt cache) and misses (requests that read
  *   less than half of the previous one from it), the replay's prompt-cache measure;
  * - appended tokens (the transcript, our o200k count) and the storm bound, appended / (window/4) + 1;

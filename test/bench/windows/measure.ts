@@ -35,7 +35,7 @@ export class NewestFit {
 
 /**
  * Requests a replay sent with fewer messages than truncation to `budget` would have held (the
- * windows benchmark passes a quarter of the window: what every compaction leaves room for).
+ * windows benchmark passes an eighth of the window: what every preset keeps verbatim at least).
  */
 export class CutRequests {
   cut = 0;
