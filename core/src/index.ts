@@ -270,7 +270,7 @@ export { compactionSchema, compactionSchemaPath } from "./config/schema.js";
 export { ConfigError, type ConfigErrorDetails, type ConfigProblem } from "./config/config-error.js";
 export { CONFIG_MODULE_NAME, loadConfig, type LoadConfigOptions } from "./config/load-config.js";
 export { type ConfigWarning, DEFAULT_TRUST_HINT, isCodeConfigFile } from "./config/project-trust.js";
-export { checkHostOptions, configWarnings, type HostCompactionOptions, type HostOptionsCheck, hostReserveTokens } from "./config/host-options.js";
+export { checkHostOptions, configWarnings, type HostCompactionOptions, type HostOptionsCheck } from "./config/host-options.js";
 export { HostLoop, type HostLoopOptions, type LoopRequest, RETRY_GROWTH_SHARE, whatCannotShrink } from "./host/host-loop.js";
 export { CompactorCache, type CompactorCacheKey, type CompactorCacheOptions } from "./config/compactor-cache.js";
 export {

@@ -3,7 +3,7 @@
  * section of ./.compactionrc.json (the safeguard preset, a 16k window).
  *
  * The model is @langchain/core's fake chat model so this runs offline: it asks for a large web
- * page eight times, then answers. Replace it with any chat model (`"openai:gpt-5"`,
+ * page twelve times, then answers. Replace it with any chat model (`"openai:gpt-5"`,
  * `new ChatAnthropic(...)`) and nothing else changes.
  *
  * Run: npm start --workspace=@compaction/example-langchain
@@ -21,11 +21,11 @@ const fetchPage = tool(
 );
 
 const model = fakeModel();
-for (let page = 1; page <= 8; page++) {
+for (let page = 1; page <= 12; page++) {
   const url = `https://example.com/report-${page}`;
   model.respond(new AIMessage({ content: `Reading ${url}.`, tool_calls: [{ id: `call_${page}`, name: "fetch_page", args: { url }, type: "tool_call" }] }));
 }
-model.respond(new AIMessage("The eight reports agree: revenue grew in every quarter."));
+model.respond(new AIMessage("The twelve reports agree: revenue grew in every month."));
 
 const agent = createAgent({
   model,
@@ -46,8 +46,8 @@ const agent = createAgent({
   ],
 });
 
-// Each step runs three graph nodes (compaction, model, tools): leave room for eight steps.
-const result = await agent.invoke({ messages: [new HumanMessage("Summarise the eight quarterly reports.")] }, { recursionLimit: 50 });
+// Each step runs three graph nodes (compaction, model, tools): leave room for twelve steps.
+const result = await agent.invoke({ messages: [new HumanMessage("Summarise the twelve monthly reports.")] }, { recursionLimit: 50 });
 
 console.log(`model calls: ${model.callCount}, messages in state: ${result.messages.length}`);
 console.log(`answer: ${result.messages.at(-1)?.text}`);

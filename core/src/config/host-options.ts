@@ -92,19 +92,6 @@ export function checkHostOptions<T, E>(options: HostCompactionOptions<T, E>, { h
 }
 
 /**
- * The reply's reserve a host uses at `contextWindow`: its `reserveTokens` option over the
- * config's, else the window's own from its `maxOutputTokens` (`Compactor.reserveFor`). Throws,
- * naming the option or the config file's key, when the reserve set does not fit the window.
- */
-export function hostReserveTokens<T>(compactor: Compactor<T>, contextWindow: number, options: Pick<HostCompactionOptions<T, unknown>, "reserveTokens" | "maxOutputTokens">, host: string): number {
-  return compactor.reserveFor(contextWindow, {
-    reserveTokens: options.reserveTokens,
-    maxOutputTokens: options.maxOutputTokens,
-    source: { name: `the reserveTokens option of ${host}` },
-  });
-}
-
-/**
  * What the config of a compactor built by `createCompactor` skipped (project code in an untrusted
  * folder); none for a compactor built otherwise.
  */

@@ -150,6 +150,84 @@ describe("compactModelMessages", () => {
     expect(JSON.stringify(again)).toBe(JSON.stringify(out));
   });
 
+  it("a chat whose summarizer always fails, grown to 300 short questions in one compaction memory: a summary is asked for at most once per quarter of the window appended, each request fits the budget and holds the newest question whole, and a request that leaves more older turns out than the one before is a COMPACTION_CONTEXT_TRIMMED warning", async () => {
+    // Turns too short to shorten to head and tail: only leaving older ones out makes room.
+    const TURNS = 300;
+    const history: ModelMessage[] = Array.from({ length: TURNS }, (_, turn): ModelMessage[] => [
+      { role: "user", content: `Question ${turn}: which module handles retry case ${turn}? Name the file and the function.` },
+      { role: "assistant", content: `module-${turn}.ts, function retry${turn}, with a backoff of ${turn} seconds and a tenth of jitter.` },
+    ]).flat();
+    const contextWindow = 8_000;
+    let summaries = 0;
+    const counting: CompactionPlugin = {
+      name: "failing-summarizer",
+      apply(compactor) {
+        compactor.summarizer = {
+          name: "failing",
+          summarize: async () => {
+            summaries += 1;
+            throw new Error("model unavailable");
+          },
+        };
+      },
+    };
+    const events: AiSdkCompactionEvent[] = [];
+    const compaction = new ModelMessageCompaction({ cwd: project(), contextWindow, reserveTokens: 1_000, plugins: [counting], on: (event) => events.push(event) });
+    let trimmedBefore = 0;
+    let leftBefore = 0;
+    for (let turns = 1; turns <= TURNS; turns++) {
+      // What a chat route sends: the history up to the user's newest question.
+      const messages = history.slice(0, turns * 2 - 1);
+      const out = await compaction.compact(messages);
+      expect(tokensOf(out)).toBeLessThanOrEqual(contextWindow - 1_000);
+      expect(out.at(-1)).toBe(messages.at(-1));
+      const trimmed = events.filter((event) => event.type === "warning" && event.code === ErrorCodes.CONTEXT_TRIMMED).length;
+      const left = messages.length - out.length;
+      // A warning exactly when this request leaves out more of the context than the one before it did.
+      expect({ turns, warned: trimmed - trimmedBefore }).toEqual({ turns, warned: left > leftBefore ? 1 : 0 });
+      trimmedBefore = trimmed;
+      leftBefore = left;
+    }
+    await compaction.dispose();
+    const appended = tokensOf(history) - tokensOf(history.slice(0, 2));
+    expect(summaries).toBeGreaterThan(0);
+    expect(summaries).toBeLessThanOrEqual(Math.floor(appended / (contextWindow / 4)) + 1);
+    const trimmed = events.filter((event) => event.type === "warning" && event.code === ErrorCodes.CONTEXT_TRIMMED);
+    expect(trimmed.length).toBeGreaterThan(0);
+    expect(trimmed[0]?.type === "warning" && trimmed[0].message).toMatch(/^The request leaves out \d+ older message\(s\) of the context's \d+ to fit the budget/);
+  });
+
+  it("one compaction memory serving two chats: the wait after one chat's failed compaction does not hold back the other's", async () => {
+    // A summarizer whose model fails on chat A's messages and works on chat B's.
+    const flaky: CompactionPlugin = {
+      name: "flaky-summarizer",
+      apply(compactor) {
+        const real = compactor.summarizer;
+        compactor.summarizer = {
+          name: "flaky",
+          summarize: async (request) => {
+            if (request.messages.some((message) => message.text.startsWith("Question"))) throw new Error("model unavailable");
+            return real.summarize(request);
+          },
+        };
+      },
+    };
+    const chatA = await convertToModelMessages(chat(13));
+    const chatB = await convertToModelMessages(chat(13).map((message) => ({ ...message, id: `b-${message.id}`, parts: message.parts.map((part) => (part.type === "text" ? { ...part, text: `Topic B. ${part.text}` } : part)) })));
+    const events: AiSdkCompactionEvent[] = [];
+    const compaction = new ModelMessageCompaction({ cwd: project(), contextWindow: 16_000, reserveTokens: 2_000, plugins: [flaky], on: (event) => events.push(event) });
+    const statuses = () => events.filter((event) => event.type === "compaction-end").map((event) => event.type === "compaction-end" && event.result.status);
+    await compaction.compact(chatA);
+    expect(statuses()).toEqual(["failed"]);
+    const outB = await compaction.compact(chatB);
+    expect(statuses()).toEqual(["failed", "compacted"]);
+    expect(outB.length).toBeLessThan(chatB.length);
+    // Chat A goes on waiting for its own growth: one more short turn runs no compaction.
+    await compaction.compact([...chatA, { role: "assistant", content: "Noted." }, { role: "user", content: "And module-13.ts?" }]);
+    expect(statuses()).toEqual(["failed", "compacted"]);
+    await compaction.dispose();
+  });
+
   it("shrinks a tool result larger than the window to head and tail, keeping its call and the request", async () => {
     const huge: ModelMessage[] = [
       { role: "user", content: "Summarise this log." },

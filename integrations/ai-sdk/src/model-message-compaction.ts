@@ -8,13 +8,19 @@
  * must keep the earlier compaction and extend it: summarising the whole history from scratch at
  * every step would cost a summary per step and change the prompt's start each time, so no prompt
  * cache would ever hit. The memory therefore records, per compaction, the history it stood for
- * (as message fingerprints) and the messages it became, and recognises either at the start of the
- * next history: the rest is new, appended to the compacted messages, and compacted again only when
- * the prompt passes the threshold, by updating the summary already there.
+ * (as message fingerprints), the messages it became and what a step sent for them, and recognises
+ * any of them at the start of the next history: the rest is new, appended to the compacted
+ * messages, and compacted again only when the prompt passes the threshold, by updating the summary
+ * already there.
+ *
+ * Each conversation runs on core's `HostLoop` (one per conversation the memory serves, carried from
+ * a step to the next with its compaction): the reply's reserve fixed for the window, the threshold,
+ * the wait after a compaction that left the prompt over it (a failing summarizer is called at most
+ * once per quarter of the window appended, not at every step), and what a step sends: the context
+ * shaped to the budget by one prefix-stable shaper, with a `warning` event carrying the loop's
+ * COMPACTION_CONTEXT_TRIMMED or COMPACTION_CONTEXT_OVERFLOW when the step cannot send it whole.
  */
 import {
-  autoCompactTokens,
-  hostReserveTokens,
   cacheBreakpoints,
   CompactionError,
   type CompactionResult,
@@ -25,6 +31,7 @@ import {
   describeValue,
   ErrorCodes,
   configWarnings,
+  HostLoop,
   isCompactionError,
   markCacheBreakpoints,
 } from "@compaction/core";
@@ -46,11 +53,17 @@ export interface CompactContext {
   readonly stepNumber?: number;
 }
 
-/** A history and the messages it was compacted into. */
+/** A history, the messages it was compacted into, what was sent for them, and the conversation's loop. */
 interface Compacted {
   readonly historyKeys: readonly string[];
+  /** The context: the history as compacted (never shaped for sending: shaping leaves nothing out of it). */
   readonly messages: readonly ModelMessage[];
   readonly messageKeys: readonly string[];
+  /** What the step sent for it (the context shaped to the budget): ai 7 carries these forward. */
+  readonly sent: readonly ModelMessage[];
+  readonly sentKeys: readonly string[];
+  /** The conversation's host loop: its wait after a compaction and its shaper go on with it. */
+  readonly loop: HostLoop<ModelMessage>;
 }
 
 /** Histories remembered at once: one per conversation a shared prepareStep serves, newest kept. */
@@ -70,6 +83,8 @@ export class ModelMessageCompaction {
   /** The prompt of the last step this memory prepared, and what no message shows (system, tools). */
   #lastPrompt: readonly ModelMessage[] | undefined;
   #unseenTokens = 0;
+  /** Whether that prompt was its context shaped (older messages left out or shrunk): its usage figure then measures less than the context. */
+  #lastShaped = false;
   /** With markCache: each marked message sent, to the message it was marked from. */
   readonly #marked = new WeakMap<object, ModelMessage>();
   /** With markCache: the last step's messages before marking. */
@@ -119,27 +134,25 @@ export class ModelMessageCompaction {
     const compactor = await this.compactor();
     const stepNumber = context.stepNumber ?? null;
     this.#readSteps(compactor, context.steps ?? []);
-
     const keys = messages.map(messageKey);
-    const { working, historyKeys, known } = this.#extend(messages, keys);
-    if (known !== undefined) return [...known.messages];
+    const { working, historyKeys, known, loop: carried } = this.#extend(messages, keys);
+    if (known !== undefined) return [...known.sent];
 
-    const contextWindow = this.#options.contextWindow ?? compactor.contextWindow ?? 200_000;
-    // The reply's reserve for this window (the options', else the config's, else the window's own):
-    // one that does not fit the window is an error, not a compaction failing at every step.
-    const reserve = hostReserveTokens(compactor, contextWindow, this.#options, "@compaction/ai-sdk");
-    // The threshold's share of the usable window (the window, or less when the reserve takes over a
-    // tenth of it): compacted before the messages outgrow what a step can send, so between
-    // compactions each step's prompt only grows at its end and the provider's prompt cache holds.
-    const threshold = compactor.autoCompact.enabled ? autoCompactTokens(contextWindow, reserve, compactor.autoCompact.threshold) : Infinity;
-    let output = working;
+    // A conversation the memory has not seen gets its loop: the reply's reserve is fixed for the
+    // window here (the options', else the config's, else the window's own), and one that does not
+    // fit the window is an error, not a compaction failing at every step.
+    const loop = carried ?? this.#newLoop(compactor);
+    let held = working;
     const tokens = this.#measure(compactor, working);
-    if (tokens > threshold) {
-      output = await this.#compactNow(compactor, working, { tokens, threshold, contextWindow, reserve, stepNumber });
+    if (compactor.autoCompact.enabled && loop.due(tokens, working)) {
+      held = await this.#compactNow(compactor, loop, working, tokens, stepNumber);
     }
-    this.#remember({ historyKeys, messages: output, messageKeys: output.map(messageKey) });
-    this.#lastPrompt = output;
-    return [...output];
+    const sent = this.#send(compactor, loop, held, stepNumber);
+    const messageKeys = held.map(messageKey);
+    this.#remember({ historyKeys, messages: held, messageKeys, sent, sentKeys: sent === held ? messageKeys : sent.map(messageKey), loop });
+    this.#lastPrompt = sent;
+    this.#lastShaped = sent !== held;
+    return [...sent];
   }
 
   /** Frees the token counter of a compactor built from the config. */
@@ -186,7 +199,9 @@ export class ModelMessageCompaction {
     if (step === undefined || typeof input !== "number" || !Number.isFinite(input)) return;
     const responses = step.response?.messages ?? [];
     const assistant = [...responses].reverse().find((message) => (message as { role?: unknown })?.role === "assistant");
-    if (assistant !== undefined) {
+    // A figure for a prompt that left messages out or shrank them measures what was sent, not the
+    // context: it would hide the context's growth from the threshold (and from the loop's wait).
+    if (assistant !== undefined && !this.#lastShaped) {
       const key = messageKey(assistant as ModelMessage);
       this.#usage.delete(key);
       this.#usage.set(key, input + (step.usage?.outputTokens ?? 0));
@@ -201,19 +216,24 @@ export class ModelMessageCompaction {
   }
 
   /**
-   * The history as the model should see it: a remembered compaction whose history (ai 6) or whose
-   * messages (ai 7) start `messages`, followed by the rest; or `messages` as they are.
+   * The history as the model should see it: a remembered compaction whose history (ai 6), whose
+   * messages or whose request as sent (ai 7) start `messages`, followed by the rest; or `messages`
+   * as they are. With a remembered compaction comes its conversation's loop.
    */
-  #extend(messages: readonly ModelMessage[], keys: readonly string[]): { working: readonly ModelMessage[]; historyKeys: readonly string[]; known?: Compacted } {
+  #extend(
+    messages: readonly ModelMessage[],
+    keys: readonly string[],
+  ): { working: readonly ModelMessage[]; historyKeys: readonly string[]; known?: Compacted; loop?: HostLoop<ModelMessage> } {
     let best: { entry: Compacted; length: number; asHistory: boolean } | undefined;
     for (const entry of this.#remembered) {
-      if (keys.length === entry.historyKeys.length && startsWith(keys, entry.historyKeys)) return { working: messages, historyKeys: keys, known: entry };
-      if (keys.length === entry.messageKeys.length && startsWith(keys, entry.messageKeys)) return { working: messages, historyKeys: keys, known: entry };
-      if (startsWith(keys, entry.historyKeys) && (best === undefined || entry.historyKeys.length > best.length)) {
-        best = { entry, length: entry.historyKeys.length, asHistory: true };
-      }
-      if (startsWith(keys, entry.messageKeys) && (best === undefined || entry.messageKeys.length > best.length)) {
-        best = { entry, length: entry.messageKeys.length, asHistory: false };
+      for (const [prefix, asHistory] of [
+        [entry.historyKeys, true],
+        [entry.messageKeys, false],
+        [entry.sentKeys, false],
+      ] as const) {
+        if (!startsWith(keys, prefix)) continue;
+        if (keys.length === prefix.length) return { working: messages, historyKeys: keys, known: entry };
+        if (best === undefined || prefix.length > best.length) best = { entry, length: prefix.length, asHistory };
       }
     }
     if (best === undefined) return { working: messages, historyKeys: keys };
@@ -221,16 +241,27 @@ export class ModelMessageCompaction {
     return {
       working: [...best.entry.messages, ...rest],
       historyKeys: best.asHistory ? keys : [...best.entry.historyKeys, ...keys.slice(best.length)],
+      loop: best.entry.loop,
     };
   }
 
   #remember(entry: Compacted): void {
     // The entry this one extends is superseded by it.
     this.#remembered = this.#remembered.filter(
-      (old) => !(startsWith(entry.historyKeys, old.historyKeys) || startsWith(entry.messageKeys, old.messageKeys)),
+      (old) => !(startsWith(entry.historyKeys, old.historyKeys) || startsWith(entry.messageKeys, old.messageKeys) || startsWith(entry.sentKeys, old.sentKeys)),
     );
     this.#remembered.push(entry);
     if (this.#remembered.length > REMEMBERED) this.#remembered.shift();
+  }
+
+  /** A new conversation's loop, for the window of the options or the config (throws when the reserve does not fit it). */
+  #newLoop(compactor: Compactor<ModelMessage>): HostLoop<ModelMessage> {
+    return new HostLoop(compactor, {
+      contextWindow: this.#options.contextWindow ?? compactor.contextWindow ?? 200_000,
+      reserveTokens: this.#options.reserveTokens,
+      maxOutputTokens: this.#options.maxOutputTokens,
+      host: "@compaction/ai-sdk",
+    });
   }
 
   /** The prompt's size: the provider's figure plus what follows it, else our count plus what no message shows. */
@@ -239,17 +270,32 @@ export class ModelMessageCompaction {
     return size.lastUsageIndex === null ? size.tokens + this.#unseenTokens : size.tokens;
   }
 
+  /**
+   * Most tokens, by our count, the messages of a step may hold: the window less the reply's
+   * reserve and what no message shows (system prompt, tools), as the provider counts them, at the
+   * calibrated ratio of `messages`.
+   */
+  #budget(compactor: Compactor<ModelMessage>, loop: HostLoop<ModelMessage>, messages: readonly ModelMessage[]): number {
+    const window = loop.contextWindow;
+    return countedBudget(window - Math.min(window - 1, loop.reserveTokens + this.#unseenTokens), compactor.tokens.budgetRatio(messages));
+  }
+
+  /**
+   * One automatic compaction of `messages` (the prompt is `tokens`): the compacted context, or
+   * `messages` when nothing was compacted. The loop is told the size after (`settle`), so one that
+   * left the prompt over the threshold is not run again before the prompt has grown by a quarter
+   * of the window.
+   */
   async #compactNow(
     compactor: Compactor<ModelMessage>,
+    loop: HostLoop<ModelMessage>,
     messages: readonly ModelMessage[],
-    run: { tokens: number; threshold: number; contextWindow: number; reserve: number; stepNumber: number | null },
+    tokens: number,
+    stepNumber: number | null,
   ): Promise<readonly ModelMessage[]> {
-    const { tokens, threshold, contextWindow, reserve, stepNumber } = run;
-    this.#emit({ type: "compaction-start", tokens, threshold: Math.round(threshold), contextWindow, messages: messages.length, stepNumber });
-    // Our count of messages that fits the window less the reserve and what no message shows, as
-    // the provider counts them (the calibrated ratio): the request's pinning and the shaping below.
-    const budget = countedBudget(contextWindow - Math.min(contextWindow - 1, reserve + this.#unseenTokens), compactor.tokens.budgetRatio(messages));
-    const pinned = this.#pinRequest(compactor, messages, budget);
+    const { contextWindow } = loop;
+    this.#emit({ type: "compaction-start", tokens, threshold: loop.threshold, contextWindow, messages: messages.length, stepNumber });
+    const pinned = this.#pinRequest(compactor, messages, this.#budget(compactor, loop, messages));
     // What no message shows takes room too: the kept messages and the summary get the rest. When a
     // usage figure is among the messages, the run's own ratio (Before, which holds that part, over
     // our count) already sizes its budget with it, so it is not taken off the window again.
@@ -259,49 +305,41 @@ export class ModelMessageCompaction {
       result = await compactor.compact({
         messages: pinned.messages,
         contextWindow,
-        reserveTokens: Math.min(contextWindow - 1, reserve + unseen),
+        reserveTokens: Math.min(contextWindow - 1, loop.reserveTokens + unseen),
         trigger: "auto",
         ...(this.#options.agent !== undefined ? { agent: this.#options.agent } : {}),
       });
     } catch (error) {
       const code = isCompactionError(error) ? error.code : null;
-      this.#emit({ type: "warning", message: `Compaction could not run: ${describeError(error)}. The messages were sent as they were.`, code, stepNumber });
+      this.#emit({ type: "warning", message: `Compaction could not run: ${describeError(error)}. ${afterFailure(loop.settle(tokens, messages))}`, code, stepNumber });
       return messages;
     }
-    let output: readonly ModelMessage[] =
+    const output: readonly ModelMessage[] =
       result.status === "compacted" ? result.messages.map((message): ModelMessage => (pinned.standIn !== undefined && message === pinned.standIn ? (pinned.request as ModelMessage) : message)) : messages;
-    // Over the window still (the newest turn alone is too large, or the run failed): the provider
-    // would reject it, so what is sent is shaped to the budget as every host's request is
-    // (compactor.shapeRequest: shrunk to head and tail, then older turns and steps left out), so
-    // the loop goes on; the app's own messages keep the full text. When even that cannot fit (the
-    // system prompt and the request alone are over), the messages go as they were, with a warning.
-    let after = this.#measure(compactor, output);
-    if (after > contextWindow) {
-      const shaped = compactor.shapeRequest(output, { contextWindow, reserveTokens: reserve, budget });
-      if (shaped.fits) {
-        for (const warning of shaped.warnings) this.#emit({ type: "warning", message: warning, code: null, stepNumber });
-        output = shaped.messages;
-        after = this.#measure(compactor, output);
-      }
-    }
+    const after = this.#measure(compactor, output);
+    const growth = loop.settle(after, output);
     this.#emit({ type: "compaction-end", result, tokens: after, stepNumber });
     if (result.status === "failed" || result.status === "cancelled") {
-      this.#emit({
-        type: "warning",
-        message: `Compaction ${result.status}: ${result.reason ?? "no reason given"}. The messages were sent as they were.`,
-        code: result.error?.code ?? null,
-        stepNumber,
-      });
-    }
-    if (after > contextWindow) {
-      this.#emit({
-        type: "warning",
-        message: `The prompt is ${after} tokens after compacting, over the context window of ${contextWindow}: the newest messages alone do not fit. Raise contextWindow, or shorten large tool results.`,
-        code: ErrorCodes.CONTEXT_OVERFLOW,
-        stepNumber,
-      });
+      this.#emit({ type: "warning", message: `Compaction ${result.status}: ${result.reason ?? "no reason given"}. ${afterFailure(growth)}`, code: result.error?.code ?? null, stepNumber });
     }
     return output;
+  }
+
+  /**
+   * What a step sends for `context`: the loop's request, shaped to the budget (prefix-stable: a
+   * message shrunk or left out once goes out so until the next compaction), with the preset's
+   * send-time shaping. The loop's problem is a `warning` with its code: COMPACTION_CONTEXT_TRIMMED
+   * when the request leaves out more older messages than the step before did, or
+   * COMPACTION_CONTEXT_OVERFLOW when even the newest turn does not fit; the context then goes as it
+   * is, for the provider to refuse rather than a request that lost its request.
+   */
+  #send(compactor: Compactor<ModelMessage>, loop: HostLoop<ModelMessage>, context: readonly ModelMessage[], stepNumber: number | null): readonly ModelMessage[] {
+    const budget = this.#budget(compactor, loop, context);
+    const why = compactor.autoCompact.enabled ? undefined : `the prompt is ${this.#measure(compactor, context)} tokens and auto-compaction is off`;
+    const { request, problem } = loop.request(context, budget, {}, why);
+    for (const warning of request.warnings) this.#emit({ type: "warning", message: warning, code: null, stepNumber });
+    if (problem !== null) this.#emit({ type: "warning", message: `${problem.message} ${problem.hint ?? ""}`.trim(), code: problem.code, stepNumber });
+    return request.fits ? request.messages : context;
   }
 
   /**
@@ -335,4 +373,10 @@ export class ModelMessageCompaction {
       // A listener's failure must not stop the agent's step.
     }
   }
+}
+
+/** What happens after an automatic compaction that did not run, failed or was cancelled (`growth`: the loop's wait, see `HostLoop.settle`). */
+function afterFailure(growth: number | null): string {
+  const sent = "The messages are sent as they are, shaped to the budget where they are over it";
+  return growth === null ? `${sent}.` : `${sent}; the next automatic compaction waits until the prompt has grown by ${growth} tokens (a quarter of the window).`;
 }

@@ -1,3 +1,4 @@
+import { type CompactionPlugin, ErrorCodes } from "@compaction/core";
 import { makeProject, removeProjects } from "@compaction/core/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AiSdkCompactionEvent, CompactionEndEvent } from "./options.js";
@@ -6,7 +7,9 @@ import {
   type AiPackage,
   carriesRequest,
   continueConversation,
+  fileContent,
   orphanedResults,
+  promptText,
   type RecordedPrompt,
   REQUEST,
   runToolLoop,
@@ -32,6 +35,24 @@ function project(): string {
 
 function compactionsOf(events: readonly AiSdkCompactionEvent[]): CompactionEndEvent[] {
   return events.filter((event): event is CompactionEndEvent => event.type === "compaction-end" && event.result.status === "compacted");
+}
+
+/** A summarizer plugin whose model is down: every summary throws. `calls` counts them. */
+function failingSummarizer(): { plugin: CompactionPlugin; calls: () => number } {
+  let calls = 0;
+  const plugin: CompactionPlugin = {
+    name: "failing-summarizer",
+    apply(compactor) {
+      compactor.summarizer = {
+        name: "failing",
+        summarize: async () => {
+          calls += 1;
+          throw new Error("model unavailable");
+        },
+      };
+    },
+  };
+  return { plugin, calls: () => calls };
 }
 
 /** The prompt's messages as JSON, to compare prompts of consecutive steps. */
@@ -114,6 +135,42 @@ for (const version of VERSIONS) {
         expect(orphanedResults(prompt)).toEqual([]);
         expect(prompt.messages.some((message) => message.role === "user" && JSON.stringify(message).includes("fetchModern"))).toBe(true);
       }
+    });
+
+    it("with a summarizer that always fails, 30 steps past the threshold call it at most once per quarter of the window appended (not at every step), and every prompt fits, holds the request and the newest steps whole, and starts as the one before except at most once per quarter of the window appended", async () => {
+      const pkg = await version.load();
+      const STEPS = 30;
+      const uncompacted = await runToolLoop(pkg, "generateText", undefined, STEPS);
+      const appended = (uncompacted.prompts.at(-1) as RecordedPrompt).tokens - (uncompacted.prompts[0] as RecordedPrompt).tokens;
+      const perQuarter = Math.floor(appended / (CONTEXT_WINDOW / 4)) + 1;
+      const summarizer = failingSummarizer();
+      const events: AiSdkCompactionEvent[] = [];
+      const prepareStep = compactionPrepareStep({ cwd: project(), plugins: [summarizer.plugin], on: (event) => events.push(event) });
+      const { prompts } = await runToolLoop(pkg, "generateText", prepareStep, STEPS);
+
+      expect(prompts).toHaveLength(STEPS + 1);
+      // Without the wait, a summary would be asked for at every one of these steps.
+      expect(uncompacted.prompts.filter((prompt) => prompt.tokens > CONTEXT_WINDOW * 0.8).length).toBeGreaterThan(perQuarter + 5);
+      expect(summarizer.calls()).toBeGreaterThan(1);
+      expect(summarizer.calls()).toBeLessThanOrEqual(perQuarter);
+      const failures = events.filter((event) => event.type === "warning" && event.code === ErrorCodes.SUMMARIZER_FAILED);
+      expect(failures).toHaveLength(summarizer.calls());
+      expect(failures[0]?.type === "warning" && failures[0].message).toMatch(/waits until the prompt has grown by 8000 tokens/);
+      let restarts = 0;
+      for (const [step, prompt] of prompts.entries()) {
+        expect({ step, over: prompt.tokens > CONTEXT_WINDOW }).toEqual({ step, over: false });
+        expect({ step, orphans: orphanedResults(prompt) }).toEqual({ step, orphans: [] });
+        expect({ step, carriesRequest: carriesRequest(prompt) }).toEqual({ step, carriesRequest: true });
+        const before = step === 0 ? [] : messagesJson(prompts[step - 1] as RecordedPrompt);
+        if (messagesJson(prompt).slice(0, before.length).join() !== before.join()) restarts += 1;
+      }
+      // What is sent is shaped by one prefix-stable shaper: a step's prompt starts as the one before
+      // until the remembered forms no longer fit, and each such step frees room for several more.
+      expect(restarts).toBeGreaterThan(0);
+      expect(restarts).toBeLessThanOrEqual(perQuarter);
+      // The newest steps that fit go whole: the last prompt ends with the files read last.
+      const newest = (prompts.at(-1) as RecordedPrompt).messages.slice(-4).map(promptText).join("\n");
+      for (const file of [28, 29]) expect({ file, whole: newest.includes(JSON.stringify(fileContent(file)).slice(1, -1)) }).toEqual({ file, whole: true });
     });
 
     it("gives the same messages for the same history: a second run of the loop sends exactly the same prompts", async () => {

@@ -7,7 +7,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createTiktokenCounter, messageTokenText, type TokenCounter } from "@compaction/core";
+import { type CompactionPlugin, createTiktokenCounter, ErrorCodes, messageTokenText, type TokenCounter } from "@compaction/core";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import fc from "fast-check";
@@ -46,10 +46,10 @@ const readFile = tool(
   { name: "read_file", description: "Read a source file.", schema: z.object({ path: z.string() }) },
 );
 
-/** A script of STEPS tool calls (two calls in parallel on every third step), then an answer. */
-function scriptedModel() {
+/** A script of `steps` tool calls (two calls in parallel on every third step), then an answer. */
+function scriptedModel(steps = STEPS) {
   const model = fakeModel();
-  for (let step = 0; step < STEPS; step++) {
+  for (let step = 0; step < steps; step++) {
     const calls = [{ id: `call_${step}_a`, name: "read_file", args: { path: `src/module-${step}.ts` } }];
     if (step % 3 === 2) calls.push({ id: `call_${step}_b`, name: "read_file", args: { path: `src/extra-${step}.ts` } });
     model.respond(new AIMessage({ content: `Reading step ${step}.`, tool_calls: calls.map((c) => ({ ...c, type: "tool_call" as const })) }));
@@ -167,6 +167,132 @@ describe("compactionMiddleware in a createAgent tool loop", () => {
   });
 });
 
+/** A summarizer plugin whose model is down: every summary throws. `calls` counts them. */
+function failingSummarizer(): { plugin: CompactionPlugin; calls: () => number } {
+  let calls = 0;
+  const plugin: CompactionPlugin = {
+    name: "failing-summarizer",
+    apply(compactor) {
+      compactor.summarizer = {
+        name: "failing",
+        summarize: async () => {
+          calls += 1;
+          throw new Error("model unavailable");
+        },
+      };
+    },
+  };
+  return { plugin, calls: () => calls };
+}
+
+/** `turns` short question/answer pairs (too short to shorten to head and tail), ids as LangGraph gives them. */
+function shortChat(turns: number, prefix = "t"): BaseMessage[] {
+  return Array.from({ length: turns }, (_, turn) => [
+    new HumanMessage({ id: `${prefix}-h-${turn}`, content: `Question ${turn}: which module handles retry case ${turn}? Name the file and the function.` }),
+    new AIMessage({ id: `${prefix}-a-${turn}`, content: `module-${turn}.ts, function retry${turn}, with a backoff of ${turn} seconds and a tenth of jitter.` }),
+  ]).flat();
+}
+
+describe("compactionMiddleware when compaction cannot free room", () => {
+  it("with a summarizer that always fails, a 40-step tool loop after earlier turns calls it at most once per quarter of the window appended (not before every call), and every call fits the window less the reply's reserve and carries the request", async () => {
+    const WINDOW = 64_000;
+    const LOOP_STEPS = 40;
+    const cwd = project({ reserveTokens: 1000, agents: { auditor: { preset: "safeguard" } } });
+    const summarizer = failingSummarizer();
+    const events: LangChainCompactionEvent[] = [];
+    const model = scriptedModel(LOOP_STEPS);
+    const agent = createAgent({
+      model,
+      tools: [readFile],
+      systemPrompt: SYSTEM,
+      middleware: [compactionMiddleware({ cwd, contextWindow: WINDOW, agent: "auditor", plugins: [summarizer.plugin], on: (event) => events.push(event) })],
+    });
+    // Earlier turns of the conversation: what a compaction would summarise.
+    const earlier = shortChat(20);
+    const state = await agent.invoke({ messages: [...earlier, new HumanMessage(REQUEST)] }, { recursionLimit: 200 });
+
+    expect(model.callCount).toBe(LOOP_STEPS + 1);
+    // Nothing was compacted: the state holds every message; what each call would carry without shaping is a prefix of it.
+    const history = state.messages as BaseMessage[];
+    const replies = history.flatMap((message, index) => (index > earlier.length && message.type === "ai" ? [index] : []));
+    expect(replies).toHaveLength(LOOP_STEPS + 1);
+    const carried = replies.map((index) => sentTokens(history.slice(0, index)));
+    const appended = sentTokens(history) - sentTokens(history.slice(0, earlier.length + 1));
+    const perQuarter = Math.floor(appended / (WINDOW / 4)) + 1;
+    // Without the wait, a summary would be asked for before each of these calls.
+    expect(carried.filter((tokens) => tokens > WINDOW * 0.8).length).toBeGreaterThan(perQuarter + 5);
+    expect(summarizer.calls()).toBeGreaterThan(1);
+    expect(summarizer.calls()).toBeLessThanOrEqual(perQuarter);
+    const failures = events.filter((event) => event.type === "warning" && event.code === ErrorCodes.SUMMARIZER_FAILED);
+    expect(failures.length).toBe(events.filter((event) => event.type === "compaction-start").length);
+    expect(failures[0]?.type === "warning" && failures[0].message).toMatch(/waits until the call has grown by 16000 tokens/);
+    for (const [index, call] of model.calls.entries()) {
+      const sent = call.messages as BaseMessage[];
+      expect({ index, over: sentTokens(sent) > WINDOW - 1000 }).toEqual({ index, over: false });
+      expect(sent.map((message) => adapter.readFacts(message).text).join("\n"), `call ${index}`).toContain(REQUEST);
+    }
+  }, 120_000);
+
+  it("a long history whose compaction fails is sent with its older turns left out, and says so with a COMPACTION_CONTEXT_TRIMMED warning; the newest question goes whole", async () => {
+    const cwd = project({ reserveTokens: 500, agents: { auditor: { preset: "safeguard" } } });
+    const summarizer = failingSummarizer();
+    const events: LangChainCompactionEvent[] = [];
+    const model = fakeModel();
+    model.respond(new AIMessage("module-299.ts, retry299."));
+    const agent = createAgent({
+      model,
+      tools: [readFile],
+      middleware: [compactionMiddleware({ cwd, contextWindow: 8_000, agent: "auditor", plugins: [summarizer.plugin], on: (event) => events.push(event) })],
+    });
+    const history = shortChat(300);
+    const question = new HumanMessage({ id: "q-new", content: "Which module handles retry case 299 again?" });
+    await agent.invoke({ messages: [...history, question] });
+
+    expect(summarizer.calls()).toBe(1);
+    const sent = model.calls[0]?.messages as BaseMessage[];
+    expect(sentTokens(sent)).toBeLessThanOrEqual(8_000 - 500);
+    expect(sent.length).toBeLessThan(history.length);
+    expect(sent.at(-1)?.id).toBe("q-new");
+    expect(sent.map((message) => message.id)).toContain("t-h-299");
+    const trimmed = events.filter((event) => event.type === "warning" && event.code === ErrorCodes.CONTEXT_TRIMMED);
+    expect(trimmed).toHaveLength(1);
+    expect(trimmed[0]?.type === "warning" && trimmed[0].message).toMatch(/^The request leaves out \d+ older message\(s\) of the context's 601 /);
+  }, 60_000);
+
+  it("keeps one loop per thread: the wait after one thread's failed compaction does not hold back another thread's", async () => {
+    const cwd = project({ reserveTokens: 500, agents: { auditor: { preset: "safeguard" } } });
+    // A summarizer whose model fails on thread A's messages and works on thread B's.
+    const flaky: CompactionPlugin = {
+      name: "flaky-summarizer",
+      apply(compactor) {
+        const real = compactor.summarizer;
+        compactor.summarizer = {
+          name: "flaky",
+          summarize: async (request) => {
+            if (request.messages.some((message) => message.text.startsWith("Question"))) throw new Error("model unavailable");
+            return real.summarize(request);
+          },
+        };
+      },
+    };
+    const events: LangChainCompactionEvent[] = [];
+    const model = fakeModel();
+    for (let i = 0; i < 2; i++) model.respond(new AIMessage("Noted."));
+    const agent = createAgent({
+      model,
+      tools: [readFile],
+      middleware: [compactionMiddleware({ cwd, contextWindow: 8_000, agent: "auditor", plugins: [flaky], on: (event) => events.push(event) })],
+    });
+    const threadB = shortChat(170, "b").map((message) =>
+      message.type === "human" ? new HumanMessage({ id: message.id, content: `Topic B. ${message.text}` }) : message,
+    );
+    await agent.invoke({ messages: shortChat(170, "a") }, { configurable: { thread_id: "thread-a" } });
+    await agent.invoke({ messages: threadB }, { configurable: { thread_id: "thread-b" } });
+    const ends = events.filter((event) => event.type === "compaction-end" && event.scope === "state").map((event) => event.type === "compaction-end" && event.result.status);
+    expect(ends).toEqual(["failed", "compacted"]);
+  }, 60_000);
+});
+
 describe("compactionMiddleware and the project's code configuration (trusted)", () => {
   /** A project whose `.compactionrc.mjs` writes `marker` when it runs. */
   function codeProject(marker: string): string {
@@ -215,7 +341,7 @@ describe("compactionMiddleware and the project's code configuration (trusted)", 
 });
 
 describe("compactionMiddleware in the provider's measure", () => {
-  it("fits a call to the window as a provider counting 1.5x our count sees it", async () => {
+  it("fits a call to the window less the reply's reserve as a provider counting 1.5x our count sees it", async () => {
     const cwd = project({ reserveTokens: 500, agents: { auditor: { preset: "safeguard" } } });
     // A history whose AI messages carry the usage figures of a provider counting 1.5x what we do.
     const messages: BaseMessage[] = [new HumanMessage({ content: REQUEST, id: "m-request" })];
@@ -243,12 +369,13 @@ describe("compactionMiddleware in the provider's measure", () => {
     });
     expect(sent).toBeDefined();
     expect(sent).not.toEqual(messages);
-    expect(sentTokens(sent!) - sentTokens([])).toBeLessThanOrEqual(window / 1.5 + 1);
+    expect(sentTokens(sent!) - sentTokens([])).toBeLessThanOrEqual((window - 500) / 1.5 + 1);
 
     // The next call carries a history too short to learn from (as after a compaction): the ratio
     // learned before still applies.
     const short = [new HumanMessage({ content: REQUEST, id: "m-request" }), new AIMessage({ id: "m-ai", content: "Reading." }), new HumanMessage({ content: `go on ${"with the audit of every module. ".repeat(120)}`, id: "m-next" })];
-    const shortWindow = Math.round((sentTokens(short) - sentTokens([])) * 1.25);
+    // A window whose room beside the reply's reserve (the config's 500) our count of the call fits, and the provider's does not.
+    const shortWindow = Math.round((sentTokens(short) - sentTokens([])) * 1.25) + 500;
     const learner = compactionMiddleware({ cwd, contextWindow: shortWindow, agent: "auditor" }).wrapModelCall as unknown as typeof wrap;
     await learner({ messages }, async () => new AIMessage("done"));
     await learner({ messages: short }, async (request) => {
@@ -256,7 +383,7 @@ describe("compactionMiddleware in the provider's measure", () => {
       return new AIMessage("done");
     });
     expect(sent).not.toEqual(short);
-    expect(sentTokens(sent!) - sentTokens([])).toBeLessThanOrEqual(shortWindow / 1.5 + 1);
+    expect(sentTokens(sent!) - sentTokens([])).toBeLessThanOrEqual((shortWindow - 500) / 1.5 + 1);
     const again = compactionMiddleware({ cwd, contextWindow: shortWindow, agent: "auditor" }).wrapModelCall as unknown as typeof wrap;
     await again({ messages: short }, async (request) => {
       sent = request.messages;

@@ -9,11 +9,16 @@
  *   messages). The next call starts from that, so each compaction extends the last one instead of
  *   summarising the whole history again, and the same history gives the same messages.
  * - `wrapModelCall`: measures the system prompt and tool definitions the call carries (so the
- *   next `beforeModel` leaves room for them) and, should the call still be over the window (a
- *   large system prompt first seen now, one turn's outputs larger than the window), compacts this
- *   call's messages and shapes what is still too large (`compactor.shapeRequest`: the preset's
- *   send-time shaping, then the core's shrinking to head and tail), for this call only. A call that cannot be brought under the window is not
- *   sent: it throws COMPACTION_CONTEXT_OVERFLOW.
+ *   next `beforeModel` leaves room for them); should the call be over the window (a large system
+ *   prompt first seen now, one turn's outputs larger than the window), compacts this call's
+ *   messages, for this call only; then sends the call shaped to the budget (the window less the
+ *   reply's reserve and the system prompt and tools). A call that cannot be brought within it is
+ *   not sent: it throws COMPACTION_CONTEXT_OVERFLOW.
+ * Each thread (LangGraph's `thread_id`; one for calls without one) runs on core's `HostLoop`: the
+ * reply's reserve fixed for the window, the threshold, the wait after a compaction that left the
+ * call over it (a failing summarizer is called at most once per quarter of the window appended,
+ * not before every call), and the prefix-stable shaping of what is sent, whose
+ * COMPACTION_CONTEXT_TRIMMED (older messages left out of the call) is a `warning` event.
  * The window is the provider's measure (Claude counts about 1.25x o200k), so our counts are
  * compared with it at the calibrated ratio (`tokens.budgetRatio`, learned from the usage figures
  * of the AI messages), or at the newest figure's when that is higher (`callRatio`); a
@@ -21,18 +26,16 @@
  */
 import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
 import {
-  hostReserveTokens,
-  autoCompactTokens,
   budgetRatioOf,
   cacheBreakpoints,
   CompactionError,
   type CompactionResult,
   type Compactor,
   configWarnings,
-  countedBudget,
   createCompactor,
   describeError,
   ErrorCodes,
+  HostLoop,
   markCacheBreakpoints,
 } from "@compaction/core";
 import { createMiddleware } from "langchain";
@@ -46,13 +49,16 @@ const REMOVE_ALL_MESSAGES = "__remove_all__";
 /** The middleware's name in the agent graph. */
 export const COMPACTION_MIDDLEWARE_NAME = "CompactionMiddleware";
 
+/** Threads whose loop the middleware remembers at once (an agent serves many), the newest used kept. */
+const THREADS_REMEMBERED = 256;
+
 interface Fit {
-  readonly result: CompactionResult<BaseMessage> | null;
+  readonly result: CompactionResult<BaseMessage>;
   readonly messages: readonly BaseMessage[];
   /** The call's size after compacting, in the provider's measure (system prompt and tools included). */
   readonly tokens: number;
-  /** The reply's reserve the compaction kept free. */
-  readonly reserve: number;
+  /** The loop's wait when the call stayed over the threshold (`HostLoop.settle`), else null. */
+  readonly growth: number | null;
 }
 
 /**
@@ -70,6 +76,8 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
    * a history just compacted holds too few of them to learn from until a few more calls.
    */
   let learnedRatio: number | undefined;
+  /** Each thread's host loop, by `thread_id` ("" for calls without one). */
+  const loops = new Map<string, HostLoop<BaseMessage>>();
 
   const emit = (event: LangChainCompactionEvent) => options.on?.(event);
 
@@ -133,20 +141,24 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     Math.ceil((engine.tokens.total(messages) + extra) * ratio);
 
   /**
-   * The reply's reserve for `window` (core's `hostReserveTokens`: the option, else the config's,
-   * else the window's own), kept below `room` (the window less the system prompt and tools), so a
-   * large prompt never makes the compaction itself refuse to run.
+   * The loop of the thread `runtime` runs on (LangGraph's `configurable.thread_id`), made for the
+   * window on its first call: the reply's reserve is fixed there (the option, else the config's,
+   * else the window's own), and one that does not fit the window throws, naming the option.
    */
-  const reserveFor = (engine: Compactor<BaseMessage>, window: number, room = window): number =>
-    Math.max(0, Math.min(hostReserveTokens(engine, window, options, "@compaction/langchain"), room - 1));
-  /**
-   * Where the state is compacted: the threshold's share of the usable window (core's
-   * `autoCompactTokens`: the window, or less when the reply's reserve takes over a tenth of it), so
-   * the messages are compacted before they outgrow what a call can hold, and between compactions
-   * each call only grows at its end (the provider's prompt cache holds).
-   */
-  const thresholdOf = (engine: Compactor<BaseMessage>, window: number): number =>
-    autoCompactTokens(window, reserveFor(engine, window), engine.autoCompact.threshold);
+  const loopOf = (engine: Compactor<BaseMessage>, runtime: unknown): HostLoop<BaseMessage> => {
+    const threadId = (runtime as { configurable?: { thread_id?: unknown } } | undefined)?.configurable?.thread_id;
+    const key = typeof threadId === "string" ? threadId : "";
+    let loop = loops.get(key);
+    if (loop !== undefined) {
+      loops.delete(key);
+    } else {
+      loop = new HostLoop(engine, { contextWindow: windowOf(engine), reserveTokens: options.reserveTokens, maxOutputTokens: options.maxOutputTokens, host: "@compaction/langchain" });
+      if (loops.size >= THREADS_REMEMBERED) loops.delete(loops.keys().next().value as string);
+    }
+    loops.set(key, loop);
+    return loop;
+  };
+
   /** The call with its cache breakpoints marked (`markCache`), or as it is. */
   const marked = <R extends { messages: BaseMessage[] }>(engine: Compactor<BaseMessage>, request: R): R => {
     if (options.markCache !== true) return request;
@@ -155,66 +167,62 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
   };
 
   /**
-   * Compacts `messages` so that, with `extra` tokens beside them (our count), the call fits
-   * `window`. The window is the provider's measure, so every figure here is: our counts at the
-   * calibrated ratio (`ratioOf`).
+   * Compacts `messages` so that, with `extra` tokens beside them (our count), the call fits the
+   * loop's window, and tells the loop the size after (`settle`). The window is the provider's
+   * measure, so every figure here is: our counts at the calibrated ratio (`ratioOf`).
    */
   const fit = async (
     engine: Compactor<BaseMessage>,
+    loop: HostLoop<BaseMessage>,
     messages: readonly BaseMessage[],
-    window: number,
     extra: number,
     scope: "state" | "request",
     signal: AbortSignal | undefined,
   ): Promise<Fit> => {
+    const window = loop.contextWindow;
     const ratio = callRatio(engine, messages, extra);
     // The compaction's own budget scales by its run's ratio, which holds the system prompt and tools
     // when a usage figure is among the messages (Before over our count of the messages): they are
-    // taken off the window only when it is not.
+    // taken off the window only when it is not. The reply's reserve stays below what they leave,
+    // so a large prompt never makes the compaction itself refuse to run.
     const usageHeld = engine.tokens.contextBase(messages).base === "usage";
     const room = usageHeld ? window : Math.max(1, window - Math.ceil(extra * ratio));
-    const reserve = reserveFor(engine, window, room);
     const before = callTokens(engine, messages, extra, ratio);
-    emit({
-      type: "compaction-start",
-      tokens: before,
-      threshold: thresholdOf(engine, window),
-      contextWindow: window,
-      messages: messages.length,
-      scope,
-    });
+    emit({ type: "compaction-start", tokens: before, threshold: loop.threshold, contextWindow: window, messages: messages.length, scope });
     const result = await engine.compact({
       messages,
       contextWindow: room,
-      reserveTokens: reserve,
+      reserveTokens: Math.max(0, Math.min(loop.reserveTokens, room - 1)),
       trigger: "auto",
       ...(options.agent === undefined ? {} : { agent: options.agent }),
       ...(signal === undefined ? {} : { signal }),
     });
     const tokens = result.status === "compacted" ? callTokens(engine, result.messages, extra, ratio) : before;
+    const growth = loop.settle(tokens, result.messages);
     emit({ type: "compaction-end", result, tokens, scope });
     if (result.status === "failed" || result.status === "cancelled") {
-      emit({ type: "warning", message: `Compaction ${result.status}: ${result.reason ?? ""}`.trim(), code: result.error?.code ?? null });
+      const wait = growth === null ? "" : ` The next automatic compaction waits until the call has grown by ${growth} tokens (a quarter of the window); until then each call is shaped to the budget.`;
+      emit({ type: "warning", message: `Compaction ${result.status}: ${result.reason ?? ""}`.trim() + wait, code: result.error?.code ?? null });
     }
-    return { result, messages: result.messages, tokens, reserve };
+    return { result, messages: result.messages, tokens, growth };
   };
 
   return createMiddleware({
     name: COMPACTION_MIDDLEWARE_NAME,
     beforeModel: async (state, runtime) => {
       const engine = await getCompactor();
-      const window = windowOf(engine);
+      const loop = loopOf(engine, runtime);
       const messages = state.messages as BaseMessage[];
       const tokens = callTokens(engine, messages, overhead, callRatio(engine, messages, overhead));
-      if (!engine.autoCompact.enabled || tokens <= thresholdOf(engine, window)) return undefined;
+      if (!engine.autoCompact.enabled || !loop.due(tokens, messages)) return undefined;
       const signal = (runtime as { signal?: AbortSignal } | undefined)?.signal;
-      const done = await fit(engine, messages, window, overhead, "state", signal);
-      if (done.result?.status !== "compacted") return undefined;
-      const budget = window - done.reserve;
+      const done = await fit(engine, loop, messages, overhead, "state", signal);
+      if (done.result.status !== "compacted") return undefined;
+      const budget = loop.contextWindow - loop.reserveTokens;
       if (done.tokens > budget) {
         emit({
           type: "warning",
-          message: `After compacting, the call is still ${done.tokens} tokens, over the budget of ${budget} (window ${window} minus the reply's reserve); the call itself is shrunk to fit the window.`,
+          message: `After compacting, the call is still ${done.tokens} tokens, over the budget of ${budget} (window ${loop.contextWindow} minus the reply's reserve); the call itself is shrunk to fit it, and the next automatic compaction waits until the call has grown by ${done.growth ?? 0} tokens (a quarter of the window).`,
           code: null,
         });
       }
@@ -222,37 +230,42 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     },
     wrapModelCall: async (request, handler) => {
       const engine = await getCompactor();
-      const window = windowOf(engine);
+      const loop = loopOf(engine, request.runtime);
+      const window = loop.contextWindow;
       overhead = engine.tokens.counter.count(overheadText(request));
       // The window is the provider's measure: our count at the call's ratio (callRatio) is compared with it.
       const ratio = callRatio(engine, request.messages, overhead);
       const sent = callTokens(engine, request.messages, overhead, ratio);
-      if (sent <= window) return handler(marked(engine, request));
-      let done: Fit;
-      try {
-        done = await fit(engine, request.messages, window, overhead, "request", undefined);
-      } catch (error) {
-        throw new CompactionError(ErrorCodes.CONTEXT_OVERFLOW, `@compaction/langchain: the model call is ${sent} tokens, over the ${window}-token window, and compacting it failed: ${describeError(error)}`, {
-          cause: error,
-          hint: "Lower the system prompt or tool definitions, or raise contextWindow.",
-        });
+      let messages: readonly BaseMessage[] = request.messages;
+      // Over the window (a large system prompt first seen now, one turn's outputs larger than the
+      // window): this call's messages are compacted, for this call only; not while the loop waits
+      // after a compaction that could not bring the call under the threshold.
+      if (sent > window && loop.due(sent, messages)) {
+        try {
+          messages = (await fit(engine, loop, messages, overhead, "request", undefined)).messages;
+        } catch (error) {
+          throw new CompactionError(ErrorCodes.CONTEXT_OVERFLOW, `@compaction/langchain: the model call is ${sent} tokens, over the ${window}-token window, and compacting it failed: ${describeError(error)}`, {
+            cause: error,
+            hint: "Lower the system prompt or tool definitions, or raise contextWindow.",
+          });
+        }
       }
-      // What compacting could not bring under the window is shaped to fit, for this call only
-      // (compactor.shapeRequest: the preset's send-time shaping, then the core's shrinking to head
-      // and tail, largest tool outputs first, the request last, older turns left out only at the end).
-      const shaped = engine.shapeRequest(done.messages, { contextWindow: window, reserveTokens: done.reserve, budget: Math.max(1, countedBudget(window, ratio) - overhead) });
+      // What is sent is the loop's request: shaped to the window less the reply's reserve and the
+      // system prompt and tools (the preset's send-time shaping, e.g. layered's pruning, then the
+      // core's shrinking to head and tail, older turns left out only at the end), prefix-stable
+      // from call to call; the agent's state keeps every message whole.
+      const why = engine.autoCompact.enabled ? undefined : `the call is ${sent} tokens and auto-compaction is off`;
+      const { request: shaped, problem } = loop.request(messages, Math.max(1, loop.budget(ratio) - overhead), {}, why);
       for (const warning of shaped.warnings) emit({ type: "warning", message: warning, code: null });
       if (!shaped.fits) {
         throw new CompactionError(
           ErrorCodes.CONTEXT_OVERFLOW,
-          `@compaction/langchain: the model call is ${Math.ceil((shaped.tokens + overhead) * ratio)} tokens after compacting and shrinking (system prompt and tools: ${Math.ceil(overhead * ratio)}), over the ${window}-token window; it was not sent.`,
+          `@compaction/langchain: the model call is ${Math.ceil((shaped.tokens + overhead) * ratio)} tokens after compacting and shrinking (system prompt and tools: ${Math.ceil(overhead * ratio)}), over the ${window}-token window less ${loop.reserveTokens} reserved for the reply; it was not sent. ${problem?.message ?? ""}`.trim(),
           { hint: "Shorten the system prompt or tool definitions, pin fewer messages, or use a model with a larger window." },
         );
       }
-      if (shaped.shrunk.length > 0 || shaped.dropped.length > 0) {
-        const left = shaped.dropped.length === 0 ? "" : ` and left ${shaped.dropped.length} older message(s) out`;
-        emit({ type: "warning", message: `Shrunk ${shaped.shrunk.length} message(s) to head and tail${left} for this call to fit the ${window}-token window.`, code: null });
-      }
+      if (problem !== null) emit({ type: "warning", message: `${problem.message} ${problem.hint ?? ""}`.trim(), code: problem.code });
+      if (shaped.messages === request.messages) return handler(marked(engine, request));
       return handler(marked(engine, { ...request, messages: [...shaped.messages] }));
     },
   });

@@ -181,6 +181,67 @@ describe("the context engine on a real pi session", () => {
     expect(assembled.estimatedTokens).toBeLessThanOrEqual(12_000);
   });
 
+  it("a compaction after a turn that fails waits until the context has grown by a quarter of the budget (not again after every turn, nor when the turn's pending messages change the budget), and another model starts a new wait", async () => {
+    const key = `failingSummaries${Date.now()}`;
+    const project = makeProject({
+      ".compactionrc": "preset: safeguard\ntokenizer: { counter: estimate }\nplugins: [./failing-summarizer.mjs]\n",
+      "failing-summarizer.mjs": `export default function failing() {
+  return {
+    name: "failing-summarizer",
+    apply(compactor) {
+      compactor.summarizer = { name: "failing", summarize: async () => { globalThis[${JSON.stringify(key)}] = (globalThis[${JSON.stringify(key)}] ?? 0) + 1; throw new Error("model unavailable"); } };
+    },
+  };
+}
+`,
+    });
+    const calls = () => ((globalThis as Record<string, unknown>)[key] as number | undefined) ?? 0;
+    const { registered } = fakeHost({ cwd: project, projectCode: true });
+    const engine = await registered.engine!({ workspaceDir: project });
+    const budget = 30_000;
+    const estimate = (messages: readonly AgentMessage[]) => Math.ceil(JSON.stringify(messages).length / 4);
+    const start = realMessages.slice(0, 10);
+    await engine.assemble({ ...SESSION, messages: start, tokenBudget: budget, model: "claude-sonnet-4-5" });
+    let pastThreshold = 0;
+    let held: AgentMessage[] = [...start];
+    for (let from = 10; from < realMessages.length; from += 4) {
+      const turn = realMessages.slice(from, from + 4);
+      // OpenClaw's budget for a call is its context budget less the turn's pending messages.
+      await engine.assemble({ ...SESSION, messages: held, tokenBudget: budget - estimate(turn.slice(0, 1)), model: "claude-sonnet-4-5" });
+      held = [...held, ...turn];
+      await engine.commitTurn!({ ...SESSION, advancementKey: `turn-${from}`, messages: turn });
+      if (estimate(held) > 0.8 * budget) pastThreshold += 1;
+    }
+    const appended = estimate(held) - estimate(start);
+    const perQuarter = Math.floor(appended / (budget / 4)) + 1;
+    expect(pastThreshold).toBeGreaterThan(perQuarter + 5); // without the wait, a summary after each of these turns
+    expect(calls()).toBeGreaterThan(1);
+    expect(calls()).toBeLessThanOrEqual(perQuarter);
+    expect(registered.warnings.filter((warning) => warning.includes("the compaction after a turn failed"))[0]).toMatch(/waits until the context has grown by 7500 tokens/);
+    // Another model (and its budget) is another loop: the compaction is tried again at once.
+    const before = calls();
+    await engine.assemble({ ...SESSION, messages: held, tokenBudget: 40_000, model: "gpt-5" });
+    await engine.afterTurn!({ ...SESSION, messages: held, prePromptMessageCount: held.length - 4, tokenBudget: 40_000 });
+    expect(calls()).toBe(before + 1);
+  });
+
+  it("says so when what assemble sends leaves older messages out (COMPACTION_CONTEXT_TRIMMED), once per loss", async () => {
+    const project = makeProject({ ".compactionrc": "preset: safeguard\ntokenizer: { counter: estimate }\n" });
+    const { registered } = fakeHost({ cwd: project });
+    const engine = await registered.engine!({ workspaceDir: project });
+    const trimmed = () => registered.warnings.filter((warning) => warning.includes("[COMPACTION_CONTEXT_TRIMMED]"));
+    const first = await engine.assemble({ ...SESSION, messages: realMessages, tokenBudget: 20_000 });
+    expect(first.messages.length).toBeLessThan(realMessages.length);
+    expect(first.estimatedTokens).toBeLessThanOrEqual(20_000);
+    expect(trimmed()).toHaveLength(1);
+    expect(trimmed()[0]).toMatch(/^compaction: session s-1: The request leaves out \d+ older message\(s\) of the context's \d+ to fit the budget/);
+    // The same messages left out again, with a new message at the end: nothing new to say.
+    const next = [...realMessages, { role: "user", content: "one more question", timestamp: 42 } as AgentMessage];
+    const second = await engine.assemble({ ...SESSION, messages: next, tokenBudget: 20_000 });
+    expect(second.messages.at(-1)).toEqual(next.at(-1));
+    expect(trimmed()).toHaveLength(1);
+  });
+
   it("commitTurn is idempotent per advancement key", async () => {
     const project = makeProject({ ".compactionrc": "preset: safeguard\n" });
     const { registered } = fakeHost({ cwd: project });

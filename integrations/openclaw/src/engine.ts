@@ -19,8 +19,18 @@
  *   with its durable-turn contract; the budget is the one of the session's newest `assemble`).
  *   `assemble`, `commitTurn`, `afterTurn` and `compact` also record the messages for recall's
  *   index (agents with recall only, see recall-tool.ts).
+ *
+ * Each session runs on core's `HostLoop`, made for the token budget of the session's first call
+ * with its model (a new one when `assemble` names another model, or the config changes): the
+ * threshold, the wait after an automatic compaction that left the context over it (the next waits
+ * until the context has grown by a quarter of the budget, so a failing summarizer is not called
+ * after every turn), and the prefix-stable shaping of what `assemble` sends (to each call's own
+ * budget), whose COMPACTION_CONTEXT_TRIMMED (older messages left out) and
+ * COMPACTION_CONTEXT_OVERFLOW (nothing fits) are logged as warnings. OpenClaw's budget changes with
+ * every call of a turn (it is its context budget less the turn's pending messages), so a new
+ * budget alone does not make a new loop: that would forget the wait and the forms already sent.
  */
-import { type Compactor, countedBudget, defaultReserveTokens, type PiMessage, type RequestShaper, type ResolvedConfig } from "@compaction/core";
+import { type Compactor, countedBudget, defaultReserveTokens, HostLoop, type PiMessage, type ResolvedConfig } from "@compaction/core";
 import { ensureRequestPruning } from "@compaction/plugin-layered";
 import { planPiCompaction } from "@compaction/transcript";
 import { anchorOf, findAnchor, sameAnchor } from "./anchor.js";
@@ -70,10 +80,11 @@ export class CompactionEngine implements ContextEngine {
   readonly #deps: EngineDeps;
   /** The newest messages OpenClaw showed us per session (its transcript's visible messages). */
   readonly #seen = new Map<string, readonly AgentMessage[]>();
-  /** The token budget of each session's newest assemble (commitTurn is not given one). */
+  /** The token budget and model of each session's newest assemble (commitTurn is not given them). */
   readonly #budgets = new Map<string, number>();
-  /** Each session's request shaper, with the compactor it was made by (a config change makes a new one). */
-  readonly #shapers = new Map<string, { readonly compactor: Compactor<PiMessage>; readonly shaper: RequestShaper<PiMessage> }>();
+  readonly #models = new Map<string, string | undefined>();
+  /** Each session's host loop, with the compactor and model it was made for (a change of either makes a new one). */
+  readonly #loops = new Map<string, { readonly compactor: Compactor<PiMessage>; readonly model: string | undefined; readonly loop: HostLoop<PiMessage> }>();
   readonly #warned = new Set<string>();
 
   constructor(deps: EngineDeps) {
@@ -121,6 +132,7 @@ export class CompactionEngine implements ContextEngine {
   async assemble(params: AssembleParams): Promise<AssembleResult> {
     this.#seen.set(params.sessionId, params.messages);
     if (params.tokenBudget !== undefined && params.tokenBudget > 0) this.#budgets.set(params.sessionId, params.tokenBudget);
+    this.#models.set(params.sessionId, params.model);
     const compaction = await this.#deps.store.compaction(params.sessionId);
     const view = this.#applied(params.messages, compaction, params.sessionId);
     let compactor: Compactor<PiMessage>;
@@ -135,19 +147,18 @@ export class CompactionEngine implements ContextEngine {
     // From OpenClaw's whole transcript: the compacted view holds too few usage figures to learn from.
     const ratio = budgetRatio(compactor, params.messages);
     if (params.tokenBudget !== undefined && params.tokenBudget > 0) {
-      // compactor.shapeRequest: old tool outputs pruned by layered's rules (pruneContext), then what
-      // is still over the budget shrunk to head and tail; prefix-stable per session (a message
+      // The session loop's request: old tool outputs pruned by layered's rules (pruneContext), then
+      // what is still over the budget shrunk to head and tail; prefix-stable per session (a message
       // shrunk once goes out in the same form until the next compaction: the prompt cache holds).
-      // OpenClaw's tokenBudget is already the room for these messages (its context budget less the
-      // current turn's pending messages), so no reserve comes off it again; it is the provider's
-      // measure, so it is our count at the calibrated ratio.
+      // The budget is the provider's measure, so it is our count at the calibrated ratio.
       try {
         const pruneContext = this.#deps.options.pruneContext;
         if (pruneContext) ensureRequestPruning(compactor);
-        const budget = countedBudget(params.tokenBudget, ratio);
-        const shaped = this.#shaperFor(params.sessionId, compactor).shape(view as unknown as PiMessage[], { contextWindow: params.tokenBudget, reserveTokens: 0, budget, plugins: pruneContext });
-        for (const warning of shaped.warnings) this.#warnOnce(`compaction: ${warning}`);
-        messages = shaped.messages as unknown as AgentMessage[];
+        const loop = this.#loopFor(params.sessionId, compactor, params.tokenBudget);
+        const { request, problem } = loop.request(view as unknown as PiMessage[], countedBudget(params.tokenBudget, ratio), { plugins: pruneContext });
+        for (const warning of request.warnings) this.#warnOnce(`compaction: ${warning}`);
+        if (problem !== null) this.#warnOnce(`compaction: session ${params.sessionId}: ${problem.message} ${problem.hint ?? ""} [${problem.code}]`);
+        messages = request.messages as unknown as AgentMessage[];
       } catch (error) {
         this.#warnOnce(`compaction: could not shape the request: ${describe(error)}. The messages were sent unchanged.`);
       }
@@ -168,7 +179,12 @@ export class CompactionEngine implements ContextEngine {
     await this.#compactPastThreshold(compactor, params.sessionId, params.sessionKey, params.messages, params.tokenBudget);
   }
 
-  /** After a turn: compacts when the context passes the preset's auto-compaction threshold of the budget. */
+  /**
+   * After a turn: compacts when the context passes the preset's auto-compaction threshold of the
+   * budget, unless the session's loop waits after a compaction that could not bring it under (it
+   * failed, declined or freed too little): then only once the context has grown by a quarter of the
+   * budget, or a new user message ended the turn that was too large.
+   */
   async #compactPastThreshold(
     compactor: Compactor<PiMessage>,
     sessionId: string,
@@ -177,16 +193,23 @@ export class CompactionEngine implements ContextEngine {
     tokenBudget: number | undefined,
   ): Promise<void> {
     if (sessionKey === undefined || tokenBudget === undefined || !compactor.autoCompact.enabled) return;
-    const compaction = await this.#deps.store.compaction(sessionId);
-    const view = this.#applied(messages, compaction, sessionId);
+    const loop = this.#loopFor(sessionId, compactor, tokenBudget);
     // The budget is the provider's measure: our count at the calibrated ratio is compared with it.
     const ratio = budgetRatio(compactor, messages);
-    if (countTokens(compactor, view) * ratio <= compactor.autoCompact.threshold * tokenBudget) return;
+    const view = this.#applied(messages, await this.#deps.store.compaction(sessionId), sessionId);
+    if (!loop.due(countTokens(compactor, view) * ratio, view as unknown as PiMessage[])) return;
+    let failure: string | undefined;
     try {
       const result = await this.compact({ sessionId, sessionKey, tokenBudget });
-      if (!result.ok) this.#warnOnce(`compaction: the compaction after a turn failed: ${result.reason ?? "no reason given"}`);
+      if (!result.ok) failure = result.reason ?? "no reason given";
     } catch (error) {
-      this.#warnOnce(`compaction: the compaction after a turn failed: ${describe(error)}`);
+      failure = describe(error);
+    }
+    const after = this.#applied(messages, await this.#deps.store.compaction(sessionId), sessionId);
+    const growth = loop.settle(countTokens(compactor, after) * ratio, after as unknown as PiMessage[]);
+    if (failure !== undefined) {
+      const wait = growth === null ? "" : ` The next one after a turn waits until the context has grown by ${growth} tokens (a quarter of the budget).`;
+      this.#warnOnce(`compaction: the compaction after a turn failed: ${failure}${wait}`);
     }
   }
 
@@ -254,6 +277,8 @@ export class CompactionEngine implements ContextEngine {
       at: new Date().toISOString(),
     };
     await this.#deps.store.saveCompaction(params.sessionId, record);
+    // The context was replaced: what the loop waited for no longer applies (the shaper sees the new view itself).
+    this.#loops.get(params.sessionId)?.loop.reset();
     return {
       ok: true,
       compacted: true,
@@ -264,15 +289,24 @@ export class CompactionEngine implements ContextEngine {
   async dispose(): Promise<void> {
     this.#seen.clear();
     this.#budgets.clear();
-    this.#shapers.clear();
+    this.#models.clear();
+    this.#loops.clear();
   }
 
-  #shaperFor(sessionId: string, compactor: Compactor<PiMessage>): RequestShaper<PiMessage> {
-    const known = this.#shapers.get(sessionId);
-    if (known !== undefined && known.compactor === compactor) return known.shaper;
-    const shaper = compactor.createRequestShaper();
-    this.#shapers.set(sessionId, { compactor, shaper });
-    return shaper;
+  /**
+   * The session's loop, made for `tokenBudget` when the session has none for this compactor and
+   * the model of its newest `assemble`. OpenClaw's budget is already the room for the messages
+   * (its context budget less the current turn's pending messages), so the loop reserves nothing
+   * off it again: its threshold is the preset's share of the budget, and `assemble` shapes to each
+   * call's own budget.
+   */
+  #loopFor(sessionId: string, compactor: Compactor<PiMessage>, tokenBudget: number): HostLoop<PiMessage> {
+    const model = this.#models.get(sessionId);
+    const known = this.#loops.get(sessionId);
+    if (known !== undefined && known.compactor === compactor && known.model === model) return known.loop;
+    const loop = new HostLoop(compactor, { contextWindow: tokenBudget, reserveTokens: 0, host: "@compaction/openclaw" });
+    this.#loops.set(sessionId, { compactor, model, loop });
+    return loop;
   }
 
   /** The session's compaction applied to OpenClaw's messages: its head, then the messages from the first kept one. */

@@ -53,6 +53,22 @@ describe("compactionExtension in an AgentSession", () => {
     expect(markersSent(runtime)).toBeGreaterThan(0);
   });
 
+  it("sends the newest turns that fit a window the session outgrew, and warns with COMPACTION_CONTEXT_TRIMMED when older messages are left out, once per loss", async () => {
+    const { runtime, reports } = await start({}, {}, 16_000);
+    await runtime.session.prompt("What did we change in the theme loader?");
+    const sent = runtime.requests[0]?.messages ?? [];
+    const held = runtime.sessions.buildSessionContext().messages;
+    expect(sent.length).toBeLessThan(held.length);
+    expect(sent.at(-1)).toMatchObject({ role: "user" });
+    const trimmed = () => reports.of("warning").filter((message) => message.includes("[COMPACTION_CONTEXT_TRIMMED]"));
+    expect(trimmed()).toHaveLength(1);
+    expect(trimmed()[0]).toMatch(/^compaction: The request leaves out \d+ older message\(s\) of the context's \d+ to fit the budget of \d+ tokens \(window 16000 less 2000 reserved for the reply\)/);
+    // The next request leaves the same messages out: nothing new to say.
+    await runtime.session.prompt("And the tests for it?");
+    expect(runtime.faux.state.callCount).toBe(2);
+    expect(trimmed()).toHaveLength(1);
+  });
+
   it("reports a broken config once and still sends every request", async () => {
     const { runtime, reports } = await start({ contextWindw: 100 });
     await runtime.session.prompt("first question");

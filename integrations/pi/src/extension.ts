@@ -1,13 +1,15 @@
 /**
  * The pi extension: `session_before_compact` runs the agent's preset from `.compactionrc` and
- * returns our compaction; `context` shapes what is sent with the compactor's `shapeRequest` (old
- * tool outputs pruned by layered's rules, then what is still over the window shrunk to head and
- * tail, the request kept; the session file keeps the full text); when the preset has
+ * returns our compaction; `context` sends the request of the session's `HostLoop` (old tool
+ * outputs pruned by layered's rules, then what is still over the budget shrunk to head and tail,
+ * the request kept; the session file keeps the full text), and reports its
+ * COMPACTION_CONTEXT_TRIMMED / COMPACTION_CONTEXT_OVERFLOW as warnings; when the preset has
  * recall, the session's index is opened and `memory_search` registered. Everything is set up
- * on `session_start`, or on first use by hosts that never emit it (a bare SDK session).
+ * on `session_start`, or on first use by hosts that never emit it (a bare SDK session). When to
+ * compact stays pi's decision (its threshold), so the loop's trigger and wait are not used here.
  */
 import { fileURLToPath } from "node:url";
-import { type Compactor, configWarnings, type PiMessage, type RequestShaper, type ResolvedConfig } from "@compaction/core";
+import { type Compactor, configWarnings, HostLoop, type PiMessage, type ResolvedConfig } from "@compaction/core";
 import type { ContextEvent, ExtensionAPI, ExtensionContext, ExtensionFactory } from "./pi-types.js";
 import { beforeCompact } from "./before-compact.js";
 import { CompactorCache } from "./compactor-cache.js";
@@ -49,8 +51,8 @@ export function compactionExtension(options: PiCompactionOptions = {}): Extensio
 class PiCompactionHost {
   readonly #settings: ResolvedPiCompactionOptions;
   readonly #compactors = new CompactorCache();
-  /** Each session's request shaper, by compactor (see `#shaperFor`). */
-  readonly #shapers = new WeakMap<Compactor<PiMessage>, Map<string, RequestShaper<PiMessage>>>();
+  /** Each session's host loop, by compactor (see `#loopFor`). */
+  readonly #loops = new WeakMap<Compactor<PiMessage>, Map<string, HostLoop<PiMessage>>>();
   readonly #recall: RecallLink;
   /** Problems already shown, so a broken config is reported once, not before every model call. */
   readonly #reported = new Set<string>();
@@ -86,12 +88,15 @@ class PiCompactionHost {
   }
 
   /**
-   * Shapes what is sent (`compactor.shapeRequest`): with `pruneContext` (the default) the preset's
-   * send-time shaping runs, and old tool outputs are pruned by layered's rules whatever the preset
-   * (`ensureRequestPruning`); then what is still over the window is shrunk. Prefix-stable, per
-   * session (`Compactor.createRequestShaper`): between two compactions a message shrunk once goes
-   * out in the same form, so each request differs from the previous one only at its end and the
-   * provider's prompt cache holds. Sends the messages unchanged on any problem.
+   * Shapes what is sent: the request of the session's loop (`HostLoop.request`), with `pruneContext`
+   * (the default) the preset's send-time shaping, and old tool outputs pruned by layered's rules
+   * whatever the preset (`ensureRequestPruning`); then what is still over the budget (the window
+   * less the reply's reserve and the system prompt) is shrunk, and older turns left out only at the
+   * end. Prefix-stable, per session: between two compactions a message shrunk once goes out in the
+   * same form, so each request differs from the previous one only at its end and the provider's
+   * prompt cache holds. A request that leaves out older messages (COMPACTION_CONTEXT_TRIMMED, once
+   * per loss) or cannot fit (COMPACTION_CONTEXT_OVERFLOW) is a warning. Sends the messages
+   * unchanged on any other problem.
    */
   async context(event: ContextEvent, ctx: ExtensionContext): Promise<{ messages: ContextEvent["messages"] } | undefined> {
     const compactor = await this.prepare(ctx);
@@ -103,34 +108,45 @@ class PiCompactionHost {
       if (pruneContext) ensureRequestPruning(compactor);
       const messages = event.messages as PiMessage[];
       const recorded = branchRecordedCalibration(ctx);
-      const shaped = this.#shaperFor(compactor, ctx).shape(messages, {
-        contextWindow,
-        systemPrompt: ctx.getSystemPrompt(),
+      const systemPrompt = ctx.getSystemPrompt();
+      const loop = this.#loopFor(compactor, ctx, contextWindow);
+      // The budget as the shaping's own default sizes it: the window less the reserve, at the
+      // calibrated ratio (the branch's recorded calibration where the messages hold no figures),
+      // less the system prompt sent beside the messages.
+      const ratio = compactor.tokens.budgetRatio(messages, recorded);
+      const budget = Math.max(1, loop.budget(ratio) - (systemPrompt ? compactor.tokens.counter.count(systemPrompt) : 0));
+      const { request, problem } = loop.request(messages, budget, {
+        systemPrompt,
         plugins: pruneContext,
         ...(recorded === undefined ? {} : { recordedCalibration: recorded }),
       });
-      for (const warning of shaped.warnings) this.#reportOnce("warning", `compaction: ${warning} The rest of the request was shaped as usual.`, ctx);
-      return shaped.messages === messages ? undefined : { messages: shaped.messages as ContextEvent["messages"] };
+      for (const warning of request.warnings) this.#reportOnce("warning", `compaction: ${warning} The rest of the request was shaped as usual.`, ctx);
+      if (problem !== null) this.#reportOnce("warning", `compaction: ${problem.message} ${problem.hint ?? ""} [${problem.code}]`, ctx);
+      return request.messages === messages ? undefined : { messages: request.messages as ContextEvent["messages"] };
     } catch (error) {
       this.#reportOnce("warning", `compaction: could not shape the request to the context window: ${explain(error)}. The messages were sent as they are.`, ctx);
       return undefined;
     }
   }
 
-  /** The request shaper of the session in `ctx` (one per session file and compactor: a compactor serves many sessions). */
-  #shaperFor(compactor: Compactor<PiMessage>, ctx: ExtensionContext): RequestShaper<PiMessage> {
-    let shapers = this.#shapers.get(compactor);
-    if (shapers === undefined) {
-      shapers = new Map();
-      this.#shapers.set(compactor, shapers);
+  /**
+   * The loop of the session in `ctx` (one per session file and compactor: a compactor serves many
+   * sessions), made for the window of pi's model (a new one when it changes): the reply's reserve
+   * is the config's, else the window's own; one the window cannot hold throws here.
+   */
+  #loopFor(compactor: Compactor<PiMessage>, ctx: ExtensionContext, contextWindow: number): HostLoop<PiMessage> {
+    let loops = this.#loops.get(compactor);
+    if (loops === undefined) {
+      loops = new Map();
+      this.#loops.set(compactor, loops);
     }
     const session = ctx.sessionManager.getSessionFile() ?? "(in memory)";
-    let shaper = shapers.get(session);
-    if (shaper === undefined) {
-      shaper = compactor.createRequestShaper();
-      shapers.set(session, shaper);
+    let loop = loops.get(session);
+    if (loop === undefined || loop.contextWindow !== contextWindow) {
+      loop = new HostLoop(compactor, { contextWindow, host: "@compaction/pi" });
+      loops.set(session, loop);
     }
-    return shaper;
+    return loop;
   }
 
   async shutdown(): Promise<void> {

@@ -97,9 +97,9 @@ const USAGE = (input: number) => ({
   outputTokens: { total: 20, text: 20, reasoning: 0 },
 });
 
-/** What the model does at each step: call read_file on the next module, then answer. */
-function reply(step: number, input: number, idPrefix: string) {
-  if (step < TOOL_STEPS) {
+/** What the model does at each step: call read_file on the next module (`toolSteps` times), then answer. */
+function reply(step: number, input: number, idPrefix: string, toolSteps: number) {
+  if (step < toolSteps) {
     return {
       content: [{ type: "tool-call", toolCallId: `${idPrefix}${step}`, toolName: "read_file", input: JSON.stringify({ path: `src/module-${step}.ts` }) }],
       finishReason: { unified: "tool-calls", raw: "tool_calls" },
@@ -116,18 +116,18 @@ function reply(step: number, input: number, idPrefix: string) {
 }
 
 /** A mock model that records each prompt and answers by the script above. */
-export function recordingModel(pkg: AiPackage, idPrefix = "call-"): { model: unknown; prompts: RecordedPrompt[] } {
+export function recordingModel(pkg: AiPackage, idPrefix = "call-", toolSteps = TOOL_STEPS): { model: unknown; prompts: RecordedPrompt[] } {
   const prompts: RecordedPrompt[] = [];
   const model = new pkg.test.MockLanguageModelV3({
     doGenerate: async (options: { prompt: PromptMessage[]; tools?: unknown }) => {
       const input = promptTokens(options.prompt, options.tools);
       prompts.push({ messages: options.prompt, tokens: input });
-      return reply(prompts.length - 1, input, idPrefix);
+      return reply(prompts.length - 1, input, idPrefix, toolSteps);
     },
     doStream: async (options: { prompt: PromptMessage[]; tools?: unknown }) => {
       const input = promptTokens(options.prompt, options.tools);
       prompts.push({ messages: options.prompt, tokens: input });
-      const answer = reply(prompts.length - 1, input, idPrefix);
+      const answer = reply(prompts.length - 1, input, idPrefix, toolSteps);
       const parts: unknown[] = [{ type: "stream-start", warnings: [] }];
       for (const part of answer.content) {
         if ("text" in part) {
@@ -160,14 +160,19 @@ export function readFileTool(pkg: AiPackage): unknown {
 
 export type Runner = "generateText" | "streamText" | "ToolLoopAgent";
 
-/** Runs the loop with `prepareStep` (or none) through one of the three entry points; returns the prompts. */
-export async function runToolLoop(pkg: AiPackage, runner: Runner, prepareStep: unknown): Promise<{ prompts: RecordedPrompt[]; text: string; steps: number }> {
-  const { model, prompts } = recordingModel(pkg);
+/** Runs the loop with `prepareStep` (or none) through one of the three entry points, with `toolSteps` tool calls; returns the prompts. */
+export async function runToolLoop(
+  pkg: AiPackage,
+  runner: Runner,
+  prepareStep: unknown,
+  toolSteps = TOOL_STEPS,
+): Promise<{ prompts: RecordedPrompt[]; text: string; steps: number }> {
+  const { model, prompts } = recordingModel(pkg, "call-", toolSteps);
   const settings = {
     model,
     system: SYSTEM,
     tools: { read_file: readFileTool(pkg) },
-    stopWhen: pkg.ai.stepCountIs(TOOL_STEPS + 1),
+    stopWhen: pkg.ai.stepCountIs(toolSteps + 1),
     ...(prepareStep === undefined ? {} : { prepareStep }),
   };
   const messages = [{ role: "user", content: REQUEST }];

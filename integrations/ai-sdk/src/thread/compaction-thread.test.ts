@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CompactionError, ErrorCodes } from "@compaction/core";
+import { type CompactionPlugin, CompactionError, ErrorCodes } from "@compaction/core";
 import { makeProject, removeProjects } from "@compaction/core/testing";
 import { MemoryEntryStore, openSqliteStore, type SqliteStore } from "@compaction/transcript";
 import { generateText, type ModelMessage, stepCountIs } from "ai";
@@ -259,6 +259,63 @@ describe("openCompactionThread on a SQLite store", () => {
     expect(stored.message.details.aiSdk.content).toBe(huge);
     await thread.close();
     await store.close();
+  });
+
+  it("sends the newest turns that fit when the summarizer fails, and tells its on callback with a COMPACTION_CONTEXT_TRIMMED warning", async () => {
+    const cwd = project();
+    let summaries = 0;
+    const failing: CompactionPlugin = {
+      name: "failing-summarizer",
+      apply(compactor) {
+        compactor.summarizer = {
+          name: "failing",
+          summarize: async () => {
+            summaries += 1;
+            throw new Error("model unavailable");
+          },
+        };
+      },
+    };
+    const events: ThreadEvent[] = [];
+    const thread = await openCompactionThread({ store: new MemoryEntryStore(), cwd, plugins: [failing], on: (event) => events.push(event) });
+    // Short turns: only leaving older ones out of what is sent makes room.
+    const turns = Array.from({ length: 150 }, (_, turn): ModelMessage[] => [
+      { role: "user", content: `Question ${turn}: which module handles retry case ${turn}? Name the file and the function.` },
+      { role: "assistant", content: [{ type: "text", text: `module-${turn}.ts, function retry${turn}, with a backoff of ${turn} seconds and a tenth of jitter.` }] },
+    ]).flat();
+    await thread.append(turns);
+    await thread.append({ role: "user", content: "And retry case 149 again?" });
+    const sent = await thread.messages();
+    expect(summaries).toBe(1); // not again before the request: the context grew too little since
+    expect(sent.length).toBeLessThan(turns.length);
+    expect(sent.at(-1)).toEqual({ role: "user", content: "And retry case 149 again?" });
+    expect(sent.at(-2)).toEqual(turns.at(-1));
+    const trimmed = events.filter((event) => event.type === "warning" && event.code === ErrorCodes.CONTEXT_TRIMMED);
+    expect(trimmed).toHaveLength(1);
+    expect(trimmed[0]?.type === "warning" && trimmed[0].message).toMatch(/^The request leaves out \d+ older message\(s\) of the context's 301 /);
+    await thread.close();
+  });
+
+  it("takes the reply's reserve from its options: maxOutputTokens sets it, and a reserveTokens the window cannot hold fails at open naming the option", async () => {
+    const cwd = makeProject({ ".compactionrc.json": JSON.stringify({ preset: "safeguard", contextWindow: 8_000 }) });
+    const thresholdWith = async (options: { maxOutputTokens?: number }) => {
+      const events: ThreadEvent[] = [];
+      const thread = await openCompactionThread({ store: new MemoryEntryStore(), cwd, ...options, on: (event) => events.push(event) });
+      await thread.append(Array.from({ length: 8 }, (_, turn): ModelMessage[] => [
+        { role: "user", content: `Question ${turn}: ${chatter(turn)}` },
+        { role: "assistant", content: [{ type: "text", text: `Answer ${turn}: ${chatter(turn + 100)}` }] },
+      ]).flat());
+      await thread.close();
+      return events.find((event) => event.type === "compaction-start")?.threshold;
+    };
+    // The window's own reserve (an eighth of 8,000), then the model's reply limit (a quarter of it).
+    expect(await thresholdWith({})).toBe(Math.floor(0.8 * Math.min(8_000, (8_000 - 1_000) / 0.9)));
+    expect(await thresholdWith({ maxOutputTokens: 2_000 })).toBe(Math.floor(0.8 * ((8_000 - 2_000) / 0.9)));
+    await expect(openCompactionThread({ store: new MemoryEntryStore(), cwd, reserveTokens: 5_000 })).rejects.toMatchObject({
+      code: ErrorCodes.INPUT_INVALID,
+      path: "/reserveTokens",
+      message: expect.stringContaining("the reserveTokens option of @compaction/ai-sdk thread"),
+    });
   });
 
   it("refuses usage without an assistant message to record it on", async () => {

@@ -248,7 +248,7 @@ export async function openCompactionThread(options: CompactionThreadOptions): Pr
       // The reply's reserve, as compactionPrepareStep takes it: the option, else the config's, else the window's own.
       ...(options.reserveTokens === undefined ? {} : { reserveTokens: options.reserveTokens }),
       ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
-      reserveOptionOf: "@compaction/ai-sdk/thread",
+      reserveOptionOf: HOST,
     });
     forwardThreadEvents(manager as ContextManager<unknown>, options.on);
     // The context as read must be sendable: a corrupt entry fails here, naming it, not mid-request.

@@ -7,9 +7,9 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CompactionError, ErrorCodes } from "@compaction/core";
+import { type CompactionPlugin, CompactionError, ErrorCodes } from "@compaction/core";
 import { makeProject, removeProjects } from "@compaction/core/testing";
-import { openSqliteStore } from "@compaction/transcript";
+import { MemoryEntryStore, openSqliteStore } from "@compaction/transcript";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { createAgent } from "langchain";
@@ -130,6 +130,55 @@ describe("compactionHistory on a SQLite store", () => {
     const first = (await store.entries())[0] as unknown as { message: { details: { langchain: { data: { content: string } } } } };
     expect(first.message.details.langchain.data.content).toBe(huge);
     await store.close();
+  });
+
+  it("sends the newest turns that fit when the summarizer fails, and tells its on callback with a COMPACTION_CONTEXT_TRIMMED warning", async () => {
+    const cwd = project();
+    let summaries = 0;
+    const failing: CompactionPlugin = {
+      name: "failing-summarizer",
+      apply(compactor) {
+        compactor.summarizer = {
+          name: "failing",
+          summarize: async () => {
+            summaries += 1;
+            throw new Error("model unavailable");
+          },
+        };
+      },
+    };
+    const events: ThreadEvent[] = [];
+    const store = new MemoryEntryStore();
+    const history = compactionHistory({ cwd, openStore: () => store.handle(), plugins: [failing], on: (event) => events.push(event) });
+    const model = fakeModel().respond(new AIMessage("module-149.ts, retry149."));
+    const agent = createAgent({ model, tools: [history.memorySearch], middleware: [history.middleware] });
+    // Short turns: only leaving older ones out of what is sent makes room.
+    const turns = Array.from({ length: 150 }, (_, turn) => [
+      new HumanMessage({ id: `h-${turn}`, content: `Question ${turn}: which module handles retry case ${turn}? Name the file and the function.` }),
+      new AIMessage({ id: `a-${turn}`, content: `module-${turn}.ts, function retry${turn}, with a backoff of ${turn} seconds and a tenth of jitter.` }),
+    ]).flat();
+    const state = await agent.invoke({ messages: [...turns, new HumanMessage({ id: "q-new", content: "And retry case 149 again?" })] }, { configurable: { thread_id: THREAD_ID } });
+    await history.close();
+    expect(summaries).toBe(1);
+    const sent = model.calls[0]!.messages as BaseMessage[];
+    expect(sent.length).toBeLessThan(turns.length);
+    expect(textOf(sent.at(-1)!)).toBe("And retry case 149 again?");
+    expect(state.messages).toHaveLength(turns.length + 2); // the agent's state keeps every message
+    const trimmed = events.filter((event) => event.type === "warning" && event.code === ErrorCodes.CONTEXT_TRIMMED);
+    expect(trimmed).toHaveLength(1);
+    expect(trimmed[0]?.type === "warning" && trimmed[0].message).toMatch(/^The request leaves out \d+ older message\(s\) of the context's 301 /);
+  });
+
+  it("takes the reply's reserve from its options: a reserveTokens the model's window cannot hold fails the run naming the option", async () => {
+    const cwd = project();
+    const history = compactionHistory({ cwd, reserveTokens: 4_000, openStore: () => new MemoryEntryStore() });
+    const agent = createAgent({ model: fakeModel().respond(new AIMessage("hi")), tools: [history.memorySearch], middleware: [history.middleware] });
+    await expect(agent.invoke({ messages: [new HumanMessage("hello")] }, { configurable: { thread_id: THREAD_ID } })).rejects.toMatchObject({
+      code: ErrorCodes.INPUT_INVALID,
+      path: "/reserveTokens",
+      message: expect.stringContaining("the reserveTokens option of @compaction/langchain history"),
+    });
+    await history.close();
   });
 
   it("fails the run with COMPACTION_INPUT_INVALID when no thread_id is given, and with the store's COMPACTION_TRANSCRIPT_NOT_FOUND for an unknown one", async () => {

@@ -23,7 +23,6 @@
  */
 import { randomUUID } from "node:crypto";
 import {
-  hostReserveTokens,
   checkHostOptions,
   CompactionError,
   type Compactor,
@@ -143,12 +142,25 @@ export function compactionHistory(options: CompactionHistoryOptions): Compaction
     }
     // What the system prompt and tools take of the window is not the thread's: the manager measures the messages alone.
     const room = Math.max(1, window - overhead);
-    // The reply's reserve for the model's window (the option, else the config's, else the window's
-    // own), out of the room the messages have: at most half of it, as a context manager takes it.
-    const reserve = Math.min(hostReserveTokens(engine, window, options, HOST), Math.floor(room / 2));
+    // The reply's reserve for the model's window (the reserveTokens option, else the config's, else
+    // the window's own from maxOutputTokens): one that does not fit the model's window throws here,
+    // naming the option. The manager gets it out of the room the messages have, at most half of
+    // it (a large system prompt must not make every run fail).
+    const reserve = engine.reserveFor(window, {
+      reserveTokens: options.reserveTokens,
+      maxOutputTokens: options.maxOutputTokens,
+      source: { name: `the reserveTokens option of ${HOST}`, path: "/reserveTokens" },
+    });
     const store = await openStore(threadId);
     try {
-      const manager = await createContextManager<PiMessage>({ store, compactor: engine, contextWindow: room, reserveTokens: reserve, ...(options.agent === undefined ? {} : { agent: options.agent }) });
+      const manager = await createContextManager<PiMessage>({
+        store,
+        compactor: engine,
+        contextWindow: room,
+        reserveTokens: Math.min(reserve, Math.floor(room / 2)),
+        reserveOptionOf: HOST,
+        ...(options.agent === undefined ? {} : { agent: options.agent }),
+      });
       forwardThreadEvents(manager as ContextManager<unknown>, options.on);
       const thread: OpenThread = { threadId, store, manager, recorded: new Set(), recall: undefined };
       open.set(threadId, thread);
