@@ -34,14 +34,28 @@ describe("HostLoop", () => {
     const growth = loop.settle(after, messages);
     expect(growth).toBe(8_000 * RETRY_GROWTH_SHARE);
     expect(loop.waiting).toBe(true);
-    expect(loop.due(after + 1_999, messages)).toBe(false);
-    expect(loop.due(after + 2_001, messages)).toBe(true);
+    // Below the window less the reserve (7,000 here), the wait holds.
+    expect(loop.due(after + 500, messages)).toBe(false);
     // Under the threshold after the compaction: nothing to wait for.
     expect(loop.settle(loop.threshold - 1, messages)).toBeNull();
     expect(loop.waiting).toBe(false);
     loop.settle(after, messages);
     loop.reset();
     expect(loop.due(after, messages)).toBe(true);
+  });
+
+  it("ends the wait once when the context reaches the window less the reserve; a compaction there that frees too little waits the whole quarter", () => {
+    const loop = new HostLoop(compactor(), { contextWindow: 8_000 });
+    const messages = turns(4);
+    const budget = 8_000 - loop.reserveTokens;
+    const after = loop.threshold + 100;
+    loop.settle(after, messages);
+    expect(loop.due(budget, messages)).toBe(false);
+    expect(loop.due(budget + 1, messages)).toBe(true);
+    // That compaction, at the budget, left it over the threshold again: only growth ends this wait.
+    loop.settle(after, messages);
+    expect(loop.due(budget + 1, messages)).toBe(false);
+    expect(loop.due(after + 2_001, messages)).toBe(true);
   });
 
   it("stops waiting when a user message ends the large turn that stayed over the threshold", () => {

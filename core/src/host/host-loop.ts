@@ -9,8 +9,10 @@
  * 3. The wait after a compaction that could not bring the context under the threshold (it freed
  *    too little, failed, or was refused): the next automatic one waits until the context has grown
  *    by a quarter of the window (`RETRY_GROWTH_SHARE`), or a user message ended the turn that was
- *    too large. So at most one compaction runs per quarter of the window appended, and a turn whose
- *    outputs alone fill the window is shrunk at send time once, not compacted at every message.
+ *    too large, or (once per wait) the context reached the window less the reserve: past it every
+ *    request must be shrunk at send time, each new shrink a cache miss, so one more compaction
+ *    costs less; one that frees too little there waits the whole quarter. So a turn whose outputs
+ *    alone fill the window is shrunk at send time, not compacted at every message.
  * 4. What is sent: the context shaped to the budget by one prefix-stable `RequestShaper` (between
  *    two compactions each request only grows at its end), and the error a host must pass on when a
  *    request leaves out messages of the context (COMPACTION_CONTEXT_TRIMMED, once per loss) or
@@ -63,6 +65,10 @@ export class HostLoop<T> {
   #retryAbove: number | null = null;
   /** With #retryAbove: the index of the newest user message of the large turn that stayed over, or null. */
   #retryAfterRequest: number | null = null;
+  /** With #retryAbove: whether the context reaching the window less the reserve ends the wait. */
+  #retryAtBudget = false;
+  /** The compaction `due` last allowed was the wait's early one, at the budget. */
+  #dueAtBudget = false;
   /** Messages the previous request left out. */
   #dropped = 0;
 
@@ -98,8 +104,13 @@ export class HostLoop<T> {
    * the threshold, and not waiting after one that could not bring it under (see the file's comment).
    */
   due(tokens: number, messages: readonly T[]): boolean {
+    this.#dueAtBudget = false;
     if (tokens <= this.threshold) return false;
     if (this.#retryAbove === null || tokens > this.#retryAbove) return true;
+    if (this.#retryAtBudget && tokens > this.contextWindow - this.reserveTokens) {
+      this.#dueAtBudget = true;
+      return true;
+    }
     return this.#largeTurnEnded(messages);
   }
 
@@ -109,12 +120,14 @@ export class HostLoop<T> {
    * for is returned, for the host's warning.
    */
   settle(tokens: number, messages: readonly T[]): number | null {
-    this.#retryAbove = null;
-    this.#retryAfterRequest = null;
+    const atBudget = this.#dueAtBudget;
+    this.reset();
     if (tokens <= this.threshold) return null;
     const growth = Math.floor(this.contextWindow * RETRY_GROWTH_SHARE);
     this.#retryAbove = tokens + growth;
     this.#retryAfterRequest = this.#largeNewestTurn(messages, growth);
+    // The early retry at the budget once per wait: after it, the whole quarter.
+    this.#retryAtBudget = !atBudget && tokens < this.contextWindow - this.reserveTokens;
     return growth;
   }
 
@@ -122,6 +135,8 @@ export class HostLoop<T> {
   reset(): void {
     this.#retryAbove = null;
     this.#retryAfterRequest = null;
+    this.#retryAtBudget = false;
+    this.#dueAtBudget = false;
   }
 
   /**
