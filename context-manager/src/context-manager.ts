@@ -349,7 +349,7 @@ export class ContextManager<T> {
           : `nothing was compacted (${result.status}): ${(result.reason ?? "no reason given").replace(/\.$/, "")}`;
       this.#warn(
         "cannot-free",
-        `Auto-compaction could not free enough room: ${why}. It tries again once the context has grown by ${growth} tokens (a quarter of the window); until then each request holds the newest messages that fit the budget.`,
+        `Auto-compaction could not free enough room: ${why}. It tries again once the context has grown by ${growth} tokens (a quarter of the window), or earlier, once, when it reaches the window less the reserve; until then each request holds the newest messages that fit the budget.`,
       );
     }
     return result;
