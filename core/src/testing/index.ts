@@ -7,4 +7,4 @@ export { keepRecent } from "./keep-recent.js";
 export { type RecordedDraft, recordDrafts } from "./record-drafts.js";
 export { rejection } from "./rejection.js";
 export { makeProject, type ProjectFiles, removeProjects } from "./tmp-project.js";
-export { listingSummarizer } from "./summarizer.js";
+export { failingSummarizer, listingSummarizer } from "./summarizer.js";

@@ -3,6 +3,7 @@
  * first line (up to 200 characters) of each user and summary message, within the length asked for (the newest lines
  * dropped first). Good enough to see what a run does with a summary; no strategy.
  */
+import type { CompactionPlugin } from "../compactor/plugin.js";
 import type { SummarizeRequest, Summarizer } from "../summarizer/summarizer.js";
 
 export const listingSummarizer: Summarizer = Object.freeze({
@@ -19,3 +20,21 @@ export const listingSummarizer: Summarizer = Object.freeze({
     return lines.join("\n");
   },
 });
+
+/** A summarizer plugin whose model is down: every summary throws. `calls()` counts them. */
+export function failingSummarizer(): { plugin: CompactionPlugin; calls: () => number } {
+  let calls = 0;
+  const plugin: CompactionPlugin = {
+    name: "failing-summarizer",
+    apply(compactor) {
+      compactor.summarizer = {
+        name: "failing",
+        summarize: async () => {
+          calls += 1;
+          throw new Error("model unavailable");
+        },
+      };
+    },
+  };
+  return { plugin, calls: () => calls };
+}

@@ -1,5 +1,5 @@
 import { type CompactionPlugin, createTiktokenCounter, ErrorCodes, SHRINK_MARKER_PATTERN } from "@compaction/core";
-import { makeProject, removeProjects } from "@compaction/core/testing";
+import { failingSummarizer, makeProject, removeProjects } from "@compaction/core/testing";
 import { CLAUDE_FIXTURES, loadClaudeMessages } from "@compaction/fixtures";
 import { convertToModelMessages, type ModelMessage, modelMessageSchema, streamText, type UIMessage } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
@@ -47,17 +47,7 @@ function orphans(messages: readonly ModelMessage[]): string[] {
 }
 
 /** A plugin whose summarizer's model is down. */
-const failing: CompactionPlugin = {
-  name: "failing-summarizer",
-  apply(compactor) {
-    compactor.summarizer = {
-      name: "failing",
-      summarize: async () => {
-        throw new Error("model unavailable");
-      },
-    };
-  },
-};
+const failing = failingSummarizer().plugin;
 
 /** A chat of `turns` question/answer pairs, as the UI keeps it. */
 function chat(turns: number): UIMessage[] {
@@ -158,21 +148,9 @@ describe("compactModelMessages", () => {
       { role: "assistant", content: `module-${turn}.ts, function retry${turn}, with a backoff of ${turn} seconds and a tenth of jitter.` },
     ]).flat();
     const contextWindow = 8_000;
-    let summaries = 0;
-    const counting: CompactionPlugin = {
-      name: "failing-summarizer",
-      apply(compactor) {
-        compactor.summarizer = {
-          name: "failing",
-          summarize: async () => {
-            summaries += 1;
-            throw new Error("model unavailable");
-          },
-        };
-      },
-    };
+    const failing = failingSummarizer();
     const events: AiSdkCompactionEvent[] = [];
-    const compaction = new ModelMessageCompaction({ cwd: project(), contextWindow, reserveTokens: 1_000, plugins: [counting], on: (event) => events.push(event) });
+    const compaction = new ModelMessageCompaction({ cwd: project(), contextWindow, reserveTokens: 1_000, plugins: [failing.plugin], on: (event) => events.push(event) });
     let trimmedBefore = 0;
     let leftBefore = 0;
     for (let turns = 1; turns <= TURNS; turns++) {
@@ -190,8 +168,8 @@ describe("compactModelMessages", () => {
     }
     await compaction.dispose();
     const appended = tokensOf(history) - tokensOf(history.slice(0, 2));
-    expect(summaries).toBeGreaterThan(0);
-    expect(summaries).toBeLessThanOrEqual(Math.floor(appended / (contextWindow / 4)) + 1);
+    expect(failing.calls()).toBeGreaterThan(0);
+    expect(failing.calls()).toBeLessThanOrEqual(Math.floor(appended / (contextWindow / 4)) + 1);
     const trimmed = events.filter((event) => event.type === "warning" && event.code === ErrorCodes.CONTEXT_TRIMMED);
     expect(trimmed.length).toBeGreaterThan(0);
     expect(trimmed[0]?.type === "warning" && trimmed[0].message).toMatch(/^The request leaves out \d+ older message\(s\) of the context's \d+ to fit the budget/);

@@ -1,5 +1,5 @@
-import { type CompactionPlugin, ErrorCodes } from "@compaction/core";
-import { makeProject, removeProjects } from "@compaction/core/testing";
+import { ErrorCodes } from "@compaction/core";
+import { failingSummarizer, makeProject, removeProjects } from "@compaction/core/testing";
 import { afterAll, describe, expect, it } from "vitest";
 import type { AiSdkCompactionEvent, CompactionEndEvent } from "./options.js";
 import { compactionPrepareStep } from "./prepare-step.js";
@@ -35,24 +35,6 @@ function project(): string {
 
 function compactionsOf(events: readonly AiSdkCompactionEvent[]): CompactionEndEvent[] {
   return events.filter((event): event is CompactionEndEvent => event.type === "compaction-end" && event.result.status === "compacted");
-}
-
-/** A summarizer plugin whose model is down: every summary throws. `calls` counts them. */
-function failingSummarizer(): { plugin: CompactionPlugin; calls: () => number } {
-  let calls = 0;
-  const plugin: CompactionPlugin = {
-    name: "failing-summarizer",
-    apply(compactor) {
-      compactor.summarizer = {
-        name: "failing",
-        summarize: async () => {
-          calls += 1;
-          throw new Error("model unavailable");
-        },
-      };
-    },
-  };
-  return { plugin, calls: () => calls };
 }
 
 /** The prompt's messages as JSON, to compare prompts of consecutive steps. */

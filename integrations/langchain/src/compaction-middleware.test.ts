@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type CompactionPlugin, createTiktokenCounter, ErrorCodes, messageTokenText, type TokenCounter } from "@compaction/core";
+import { failingSummarizer } from "@compaction/core/testing";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import fc from "fast-check";
@@ -166,24 +167,6 @@ describe("compactionMiddleware in a createAgent tool loop", () => {
     expect(() => compactionMiddleware({ on: "log" as never })).toThrow(/on must be a function/);
   });
 });
-
-/** A summarizer plugin whose model is down: every summary throws. `calls` counts them. */
-function failingSummarizer(): { plugin: CompactionPlugin; calls: () => number } {
-  let calls = 0;
-  const plugin: CompactionPlugin = {
-    name: "failing-summarizer",
-    apply(compactor) {
-      compactor.summarizer = {
-        name: "failing",
-        summarize: async () => {
-          calls += 1;
-          throw new Error("model unavailable");
-        },
-      };
-    },
-  };
-  return { plugin, calls: () => calls };
-}
 
 /** `turns` short question/answer pairs (too short to shorten to head and tail), ids as LangGraph gives them. */
 function shortChat(turns: number, prefix = "t"): BaseMessage[] {

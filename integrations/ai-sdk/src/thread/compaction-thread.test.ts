@@ -7,8 +7,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type CompactionPlugin, CompactionError, ErrorCodes } from "@compaction/core";
-import { makeProject, removeProjects } from "@compaction/core/testing";
+import { CompactionError, ErrorCodes } from "@compaction/core";
+import { failingSummarizer, makeProject, removeProjects } from "@compaction/core/testing";
 import { MemoryEntryStore, openSqliteStore, type SqliteStore } from "@compaction/transcript";
 import { generateText, type ModelMessage, stepCountIs } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
@@ -263,21 +263,9 @@ describe("openCompactionThread on a SQLite store", () => {
 
   it("sends the newest turns that fit when the summarizer fails, and tells its on callback with a COMPACTION_CONTEXT_TRIMMED warning", async () => {
     const cwd = project();
-    let summaries = 0;
-    const failing: CompactionPlugin = {
-      name: "failing-summarizer",
-      apply(compactor) {
-        compactor.summarizer = {
-          name: "failing",
-          summarize: async () => {
-            summaries += 1;
-            throw new Error("model unavailable");
-          },
-        };
-      },
-    };
+    const failing = failingSummarizer();
     const events: ThreadEvent[] = [];
-    const thread = await openCompactionThread({ store: new MemoryEntryStore(), cwd, plugins: [failing], on: (event) => events.push(event) });
+    const thread = await openCompactionThread({ store: new MemoryEntryStore(), cwd, plugins: [failing.plugin], on: (event) => events.push(event) });
     // Short turns: only leaving older ones out of what is sent makes room.
     const turns = Array.from({ length: 150 }, (_, turn): ModelMessage[] => [
       { role: "user", content: `Question ${turn}: which module handles retry case ${turn}? Name the file and the function.` },
@@ -286,7 +274,7 @@ describe("openCompactionThread on a SQLite store", () => {
     await thread.append(turns);
     await thread.append({ role: "user", content: "And retry case 149 again?" });
     const sent = await thread.messages();
-    expect(summaries).toBe(1); // not again before the request: the context grew too little since
+    expect(failing.calls()).toBe(1); // not again before the request: the context grew too little since
     expect(sent.length).toBeLessThan(turns.length);
     expect(sent.at(-1)).toEqual({ role: "user", content: "And retry case 149 again?" });
     expect(sent.at(-2)).toEqual(turns.at(-1));

@@ -7,8 +7,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type CompactionPlugin, CompactionError, ErrorCodes } from "@compaction/core";
-import { makeProject, removeProjects } from "@compaction/core/testing";
+import { CompactionError, ErrorCodes } from "@compaction/core";
+import { failingSummarizer, makeProject, removeProjects } from "@compaction/core/testing";
 import { MemoryEntryStore, openSqliteStore } from "@compaction/transcript";
 import { AIMessage, type BaseMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
@@ -134,22 +134,10 @@ describe("compactionHistory on a SQLite store", () => {
 
   it("sends the newest turns that fit when the summarizer fails, and tells its on callback with a COMPACTION_CONTEXT_TRIMMED warning", async () => {
     const cwd = project();
-    let summaries = 0;
-    const failing: CompactionPlugin = {
-      name: "failing-summarizer",
-      apply(compactor) {
-        compactor.summarizer = {
-          name: "failing",
-          summarize: async () => {
-            summaries += 1;
-            throw new Error("model unavailable");
-          },
-        };
-      },
-    };
+    const failing = failingSummarizer();
     const events: ThreadEvent[] = [];
     const store = new MemoryEntryStore();
-    const history = compactionHistory({ cwd, openStore: () => store.handle(), plugins: [failing], on: (event) => events.push(event) });
+    const history = compactionHistory({ cwd, openStore: () => store.handle(), plugins: [failing.plugin], on: (event) => events.push(event) });
     const model = fakeModel().respond(new AIMessage("module-149.ts, retry149."));
     const agent = createAgent({ model, tools: [history.memorySearch], middleware: [history.middleware] });
     // Short turns: only leaving older ones out of what is sent makes room.
@@ -159,7 +147,7 @@ describe("compactionHistory on a SQLite store", () => {
     ]).flat();
     const state = await agent.invoke({ messages: [...turns, new HumanMessage({ id: "q-new", content: "And retry case 149 again?" })] }, { configurable: { thread_id: THREAD_ID } });
     await history.close();
-    expect(summaries).toBe(1);
+    expect(failing.calls()).toBe(1);
     const sent = model.calls[0]!.messages as BaseMessage[];
     expect(sent.length).toBeLessThan(turns.length);
     expect(textOf(sent.at(-1)!)).toBe("And retry case 149 again?");
