@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Compactor } from "../compactor/compactor.js";
 import { ErrorCodes } from "../errors.js";
@@ -5,6 +6,7 @@ import { createPiAdapter, type PiMessage } from "../messages/pi-adapter.js";
 import { words } from "../testing/builders.js";
 import { assistant, toolResult, user } from "../testing/pi-messages.js";
 import { createEstimateCounter } from "../tokens/estimate-counter.js";
+import { compactedTargetTokens } from "../compactor/usable-window.js";
 import { HostLoop, RETRY_GROWTH_SHARE } from "./host-loop.js";
 
 const compactor = (reserveTokens?: number) =>
@@ -81,5 +83,41 @@ describe("HostLoop", () => {
     expect(loop.request([...history, user("more")], 3_000).problem).toBeNull();
     const pinned = [{ ...user(words(4_000)), pinned: true } as PiMessage, user("now?")];
     expect(loop.request(pinned, 3_000).problem).toMatchObject({ code: ErrorCodes.CONTEXT_OVERFLOW, message: expect.stringMatching(/^The request does not fit the context window/) });
+  });
+});
+
+describe("HostLoop's wait, for any session", () => {
+  // A host's loop as it runs: messages of any size appended, `due` checked after each, and a
+  // compaction whenever it is due that either works (the context within the run's target, as
+  // every compaction that brings it under the threshold keeps: `CompactionRun.targetTokens`) or
+  // frees too little (anywhere over the threshold, up to past the budget). However they turn out,
+  // the loop compacts at most twice per quarter of the window appended (once when the context
+  // grew a quarter window, once more early at the window less the reserve), plus the first.
+  it("compacts at most twice per quarter window appended, whatever each compaction frees", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(8_000, 16_000, 32_000, 128_000),
+        fc.array(fc.tuple(fc.integer({ min: 1, max: 600 }), fc.oneof({ arbitrary: fc.double({ min: 0, max: 0.5, noNaN: true }), weight: 1 }, { arbitrary: fc.double({ min: 0.78, max: 1.2, noNaN: true }), weight: 3 })), { minLength: 100, maxLength: 400 }),
+        (window, steps) => {
+          const loop = new HostLoop(compactor(), { contextWindow: window });
+          const messages = turns(2);
+          let tokens = 0;
+          let appended = 0;
+          let compactions = 0;
+          for (const [size, outcome] of steps) {
+            tokens += size;
+            appended += size;
+            if (!loop.due(tokens, messages)) continue;
+            compactions += 1;
+            // The context after the compaction: within the target, or over the threshold.
+            const after = Math.min(tokens, Math.floor(outcome * window));
+            tokens = after > loop.threshold ? after : Math.min(after, compactedTargetTokens(window, loop.reserveTokens, 0.8));
+            loop.settle(tokens, messages);
+          }
+          expect(compactions).toBeLessThanOrEqual(2 * (appended / (window * RETRY_GROWTH_SHARE)) + 1);
+        },
+      ),
+      { numRuns: 200 },
+    );
   });
 });
