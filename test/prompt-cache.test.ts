@@ -28,7 +28,7 @@ function recording(file: string): PiMessage[] {
 }
 
 /** (transcript, window, preset) cells known to miss the cache more than once per compaction (see the test). */
-const KNOWN_EXTRA_MISSES: ReadonlySet<string> = new Set(["pi-before-compaction.jsonl 32000 layered"]);
+const KNOWN_EXTRA_MISSES: ReadonlySet<string> = new Set([]);
 
 describe("requests between compactions, on the real transcripts", () => {
   for (const file of ALL_FIXTURES) {
@@ -42,9 +42,7 @@ describe("requests between compactions, on the real transcripts", () => {
             factsOf: (m) => tokens.facts.of(m),
           });
           const where = `${preset}: ${result.cache.misses} misses, ${result.compactions} compactions, largest request ${result.cache.largestRequest}`;
-          // A known gap, measured (31 misses for 27 compactions): layered's send-time pruning on
-          // pi-before-compaction's large bash outputs at 32k misses the cache between compactions.
-          // When it is fixed this fails, and the entry goes.
+          // A cell listed as a known gap must still miss more (when it is fixed this fails, and the entry goes).
           if (KNOWN_EXTRA_MISSES.has(`${file} ${window} ${preset}`)) expect(result.cache.misses, where).toBeGreaterThan(result.compactions + 1);
           else expect(result.cache.misses, where).toBeLessThanOrEqual(result.compactions + 1);
           // The default config: the window's own reserve.

@@ -63,7 +63,8 @@ export {
   type ShrunkMessage,
 } from "./shrink/shrink-to-budget.js";
 export { SHRINK_MARKER_PATTERN, shrinkMarker, type ShrinkMarkerInfo } from "./shrink/head-and-tail.js";
-export { keepNewestRequest, latestCutIndex, MIN_SUMMARY_ROOM } from "./compactor/fit-budget.js";
+export { keepNewestRequest, latestCutIndex, maySplitNewestTurn, MIN_SUMMARY_ROOM, type NewestRequestRule } from "./compactor/fit-budget.js";
+export { CARRIED_REQUEST_HEADING, carryRequest } from "./compactor/carry-request.js";
 export { summaryHasContent } from "./summarizer/has-content.js";
 
 // Errors and the compaction event.

@@ -29,8 +29,11 @@ export function requestProblems<T>(
     }
   });
   if (newestUserText !== undefined) {
+    // A user message, whole or cut to head and tail; or, for a split newest turn in a host that
+    // records only summary + suffix, its text carried in the summary.
     const present = sent.some((m) => {
       const f = facts.of(m);
+      if (f.kind === "summary") return f.text.includes(newestUserText);
       return f.kind === "user" && (f.text === newestUserText || sameHeadAndTail(f.text, newestUserText));
     });
     if (!present) problems.push(`the newest user message (${JSON.stringify(newestUserText.slice(0, 40))}) is not in the request`);
@@ -48,12 +51,17 @@ function sameHeadAndTail(shrunk: string, original: string): boolean {
   return original.startsWith(head) && original.endsWith(tail);
 }
 
-/** The text of the newest user message of the manager's context. */
-export function newestUserText<T>(manager: ContextManager<T>): string | undefined {
+/**
+ * True when the context holds `request` as its newest user message, or, for a split newest turn
+ * in a host that records only summary + suffix, in the summary (the summarizer's own words, or
+ * carried under CARRIED_REQUEST_HEADING) with no user message after it.
+ */
+export function holdsNewestRequest<T>(manager: ContextManager<T>, request: string): boolean {
   const messages = manager.messages;
   for (let i = messages.length - 1; i >= 0; i--) {
     const f = manager.compactor.facts.of(messages[i] as T);
-    if (f.kind === "user") return f.text;
+    if (f.kind === "user") return f.text === request;
+    if (f.kind === "summary") return f.text.includes(request);
   }
-  return undefined;
+  return false;
 }

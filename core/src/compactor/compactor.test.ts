@@ -8,8 +8,9 @@ import type { Summarizer } from "../summarizer/summarizer.js";
 import { assistant, summaryMessage, toolResult, user, words } from "../testing/pi-messages.js";
 import { createEstimateCounter } from "../tokens/estimate-counter.js";
 import { Compactor } from "./compactor.js";
+import { CARRIED_REQUEST_HEADING } from "./carry-request.js";
 import { MIN_SUMMARY_ROOM } from "./fit-budget.js";
-import { summarizeCut } from "./summarize-cut.js";
+import { SPLIT_TURN_SEPARATOR, summarizeCut } from "./summarize-cut.js";
 import type { CompactionPlugin } from "./plugin.js";
 import { STAGE_AUGMENT, STAGE_PRUNE, STAGE_STRATEGY } from "./stages.js";
 
@@ -597,18 +598,22 @@ describe("Compactor.compact", () => {
     expect(result.status).toBe("compacted");
     expect(c.tokens.total(result.messages)).toBeLessThanOrEqual(contextWindow);
     expect(result.summary).toBe(words(300));
-    // The tool output was shrunk by the cut's fit and again for the summary: reported once, from its original size.
-    const output = (result.shrunk ?? []).filter((s) => s.index === 4);
+    // The newest turn (its 3,000-word tool output) is over the run's target, so the cut moved into
+    // it, to its last step, the request kept ahead of the summary; that step was shrunk by the
+    // cut's fit and again for the summary: reported once, from its original size.
+    expect(result.cut?.firstKeptIndex).toBe(5);
+    expect(result.cut?.preservedIndices).toEqual([2]);
+    const output = (result.shrunk ?? []).filter((s) => s.index === 5);
     expect(output).toHaveLength(1);
-    expect(output[0]?.tokensBefore).toBe(c.tokens.count(input[4] as PiMessage));
+    expect(output[0]?.tokensBefore).toBe(c.tokens.count(input[5] as PiMessage));
     expect(result.warnings.join("\n")).toContain("cutting alone could not bring the context under the budget");
     expect(result.warnings.join("\n")).toMatch(/With its summary, the compacted context was \d+ tokens over the budget/);
     // Each shrunk message has one marker, and it says all that was cut from the original, not only
     // the second cut (the assistant message was shrunk by the cut's fit and again for the summary).
     const textOf = (m: PiMessage) => ((m as { content: { type: string; text?: string }[] }).content.find((part) => part.type === "text")?.text ?? "");
-    expect((result.shrunk ?? []).map((s) => s.index)).toEqual([4, 5]);
+    expect((result.shrunk ?? []).map((s) => s.index)).toEqual([5]);
     for (const { index } of result.shrunk ?? []) {
-      const text = textOf(result.messages[1 + index - 2] as PiMessage);
+      const text = textOf(result.messages[2 + index - 5] as PiMessage); // the request, the summary, then 5 on
       const markers = text.match(new RegExp(SHRINK_MARKER_PATTERN.source, "g")) ?? [];
       expect(markers).toHaveLength(1);
       const removed = Number(/\[compaction: ([\d,]+) characters/.exec(markers[0]!)?.[1]?.replaceAll(",", ""));
@@ -637,6 +642,121 @@ describe("Compactor.compact", () => {
   it("pulls a cut past the newest user message back to it", async () => {
     const result = await compactor([cutAt(7, "eager")]).compact({ messages: conversation() });
     expect(result.cut?.firstKeptIndex).toBe(4);
+    expect(result.warnings.join("\n")).toContain("the request being worked on stays in the context");
+  });
+
+  /** One request and a long autonomous run after it: `steps` tool calls, each with a large output. */
+  const oneLongTurn = (steps: number) => [
+    user("old question"),
+    assistant(`old answer: ${words(200)}`),
+    user("implement the plan: step by step"),
+    ...Array.from({ length: steps }, (_, i) => [assistant(`step ${i}`, [{ id: `c${i}` }]), toolResult(`c${i}`, `output ${i}: ${words(300)}`)]).flat(),
+    assistant("all steps done"),
+  ];
+
+  it("splits a newest turn larger than the run's target, the request kept verbatim ahead of the summary", async () => {
+    const input = oneLongTurn(12);
+    const copy = structuredClone(input);
+    let prefix = -1;
+    let history = -1;
+    const inspect: CompactionPlugin = {
+      name: "inspect",
+      apply: (c) =>
+        c.hooks.summarize.tap({ name: "inspect", stage: STAGE_AUGMENT }, (draft, run) => {
+          prefix = run.turnPrefixMessages().length;
+          history = run.historyMessages().length;
+          return draft;
+        }),
+    };
+    const c = compactor([summarizingAt(2), inspect], budgetedSummarizer);
+    const contextWindow = Math.floor(c.tokens.total(input) / 2);
+    const result = await c.compact({ messages: input, contextWindow });
+    expect(result.status).toBe("compacted");
+    // The cut was moved later, into the newest turn, not shrunk: nothing kept is cut to head and tail.
+    expect(result.shrunk ?? []).toEqual([]);
+    expect(result.cut!.firstKeptIndex).toBeGreaterThan(3);
+    expect(result.cut!.preservedIndices).toEqual([2]);
+    expect(result.cut!.isSplitTurn).toBe(true);
+    expect(result.cut!.turnStartIndex).toBe(2);
+    expect(history).toBe(2);
+    // The turn's summary sees its request (kept ahead of the summary too) and its early part.
+    expect(prefix).toBe(result.cut!.firstKeptIndex - 2);
+    expect(result.messages[0]).toEqual(input[2]);
+    expect((result.messages[1] as unknown as Record<string, unknown>).role).toBe("compactionSummary");
+    expect(result.messages.slice(2)).toEqual(input.slice(result.cut!.firstKeptIndex));
+    expect(result.warnings.join("\n")).toContain("inside the newest turn, its request kept ahead of the summary");
+    expect(c.tokens.total(result.messages)).toBeLessThanOrEqual(contextWindow);
+    expect(input).toEqual(copy);
+  });
+
+  it("splits the same newest turn again: the previous summary's split-turn part is updated, not summarised again", async () => {
+    const keepLast = (n: number): CompactionPlugin => ({
+      name: "keep-last",
+      apply(c) {
+        c.hooks.selectCut.tap("keep-last", (run) => ({ firstKeptIndex: run.messages.length - n }));
+        c.hooks.summarize.tapPromise("keep-last", async (draft, run) => ({ ...draft, text: await summarizeCut(run, { maxTokens: 200 }) }));
+      },
+    });
+    const prefixes: number[] = [];
+    const previous: (string | undefined)[] = [];
+    const spy: Summarizer = {
+      name: "spy",
+      summarize: async (req) => {
+        if (req.kind === "turnPrefix") {
+          prefixes.push(req.messages.length);
+          previous.push(req.previousSummary);
+        }
+        return `${req.kind} of ${req.messages.length} messages`;
+      },
+    };
+    const c = compactor([keepLast(3)], spy);
+    const input = oneLongTurn(12);
+    const window = Math.floor(c.tokens.total(input) / 2);
+    const once = await c.compact({ messages: input, contextWindow: window });
+    expect(once.status).toBe("compacted");
+    expect(once.messages[0]).toEqual(input[2]);
+    const more = Array.from({ length: 6 }, (_, i) => [assistant(`more ${i}`, [{ id: `m${i}` }]), toolResult(`m${i}`, `more output ${i}: ${words(300)}`)]).flat();
+    const twice = await c.compact({ messages: [...once.messages, ...more], contextWindow: window });
+    expect(twice.status).toBe("compacted");
+    // The request stays first; the previous summary is not handed to the summarizer as a message.
+    expect(twice.messages[0]).toEqual(input[2]);
+    expect(twice.cut?.preservedIndices).toEqual([0]);
+    expect(prefixes[1]).toBe(1 + twice.cut!.compactedIndices.length - 1);
+    expect(previous).toEqual([undefined, once.summary!.split(SPLIT_TURN_SEPARATOR).at(-1)]);
+    expect(twice.summary!.split(SPLIT_TURN_SEPARATOR)).toHaveLength(once.summary!.split(SPLIT_TURN_SEPARATOR).length);
+  });
+
+  it("honours a plugin's cut inside a newest turn larger than the run's target, and pulls back one inside a turn that fits", async () => {
+    const input = oneLongTurn(12);
+    const c = compactor([cutAt(input.length - 3)]);
+    const small = await c.compact({ messages: input, contextWindow: Math.floor(c.tokens.total(input) / 2) });
+    expect(small.cut?.firstKeptIndex).toBe(input.length - 3);
+    expect(small.cut?.preservedIndices).toEqual([2]);
+    expect(small.warnings.join("\n")).not.toContain("the request being worked on stays in the context");
+    const large = await c.compact({ messages: input, contextWindow: 100_000 });
+    expect(large.cut?.firstKeptIndex).toBe(2);
+    expect(large.warnings.join("\n")).toContain("the request being worked on stays in the context");
+  });
+
+  it("for a host that records only summary + suffix (suffixOnly), splits such a turn with its request in the summary, verbatim", async () => {
+    const input = oneLongTurn(12);
+    const c = compactor([summarizingAt(input.length - 3)]);
+    const result = await c.compact({ messages: input, contextWindow: Math.floor(c.tokens.total(input) / 2), suffixOnly: true });
+    expect(result.status).toBe("compacted");
+    expect(result.cut?.firstKeptIndex).toBe(input.length - 3);
+    expect(result.cut?.preservedIndices).toEqual([]);
+    expect(result.cut?.compactedIndices).toContain(2);
+    expect(result.cut?.turnStartIndex).toBe(2);
+    // Summary + an unchanged suffix, as pi records it; the request's text is carried in the summary.
+    expect(result.messages.slice(1)).toEqual(input.slice(input.length - 3));
+    expect(result.summary).toContain(`${CARRIED_REQUEST_HEADING}\n\nimplement the plan: step by step`);
+  });
+
+  it("pulls a cut inside a newest turn that fits the run's target back to its request, also for suffixOnly", async () => {
+    const input = oneLongTurn(2);
+    const c = compactor([cutAt(input.length - 1)]);
+    const result = await c.compact({ messages: input, contextWindow: 100_000, suffixOnly: true });
+    expect(result.cut?.firstKeptIndex).toBe(2);
     expect(result.warnings.join("\n")).toContain("the request being worked on stays in the context");
   });
 
@@ -684,7 +804,7 @@ describe("Compactor.compact", () => {
           return draft;
         }),
     };
-    // A split turn is never the newest turn (the newest user message is never compacted).
+    // An older turn split: its request is compacted with its early part (the newest one's is kept).
     const result = await compactor([cutAt(7), inspect]).compact({ messages: [...conversation(), user("third request")] });
     expect(result.cut?.isSplitTurn).toBe(true);
     expect(result.cut?.turnStartIndex).toBe(4);

@@ -4,6 +4,7 @@ import { createCompactionEvent } from "../event.js";
 import { FactsCache, type MessageAdapter } from "../messages/adapter.js";
 import { describeValue } from "../messages/message-fields.js";
 import { checkCut } from "../cut/check-cut.js";
+import { carryRequest } from "./carry-request.js";
 import type { Cut } from "../cut/cut.js";
 import { shrinkToBudget } from "../shrink/shrink-to-budget.js";
 import { autoCompactTokens, compactedTargetTokens, usableWindow } from "./usable-window.js";
@@ -263,9 +264,10 @@ export class Compactor<T> {
       if (chosen === null) return await this.#withoutCut(run, noCutReason(run));
       const cutBy = proposed === undefined || proposed === null ? "core" : selectedBy;
 
-      const kept = keepNewestRequest(run.view, chosen, cutBy);
+      const newestRequest = { targetTokens: run.targetCounted, requestAhead: !run.suffixOnly };
+      const kept = keepNewestRequest(run.view, chosen, cutBy, newestRequest);
       if (kept.repair !== null) run.warnings.push(`[core] ${kept.repair}`);
-      const checked = checkCut(run.view, kept.cut, { plugin: cutBy, budget: Number.POSITIVE_INFINITY });
+      const checked = checkCut(run.view, kept.cut, { plugin: cutBy, budget: Number.POSITIVE_INFINITY, requestAhead: newestRequest.requestAhead });
       for (const repair of checked.repairs) run.warnings.push(`[core] ${repair}`);
       const fitted = fitCutToBudget({
         view: run.view,
@@ -276,6 +278,7 @@ export class Compactor<T> {
         summaryOverheadTokens: run.summaryOverheadTokens,
         summaryMaxTokens: run.summaryMaxTokens,
         recallTool: run.recallTool,
+        newestRequest,
         headroomTo: run.targetCounted,
       });
       for (const repair of fitted.repairs) run.warnings.push(`[core] ${repair}`);
@@ -300,6 +303,7 @@ export class Compactor<T> {
       // A cut the core chose itself (no plugin selected one) is summarised by the core when no
       // plugin took it, as pi does.
       if (cutBy === "core" && isEmptyDraft(draft)) draft = { kind: "summary", text: await summarizeCut(coreView) };
+      if (summaryHasContent(draft.text)) draft = carryRequest(run.view, run.cut, draft, run.previousSummary);
       const stoppedAtSummary = this.#stopped(run);
       if (stoppedAtSummary) return untouched("cancelled", stoppedAtSummary.message, stoppedAtSummary);
       if (draft.kind !== "none" && !summaryHasContent(draft.text)) {

@@ -1,12 +1,21 @@
 /**
  * How the core brings a cut under the budget, whatever plugin chose it. The rules, in order:
- * 1. The newest user message (the request being worked on) is never compacted: a cut past it is
- *    pulled back to it.
- * 2. A cut that keeps more than the budget is moved later, to the earliest place (no later than
- *    the newest user message) where what it keeps leaves room for the summary.
- * 3. When no cut can do that, the cut is at the newest user message and the core shrinks what
- *    is kept (shrinkToBudget: largest tool outputs, then the newest turn's other messages, then
- *    the request itself to head and tail).
+ * 1. The newest user message (the request being worked on) is never compacted. A cut past it is
+ *    pulled back to it while the newest turn fits the run's target (what a compaction brings the
+ *    context down to), so a turn that fits is kept whole. A newest turn larger than that (an
+ *    agent's long autonomous run after one prompt) may be split, as pi and Claude Code split it:
+ *    the request stays verbatim ahead of the summary (`checkCut` preserves it like a pinned
+ *    message) and the turn's early part after it is summarised as the split turn's prefix. A host
+ *    that records only summary + suffix (`suffixOnly`: pi's compaction entry keeps no message
+ *    before its summary, and pi splits a turn this way itself) cannot keep it there: the request
+ *    is summarised with the turn's early part, and the core adds its text, verbatim, to the
+ *    summary (`carryRequest`).
+ * 2. A cut that keeps more than the budget is moved later, to the earliest place where what it
+ *    keeps leaves room for the summary within the run's target (else within the budget): no later
+ *    than the newest user message, else inside the newest turn where rule 1 lets it be split.
+ * 3. When no cut can do that, the cut is at the latest place rule 2 may use and the core shrinks
+ *    what is kept (shrinkToBudget: largest tool outputs, then the newest turn's other messages,
+ *    then the request itself to head and tail).
  * 4. When even that cannot fit (the system prompt, pinned messages and the request alone are
  *    over the budget), the run fails with COMPACTION_CONTEXT_OVERFLOW and the numbers.
  * 5. When a plugin asks how much room its summary has (`summaryRoomLeft`, `summaryRoom`) and
@@ -45,23 +54,49 @@ export function summaryAllowance(budget: number, summaryMaxTokens: number): numb
  */
 export const MIN_SUMMARY_ROOM = 64;
 
-/** Rule 1: the proposed cut, pulled back to the newest user message when it is past it. */
-export function keepNewestRequest(view: MessageView, proposed: Cut, plugin: string): { cut: Cut; repair: string | null } {
+/** What rule 1 needs besides the cut. */
+export interface NewestRequestRule {
+  /** The run's target in our count (`CompactionRun.targetCounted`): a newest turn over it may be split. */
+  readonly targetTokens: number;
+  /** False for a host that records only summary + suffix (`suffixOnly`): see `CheckCutOptions.requestAhead`. */
+  readonly requestAhead: boolean;
+}
+
+/**
+ * Rule 1: the proposed cut, pulled back to the newest user message when it is past it, unless the
+ * newest turn may be split (its tokens are over the run's target). A malformed cut is left for
+ * checkCut to refuse with its own message.
+ */
+export function keepNewestRequest(view: MessageView, proposed: Cut, plugin: string, rule: NewestRequestRule): { cut: Cut; repair: string | null } {
   const request = lastUserIndex(view.facts);
   const first = (proposed as Partial<Cut> | null | undefined)?.firstKeptIndex;
-  // A malformed cut is left for checkCut to refuse with its own message.
   if (typeof first !== "number" || !Number.isInteger(first) || first > view.facts.length) return { cut: proposed, repair: null };
   if (request < 0 || !(first > request) || view.facts[request]?.pinned === true) return { cut: proposed, repair: null };
+  if (maySplitNewestTurn(view, rule)) return { cut: proposed, repair: null };
   return {
     cut: { ...proposed, firstKeptIndex: request },
     repair: `Plugin '${plugin}' cut at message ${first}, after the newest user message; the cut was moved back to message ${request} so the request being worked on stays in the context.`,
   };
 }
 
+/** Rule 1's condition: the newest turn (from its request, which is not pinned) is over the run's target. */
+export function maySplitNewestTurn(view: MessageView, rule: NewestRequestRule): boolean {
+  const request = lastUserIndex(view.facts);
+  if (request < 0 || view.facts[request]?.pinned === true) return false;
+  let turn = 0;
+  for (let i = request; i < view.tokens.length; i++) turn += view.tokens[i] ?? 0;
+  return turn > rule.targetTokens;
+}
+
 /** Where the latest cut may be: the newest user message, or (with none) the last cut point. */
 export function latestCutIndex(view: MessageView): number {
   const request = lastUserIndex(view.facts);
   if (request >= 0) return request;
+  return lastCutPoint(view);
+}
+
+/** The last message a cut may start at (`isCutPoint`), or the number of messages when there is none. */
+function lastCutPoint(view: MessageView): number {
   for (let i = view.facts.length - 1; i >= 0; i--) if (isCutPoint(view.facts[i]!)) return i;
   return view.facts.length;
 }
@@ -76,6 +111,8 @@ export interface FitInput<T> {
   readonly summaryOverheadTokens: number;
   readonly summaryMaxTokens: number;
   readonly recallTool: string | undefined;
+  /** Rule 1's terms: whether the newest turn may be split, here to move a cut later (rule 2). */
+  readonly newestRequest: NewestRequestRule;
   /**
    * What the compacted context should come down to when rule 3 must shrink anyway (the run's
    * target, `CompactionRun.targetTokens`, in our count): tool outputs are shrunk further towards
@@ -98,21 +135,35 @@ export function fitCutToBudget<T>(input: FitInput<T>): FittedCut<T> {
   if (checked.keptTokens <= budget) return { cut: checked, shrink: null, repairs: [] };
   const target = Math.max(1, budget - input.summaryOverheadTokens - summaryAllowance(budget, input.summaryMaxTokens));
   const plugin = checked.selectedBy;
-  const latest = latestCutIndex(view);
-
-  const later = earliestFittingCut(view, checked, latest, target);
+  const request = latestCutIndex(view);
+  const split = maySplitNewestTurn(view, input.newestRequest);
+  const latest = split ? Math.max(request, lastCutPoint(view)) : request;
+  const requestAhead = input.newestRequest.requestAhead;
+  // The earliest cut that keeps within the run's target beside the summary, as rule 3 shrinks
+  // towards it: one that keeps up to the budget leaves the next steps no room, and each request
+  // after it is shrunk at send time (a cache miss) until the next compaction, a few steps later.
+  // At or before the request first, then inside the newest turn (where rule 1 lets it be split),
+  // then the same for the budget itself.
+  const room = input.summaryOverheadTokens + summaryAllowance(budget, input.summaryMaxTokens);
+  const runTarget = input.headroomTo === undefined ? target : Math.max(1, Math.min(target, input.headroomTo - room));
+  const fromRequest = checked.firstKeptIndex > request ? checked : recheck(view, checked, request, requestAhead);
+  const inside = (limit: number) => (split ? earliestFittingCut(view, fromRequest, latest, limit, requestAhead) : null);
+  const later =
+    earliestFittingCut(view, checked, request, runTarget, requestAhead) ??
+    inside(runTarget) ??
+    earliestFittingCut(view, checked, request, target, requestAhead) ??
+    inside(target);
   if (later !== null) {
     return {
       cut: later,
       shrink: null,
       repairs: [
-        `The cut chosen by '${plugin}' keeps ${checked.keptTokens} tokens, more than the budget of ${budget}; it was moved from message ${checked.firstKeptIndex} to ${later.firstKeptIndex}, which keeps ${later.keptTokens}.`,
+        `The cut chosen by '${plugin}' keeps ${checked.keptTokens} tokens, more than the budget of ${budget}; it was moved from message ${checked.firstKeptIndex} to ${later.firstKeptIndex}${later.firstKeptIndex > request ? ` (inside the newest turn, its request ${requestAhead ? "kept ahead of" : "carried in"} the summary)` : ""}, which keeps ${later.keptTokens}.`,
       ],
     };
   }
 
-  const atRequest = latest > checked.firstKeptIndex ? recheck(view, checked, latest) : checked;
-  const room = input.summaryOverheadTokens + summaryAllowance(budget, input.summaryMaxTokens);
+  const atRequest = latest > checked.firstKeptIndex ? recheck(view, checked, latest, requestAhead) : checked;
   let kept = shrinkKept(input, atRequest, target, input.headroomTo === undefined ? undefined : input.headroomTo - room);
   // No room for a summary of its own: the summary may be short, but the request must fit.
   if (!kept.shrink.fits) kept = shrinkKept(input, atRequest, budget - input.summaryOverheadTokens - 1);
@@ -121,14 +172,20 @@ export function fitCutToBudget<T>(input: FitInput<T>): FittedCut<T> {
     cut: { ...atRequest, keptTokens: kept.shrink.tokens },
     shrink: kept.shrink,
     repairs: [
-      ...(atRequest !== checked ? [`The cut chosen by '${plugin}' was moved from message ${checked.firstKeptIndex} to the newest user message (${atRequest.firstKeptIndex}).`] : []),
+      ...(atRequest !== checked
+        ? [
+            atRequest.firstKeptIndex === latestCutIndex(view)
+              ? `The cut chosen by '${plugin}' was moved from message ${checked.firstKeptIndex} to the newest user message (${atRequest.firstKeptIndex}).`
+              : `The cut chosen by '${plugin}' was moved from message ${checked.firstKeptIndex} to message ${atRequest.firstKeptIndex}, the newest turn's last step (its request ${requestAhead ? "kept ahead of" : "carried in"} the summary).`,
+          ]
+        : []),
       `The cut chosen by '${plugin}' keeps ${atRequest.keptTokens} tokens and cutting alone could not bring the context under the budget of ${budget} tokens; shrunk to head and tail: ${kept.text}. The full text stays in the transcript.`,
     ],
   };
 }
 
 /** What rule 5 needs of a run: `FitInput` with the cut as it stands instead of the checked one. */
-export type SummaryRoomInput<T> = Omit<FitInput<T>, "checked"> & { readonly cut: CheckedCut };
+export type SummaryRoomInput<T> = Omit<FitInput<T>, "checked" | "newestRequest"> & { readonly cut: CheckedCut };
 
 /** The cut and its shrinking after rule 5 made room for the summary, and what it did. */
 export interface MadeRoom<T> {
@@ -186,8 +243,8 @@ function shrinkKept<T>(input: Pick<FitInput<T>, "messages" | "tokens" | "recallT
   return { shrink: { ...raw, shrunk } as ShrinkResult<T>, raw, text };
 }
 
-function recheck(view: MessageView, checked: CheckedCut, firstKeptIndex: number): CheckedCut {
-  return checkCut(view, { ...checked, firstKeptIndex }, { plugin: checked.selectedBy, budget: Number.POSITIVE_INFINITY });
+function recheck(view: MessageView, checked: CheckedCut, firstKeptIndex: number, requestAhead: boolean): CheckedCut {
+  return checkCut(view, { ...checked, firstKeptIndex }, { plugin: checked.selectedBy, budget: Number.POSITIVE_INFINITY, requestAhead });
 }
 
 /**
@@ -195,7 +252,7 @@ function recheck(view: MessageView, checked: CheckedCut, firstKeptIndex: number)
  * `target`; null when none does. What a cut keeps shrinks as it moves later, so a binary search
  * over the cut points finds it with a few checks.
  */
-function earliestFittingCut(view: MessageView, checked: CheckedCut, latest: number, target: number): CheckedCut | null {
+function earliestFittingCut(view: MessageView, checked: CheckedCut, latest: number, target: number, requestAhead: boolean): CheckedCut | null {
   const points: number[] = [];
   for (let i = checked.firstKeptIndex + 1; i <= latest; i++) if (isCutPoint(view.facts[i]!)) points.push(i);
   let low = 0;
@@ -203,7 +260,7 @@ function earliestFittingCut(view: MessageView, checked: CheckedCut, latest: numb
   let found: CheckedCut | null = null;
   while (low <= high) {
     const mid = (low + high) >> 1;
-    const candidate = recheck(view, checked, points[mid] as number);
+    const candidate = recheck(view, checked, points[mid] as number, requestAhead);
     if (candidate.keptTokens <= target) {
       found = candidate;
       high = mid - 1;

@@ -276,11 +276,27 @@ export class RunState<T> {
     return this.#compacted(plugin, (i) => i < end, true);
   }
 
-  /** Compacted messages of a split turn's early part (empty when the turn is not split). */
+  /**
+   * Compacted messages of a split turn's early part, without the previous summary (empty when the
+   * turn is not split). When the split turn is the newest one, its request is kept ahead of the
+   * summary and heads this list too, so the turn's summary says what the early part was doing it for.
+   */
   turnPrefixMessages(plugin: string): T[] {
     const cut = this.#requireCut(plugin);
     if (!cut.isSplitTurn) return [];
-    return this.#compacted(plugin, (i) => i >= cut.turnStartIndex, false);
+    const prefix = this.#compacted(plugin, (i) => i >= cut.turnStartIndex, true);
+    if (cut.preservedIndices.includes(cut.turnStartIndex)) prefix.unshift(this.#messages[cut.turnStartIndex] as T);
+    return prefix;
+  }
+
+  /**
+   * True when the previous summary lies inside the split turn's early part: the turn was split
+   * before (its request kept ahead of that summary) and is split again. The summary's split-turn
+   * part then describes this turn, and is updated rather than summarised again.
+   */
+  previousSummaryInTurn(plugin: string): boolean {
+    const cut = this.#requireCut(plugin);
+    return cut.isSplitTurn && this.#previousSummaryIndex(cut) > cut.turnStartIndex;
   }
 
   /** Every compacted message, oldest first. */

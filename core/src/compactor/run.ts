@@ -249,9 +249,20 @@ export class CompactionRun<T> {
   historyMessages(): T[] {
     return this.#run.historyMessages(this.plugin);
   }
-  /** Compacted messages of a split turn's early part (empty when the turn is not split). */
+  /**
+   * Compacted messages of a split turn's early part (empty when the turn is not split); headed by
+   * the turn's request when that is the newest one, kept ahead of the summary as well.
+   */
   turnPrefixMessages(): T[] {
     return this.#run.turnPrefixMessages(this.plugin);
+  }
+  /**
+   * True when the previous summary lies inside the split turn's early part (the newest turn split
+   * again, its request kept ahead of that summary): `summarizeCut` then updates the summary's
+   * split-turn part with the turn's new messages instead of summarising the summary again.
+   */
+  previousSummaryInTurn(): boolean {
+    return this.#run.previousSummaryInTurn(this.plugin);
   }
   /** Every compacted message, oldest first. */
   compactedMessages(): T[] {

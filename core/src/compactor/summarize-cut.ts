@@ -49,17 +49,35 @@ export async function summarizeCut<T>(run: CompactionRun<T>, options: SummarizeC
   if (historyMax < requested) {
     run.warn(`The summary was limited to ${room} tokens: that is what the kept messages leave of the budget of ${run.budget}.`);
   }
+  // A turn split again (its request kept ahead of the previous summary): the previous summary's
+  // history part stands for the history, its split-turn part is updated with the turn's new messages.
+  const previous: { history: string | undefined; turnPrefix: string | undefined } = run.previousSummaryInTurn()
+    ? splitTurnSummary(run.previousSummary ?? "")
+    : { history: run.previousSummary, turnPrefix: undefined };
+  if (previous.history !== run.previousSummary) run.setPreviousSummary(previous.history ?? "");
   const historyText =
-    history.length === 0 ? (run.previousSummary ?? "") : await summarizeInChunks(run, history, { ...options, maxTokens: historyMax });
+    history.length === 0 ? (previous.history ?? "") : await summarizeInChunks(run, history, { ...options, maxTokens: historyMax });
   if (history.length > 0) requireText(run, historyText, "history");
   if (prefix.length === 0) return historyText;
   const prefixText = await run.summarize(prefix, {
     kind: "turnPrefix",
     maxTokens: prefixMax,
+    ...(previous.turnPrefix !== undefined ? { previousSummary: previous.turnPrefix } : {}),
     ...(options.signal !== undefined ? { signal: options.signal } : {}),
   });
   requireText(run, prefixText, "turn prefix");
   return historyText.trim() === "" ? prefixText : `${historyText}${SPLIT_TURN_SEPARATOR}${prefixText}`;
+}
+
+/**
+ * The two parts of a summary written inside the turn it split: the history summary and, after
+ * `SPLIT_TURN_SEPARATOR`, the split turn's. Without the separator (nothing came before the turn)
+ * it is all the turn's.
+ */
+export function splitTurnSummary(text: string): { history: string; turnPrefix: string } {
+  const at = text.lastIndexOf(SPLIT_TURN_SEPARATOR);
+  if (at < 0) return { history: "", turnPrefix: text };
+  return { history: text.slice(0, at), turnPrefix: text.slice(at + SPLIT_TURN_SEPARATOR.length) };
 }
 
 /**

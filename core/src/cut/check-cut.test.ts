@@ -34,8 +34,9 @@ describe("checkCut rules", () => {
     [2, 1, true, 0, true],
     [3, 3, true, 0, false],
     [4, 4, false, -1, false],
-    [6, 5, true, 4, true],
-    [7, 5, true, 4, true],
+    // 4 is the newest user message: a cut past it preserves it, so 5 splits no turn.
+    [6, 5, false, -1, true],
+    [7, 5, false, -1, true],
     [8, 8, true, 4, false],
     [9, 9, false, -1, false],
   ])("cut proposed at %i keeps from %i (split turn %s at %i, repaired %s)", (proposed, kept, split, turnStart, repaired) => {

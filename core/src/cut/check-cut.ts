@@ -3,13 +3,20 @@ import { describeValue } from "../messages/message-fields.js";
 import type { CheckedCut, Cut } from "./cut.js";
 import { type MessageView, sumTokens, type ToolPairs, toolPairs } from "./message-view.js";
 import { preservedBefore } from "./structure.js";
-import { findTurnStartIndex } from "./turns.js";
+import { findTurnStartIndex, lastUserIndex } from "./turns.js";
 
 export interface CheckCutOptions {
   /** Name of the plugin that proposed the cut, for messages. */
   readonly plugin: string;
   /** Most tokens the preserved and kept messages may hold; `Infinity` for no limit. */
   readonly budget: number;
+  /**
+   * Whether a cut inside the newest turn keeps its request (the newest user message) ahead of the
+   * summary, preserved like a pinned message. Default true. False for a host that records only
+   * summary + suffix (`suffixOnly`): the request is then compacted with the turn's early part,
+   * and the core carries its text in the summary (`carryRequest`).
+   */
+  readonly requestAhead?: boolean;
 }
 
 /**
@@ -19,6 +26,10 @@ export interface CheckCutOptions {
  *   back to its call (repair);
  * - the system prompt and pinned messages are never dropped: they, and their tool partners,
  *   are preserved before the summary;
+ * - the newest user message (the request being worked on) is never dropped: a cut inside the
+ *   newest turn preserves it the same way (unless `requestAhead` is false), and the turn's early
+ *   part after it is the split turn's prefix (the core moves a cut past it back to it while the
+ *   newest turn fits the run's target: `keepNewestRequest`);
  * - the kept part must fit the budget (refusal, code COMPACTION_CUT_REFUSED);
  * - a cut that starts inside a turn is reported as a split turn.
  */
@@ -48,7 +59,9 @@ export function checkCut(view: MessageView, proposed: Cut, options: CheckCutOpti
     );
   }
 
-  const preserved = preservedBefore(view, firstKeptIndex, pairs);
+  const request = lastUserIndex(facts);
+  const keepsRequest = options.requestAhead !== false && request >= 0 && request < firstKeptIndex;
+  const preserved = preservedBefore(view, firstKeptIndex, pairs, keepsRequest ? [request] : []);
   const preservedIndices = [...preserved].sort((a, b) => a - b);
   const compactedIndices: number[] = [];
   for (let i = 0; i < firstKeptIndex; i++) if (!preserved.has(i)) compactedIndices.push(i);
@@ -65,7 +78,9 @@ export function checkCut(view: MessageView, proposed: Cut, options: CheckCutOpti
   let turnStartIndex = -1;
   if (firstKeptIndex < n && facts[firstKeptIndex]?.kind !== "user") {
     const start = findTurnStartIndex(facts, firstKeptIndex - 1);
-    if (start >= 0 && !preserved.has(start)) turnStartIndex = start;
+    // The newest turn split keeps its request (preserved above); what follows it is the prefix.
+    const splitsNewest = start === request && !facts[start]?.pinned && compactedIndices.some((i) => i > start);
+    if (start >= 0 && (!preserved.has(start) || splitsNewest)) turnStartIndex = start;
   }
 
   return {

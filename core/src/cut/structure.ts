@@ -8,10 +8,16 @@ import type { MessageView, ToolPairs } from "./message-view.js";
 import { toolPairs } from "./message-view.js";
 
 /**
- * Messages before `firstKeptIndex` that must be kept: system and pinned messages, closed over
- * tool pairing (a preserved call keeps its results, a preserved result keeps its call).
+ * Messages before `firstKeptIndex` that must be kept: system and pinned messages, and `also` (the
+ * newest user message, for a cut inside the newest turn: see `checkCut`), closed over tool
+ * pairing (a preserved call keeps its results, a preserved result keeps its call).
  */
-export function preservedBefore(view: MessageView, firstKeptIndex: number, pairs: ToolPairs = toolPairs(view.facts)): Set<number> {
+export function preservedBefore(
+  view: MessageView,
+  firstKeptIndex: number,
+  pairs: ToolPairs = toolPairs(view.facts),
+  also: readonly number[] = [],
+): Set<number> {
   const preserved = new Set<number>();
   const queue: number[] = [];
   const add = (i: number) => {
@@ -24,6 +30,7 @@ export function preservedBefore(view: MessageView, firstKeptIndex: number, pairs
     const f = view.facts[i];
     if (f && (f.kind === "system" || f.pinned)) add(i);
   }
+  for (const i of also) add(i);
   while (queue.length > 0) {
     const i = queue.pop() as number;
     for (const j of pairs.resultsOf[i] ?? []) add(j);

@@ -73,6 +73,14 @@ describe("HostLoop", () => {
     expect(loop.due(loop.threshold + 200, [...small, user("next question")])).toBe(false);
   });
 
+  it("stops waiting when a user message comes after a split turn whose request the summary carries (no user message left)", () => {
+    const loop = new HostLoop(compactor(), { contextWindow: 8_000 });
+    const split = [createPiAdapter().createSummary("## Goal\n- run the tests"), assistant("running", [{ id: "t1" }]), toolResult("t1", words(2_500))];
+    loop.settle(loop.threshold + 100, split);
+    expect(loop.due(loop.threshold + 200, [...split, assistant("step")])).toBe(false);
+    expect(loop.due(loop.threshold + 200, [...split, assistant("all passed"), user("next question")])).toBe(true);
+  });
+
   it("reports a request that leaves out messages once per loss, and one that cannot fit", () => {
     const loop = new HostLoop(compactor(), { contextWindow: 8_000 });
     const history = turns(200);

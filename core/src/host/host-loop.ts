@@ -63,7 +63,7 @@ export class HostLoop<T> {
   readonly #shaper: RequestShaper<T>;
   /** After a compaction that left the context over the threshold: the size to pass before another. */
   #retryAbove: number | null = null;
-  /** With #retryAbove: the index of the newest user message of the large turn that stayed over, or null. */
+  /** With #retryAbove: the index of the newest user message of the large turn that stayed over (-1: none, the whole context is the turn), or null. */
   #retryAfterRequest: number | null = null;
   /** With #retryAbove: whether the context reaching the window less the reserve ends the wait. */
   #retryAtBudget = false;
@@ -169,12 +169,15 @@ export class HostLoop<T> {
     );
   }
 
-  /** The newest user message's index when the turn it starts holds at least `tokens`, else null. */
+  /**
+   * The newest user message's index when the turn it starts holds at least `tokens`, else null;
+   * -1 when the context holds no user message and at least `tokens` (a split newest turn whose
+   * request is carried in the summary: the whole context is that turn).
+   */
   #largeNewestTurn(messages: readonly T[], tokens: number): number | null {
     const request = lastUserIndex(messages.map((message) => this.compactor.facts.of(message)));
-    if (request < 0) return null;
     let held = 0;
-    for (let i = request; i < messages.length; i++) held += this.compactor.tokens.count(messages[i] as T);
+    for (let i = Math.max(0, request); i < messages.length; i++) held += this.compactor.tokens.count(messages[i] as T);
     return held >= tokens ? request : null;
   }
 

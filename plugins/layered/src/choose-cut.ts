@@ -7,6 +7,8 @@ export interface CutRoom {
    * reserve), or the run's target when the context is over it (`keepLimit`).
    */
   readonly budget: number;
+  /** What layer 3 keeps of a last turn it splits, with the summary: the run's target when the context is over it. Default `budget`. */
+  readonly splitBudget?: number;
   /** Tokens kept free for the summary. */
   readonly summaryTokens: number;
   /** Plugin name, for the core's cut check messages. */
@@ -43,7 +45,8 @@ export function summarizeLayerCut(view: MessageView, protectTokens: number, room
  * last turn threw away the room a compaction far over the window still has: a 131k-token history
  * at a 64k window became a summary and one user message, where the agent went on to use names
  * from the turns just before it. When the last turn alone does not fit, or nothing precedes it
- * to summarise, keeps only its newest part: at most `protectTokens`, and no more than fits.
+ * to summarise, keeps only its newest part: at most `protectTokens`, and no more than fits
+ * `room.splitBudget` (the turn goes on after the compaction, and needs the room).
  * "Fits" is within `room.budget`: the budget, or the run's target for a context over it. A
  * conversation without a user message has no turns; its newest message that may start a cut
  * stands in for the last turn. `undefined` when even that would compact nothing.
@@ -59,7 +62,8 @@ export function fullLayerCut(view: MessageView, protectTokens: number, room: Cut
     const keepsMore = newest !== undefined && newest.compactedIndices.length > 0 && fits(newest, room);
     return { firstKeptIndex: keepsMore ? recent : turnStart, splitLastTurn: false };
   }
-  const inside = findCutPoint(view, { keepRecentTokens: keep, startIndex: Math.min(turnStart + 1, view.facts.length) });
+  const splitKeep = Math.min(protectTokens, keptRoom(view, { budget: room.splitBudget ?? room.budget, summaryTokens: room.summaryTokens }));
+  const inside = findCutPoint(view, { keepRecentTokens: splitKeep, startIndex: Math.min(turnStart + 1, view.facts.length) });
   if (check(view, inside.firstKeptIndex, room).compactedIndices.length === 0) return undefined;
   return { firstKeptIndex: inside.firstKeptIndex, splitLastTurn: true };
 }

@@ -129,9 +129,15 @@ function selectLayer<T>(run: CompactionRun<T>, options: LayeredOptions): Cut | u
   // budget at a small window brought the next compaction, and its cache miss, a few turns later.
   // Layer 3 recovers from far over the window (a smaller model, an overflow): it keeps the newest
   // turns that fit the budget beside its summary, where the target left it less than truncation.
-  const limit: KeepLimit = layer === "full" ? { tokens: run.budget, withinTarget: false } : keepLimit(run);
+  // Within the window it keeps to the target like layer 2: a context kept up to the budget is
+  // over it again at the next step, each request shrunk at send time until the next compaction.
+  const limit: KeepLimit = layer === "full" && run.overWindow ? { tokens: run.budget, withinTarget: false } : keepLimit(run);
+  // A last turn layer 3 must split keeps its newest part within the target, like layer 2: the
+  // turn goes on after the compaction, and a part kept up to the budget would leave its next
+  // steps no room (each request shrunk at send time until the next compaction, a few steps later).
   const room: CutRoom = {
     budget: limit.tokens,
+    splitBudget: layer === "full" ? keepLimit(run).tokens : limit.tokens,
     summaryTokens: options.summaryMaxTokens ?? run.summaryMaxTokens,
     plugin: PLUGIN_NAME,
   };

@@ -120,37 +120,68 @@ describe.each(FORMATS)("layers 2 and 3 (%s)", (format) => {
   });
 
   // Issue 10 changed these on purpose: the newest turn is kept from its request on (shrunk to head and tail when over the budget), never split.
-  it("layer 3 keeps a last turn past its protected share from its request on", async () => {
+  it("layer 3 splits a last turn larger than the run's target, its request kept ahead of the summary", async () => {
     const small = [...chatTurn(b, "a", 100), ...chatTurn(b, "b", 100)];
     const messages = [...small, b.user("big task"), b.assistant(text(30000)), b.assistant(text(30000)), b.assistant(text(10000))];
     const c = compactorFor(format, [layered()]);
     const total = c.tokens.total(messages);
     const result = await c.compact({ messages, contextWindow: windowFor(total, 0.96), trigger: "auto" });
+    const request = lastUserAt(c, messages);
     expect(result.event?.layer).toBe("full");
-    expect(result.cut?.isSplitTurn).toBe(false);
-    expect(result.cut?.firstKeptIndex).toBe(lastUserAt(c, messages));
-    expect(result.messages).toContain(messages[lastUserAt(c, messages)]);
+    expect(result.cut?.isSplitTurn).toBe(true);
+    expect(result.cut?.turnStartIndex).toBe(request);
+    expect(result.cut?.firstKeptIndex).toBeGreaterThan(request + 1);
+    expect(result.cut?.preservedIndices).toContain(request);
+    expect(result.messages).toContain(messages[request]);
     expect(result.tokensAfter).toBeLessThanOrEqual(windowFor(total, 0.96));
   });
 
-  it("layer 3 changes nothing when the last turn is all there is and it fits the budget", async () => {
-    const messages = [b.user("one long task"), b.assistant(text(20000)), b.assistant(text(20000)), b.assistant(text(5000))];
-    const { result } = await run(messages, 0.97);
-    expect(result.status).toBe("noop");
-    expect(result.messages).toBe(messages);
+  it("layer 3 keeps a last turn past its protected share from its request on while it fits the run's target", async () => {
+    const small = [...chatTurn(b, "a", 3000), ...chatTurn(b, "b", 3000)];
+    const messages = [...small, b.user("task"), b.assistant(text(300)), b.assistant(text(300)), b.assistant(text(100))];
+    const c = compactorFor(format, [layered({ summarizeProtectTokens: 100 })]);
+    const total = c.tokens.total(messages);
+    const result = await c.compact({ messages, contextWindow: windowFor(total, 0.96), trigger: "auto" });
+    expect(result.status).toBe("compacted");
+    expect(result.cut?.isSplitTurn).toBe(false);
+    expect(result.cut?.firstKeptIndex).toBe(lastUserAt(c, messages));
   });
 
-  it("layer 3 without any user message keeps the newest messages that fit beside the summary in the budget, not the run's target", async () => {
+  it("layer 3 splits the last turn when it is all there is and over the run's target, its request ahead of the summary, or in it for a host that records only summary + suffix", async () => {
+    const messages = [b.user("one long task"), b.assistant(text(20000)), b.assistant(text(20000)), b.assistant(text(5000))];
+    const { result } = await run(messages, 0.97);
+    expect(result.status).toBe("compacted");
+    expect(result.cut?.preservedIndices).toEqual([0]);
+    expect(result.messages[0]).toBe(messages[0]);
+    const c = compactorFor(format, [layered()]);
+    const suffixOnly = await c.compact({ messages, contextWindow: windowFor(c.tokens.total(messages), 0.97), trigger: "auto", suffixOnly: true });
+    expect(suffixOnly.status).toBe("compacted");
+    expect(suffixOnly.cut?.preservedIndices).toEqual([]);
+    expect(suffixOnly.summary).toContain("one long task");
+    expect(suffixOnly.messages.slice(1)).toEqual(messages.slice(suffixOnly.cut!.firstKeptIndex));
+  });
+
+  it("layer 3 without any user message keeps the newest messages that fit beside the summary in the run's target, within the window", async () => {
     const messages = [b.assistant(text(5000)), b.assistant(text(5000)), b.assistant(text(5000))];
     const { c, result } = await run(messages, 0.97, "auto", { summaryMaxTokens: 1000 });
     expect(result.event?.layer).toBe("full");
     // The window is 15,000 / 0.97 (15,464) and the run's target 0.6 of 80% of it (7,422): beside
-    // the 1,000-token summary's room one message fits the target, but layer 3 keeps what fits the
-    // budget (the whole window here, no reserve): two, the newest turns that fit.
+    // the 1,000-token summary's room one message fits the target; two would fit the budget, and be
+    // over it again at the next message.
     const target = Math.floor(COMPACTED_SHARE * c.autoCompactTokens(windowFor(c.tokens.total(messages), 0.97)));
+    expect(result.cut?.firstKeptIndex).toBe(2);
+    expect(c.tokens.total(messages.slice(2)) + 1000).toBeLessThanOrEqual(target);
+  });
+
+  it("layer 3 over the window keeps the newest messages that fit beside the summary in the budget, not the run's target", async () => {
+    const messages = [b.assistant(text(5000)), b.assistant(text(5000)), b.assistant(text(5000))];
+    const { c, result } = await run(messages, 1.2, "auto", { summaryMaxTokens: 1000 });
+    expect(result.event?.layer).toBe("full");
+    // A context larger than the window (15,000 in 12,500): layer 3 recovers from it keeping the
+    // newest messages that fit the budget (the whole window here, no reserve): two.
+    const window = windowFor(c.tokens.total(messages), 1.2);
     expect(result.cut?.firstKeptIndex).toBe(1);
-    expect(c.tokens.total(messages.slice(1)) + 1000).toBeGreaterThan(target);
-    expect(c.tokens.total(messages.slice(1)) + 1000).toBeLessThanOrEqual(windowFor(c.tokens.total(messages), 0.97));
+    expect(c.tokens.total(messages.slice(1)) + 1000).toBeLessThanOrEqual(window);
   });
 
   it("layer 2 keeps within the run's target what layer 3 would keep up to the budget", async () => {

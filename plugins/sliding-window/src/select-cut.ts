@@ -11,8 +11,9 @@ export interface WindowCut extends Cut {
   readonly overShare: boolean;
   /**
    * True when the newest turn, kept whole, needs more than `maxKeptTokens` (what the budget
-   * leaves beside the summary). It is kept whole anyway: the newest user message is never
-   * compacted, and the core shrinks the turn's largest parts to head and tail instead.
+   * leaves beside the summary). It is kept from its user message anyway, and the core fits it:
+   * a turn larger than the budget is split (its user message kept ahead of the summary), else
+   * its largest parts are shrunk to head and tail.
    */
   readonly overRoom: boolean;
 }

@@ -103,17 +103,6 @@ describe("sliding-window on the real pi-large-session with a 64k window", () => 
   });
 });
 
-/**
- * Known bug, found by the entire-* fixtures (issue 40): the newest turn is never split (the core's
- * rule 1, core/src/compactor/fit-budget.ts: a cut past the newest user message is pulled back to
- * it). claude-code-entire-openclaw is one prompt and 210 messages of an autonomous run (114,820
- * tokens): sliding-window can summarise none of it, and the core shrinks the one turn to fit the
- * 64k window instead ("compacted", no "Previously:" summary, the turn not verbatim), which is
- * neither outcome the test allows. Marked `it.fails` until the newest turn can be split (the test
- * then needs the split turn's expectation).
- */
-const NEWEST_TURN_NEVER_SPLIT: ReadonlySet<string> = new Set(["claude-code-entire-openclaw-ca8cc13b.jsonl"]);
-
 describe.each(CLAUDE_FIXTURES)("sliding-window on the real Claude Code transcript %s with a 64k window", (file) => {
   const messages = loadClaudeMessages(file);
   const counter = createTiktokenCounter();
@@ -123,11 +112,21 @@ describe.each(CLAUDE_FIXTURES)("sliding-window on the real Claude Code transcrip
   const lastUser = lastUserIndex(facts);
   const firstUser = facts.findIndex((f) => f.kind === "user");
 
-  (NEWEST_TURN_NEVER_SPLIT.has(file) ? it.fails : it)("compacts, keeping the newest turn, or leaves the transcript untouched when it is one turn or fits", async () => {
+  // claude-code-entire-openclaw is one prompt and 210 messages of an autonomous run (114,820
+  // tokens), more than the 64k budget: its newest turn is split, the prompt kept ahead of the summary.
+  it("compacts, keeping the newest turn (split, its request ahead of the summary, when it alone is over the budget), or leaves the transcript untouched when it fits", async () => {
     const result = await compactor.compact({ messages, contextWindow: WINDOW });
     if (result.status === "compacted") {
-      expect(result.messages.slice(-(messages.length - lastUser))).toEqual(messages.slice(lastUser));
-      expect(compactor.facts.of(result.messages[0] as AnthropicMessage).text).toMatch(/^Previously:/);
+      const first = result.cut!.firstKeptIndex;
+      const split = first > lastUser;
+      if (split) {
+        expect(compactor.tokens.total(messages.slice(lastUser))).toBeGreaterThan(WINDOW);
+        expect(result.cut!.preservedIndices).toContain(lastUser);
+        expect(result.messages[result.cut!.preservedIndices.indexOf(lastUser)]).toEqual(messages[lastUser]);
+      }
+      const from = split ? first : lastUser;
+      expect(result.messages.slice(-(messages.length - from))).toEqual(messages.slice(from));
+      expect(compactor.facts.of(result.messages[result.cut!.preservedIndices.length] as AnthropicMessage).text).toMatch(/^Previously:/);
       const kept = result.messages.map((m) => compactor.facts.of(m));
       const calls = new Set(kept.flatMap((f) => f.toolCalls.map((c) => c.id)));
       for (const f of kept) for (const id of f.toolResultIds) expect(calls.has(id)).toBe(true);

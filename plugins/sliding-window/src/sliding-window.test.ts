@@ -161,21 +161,38 @@ describe.each(FORMATS)("sliding-window on the %s adapter", (format) => {
   });
 
   // Issue 10 changed these on purpose: the newest turn is never split; what it cannot keep whole is shrunk to head and tail.
-  it("keeps a newest turn that alone exceeds the budget from its request on, shrunk to head and tail", async () => {
+  it("splits a newest turn that alone exceeds the budget: its request ahead of the summary, its early part summarised, its newest messages kept", async () => {
     const messages = conversation(b, [...plainTurns(3), { userWords: 10, steps: [{ words: 400, calls: 1, resultWords: 400 }, { words: 30, calls: 0, resultWords: 0 }] }], SYSTEM);
     const compactor = compactorFor(format);
     const lastUser = lastUserIndex(messages.map((m) => factsOf(m)));
     const contextWindow = tokensOf(compactor, messages.slice(lastUser)) - 1;
     const result = await compactor.compact({ messages, contextWindow });
     expect(result.status).toBe("compacted");
-    expect(result.cut?.firstKeptIndex).toBe(lastUser);
-    expect(result.cut?.isSplitTurn).toBe(false);
+    expect(result.cut?.firstKeptIndex).toBe(messages.length - 1);
+    expect(result.cut?.isSplitTurn).toBe(true);
+    expect(result.cut?.turnStartIndex).toBe(lastUser);
+    expect(result.cut?.preservedIndices).toContain(lastUser);
     expect(result.messages).toContain(messages[lastUser]);
-    expect(result.shrunk?.length).toBeGreaterThan(0);
-    // The plugin keeps the turn itself (no split for the core to move back) and says why it is shrunk.
-    expect(result.warnings.filter((w) => w.includes("moved back") || w.includes("split"))).toEqual([]);
-    expect(result.warnings.some((w) => /^\[sliding-window\] The newest turn needs \d+ tokens, more than the \d+ tokens the budget \(\d+\) leaves beside the summary; it is kept whole from its user message, and the core shrinks/.test(w))).toBe(true);
+    expect(result.messages.at(-1)).toBe(messages.at(-1));
+    expect(result.shrunk ?? []).toEqual([]);
+    expect(result.warnings.some((w) => /^\[sliding-window\] The newest turn needs \d+ tokens, more than the \d+ tokens the budget \(\d+\) leaves beside the summary; it is kept from its user message, and the core fits it/.test(w))).toBe(true);
+    expect(result.warnings.some((w) => /^\[core\] The cut chosen by 'sliding-window' keeps \d+ tokens, more than the budget of \d+; it was moved from message \d+ to \d+ \(inside the newest turn, its request kept ahead of the summary\)/.test(w))).toBe(true);
     expect(tokensOf(compactor, result.messages)).toBeLessThanOrEqual(contextWindow);
+  });
+
+  it("splits such a turn for a host that records only summary + suffix too, its request carried in the summary", async () => {
+    const messages = conversation(b, [...plainTurns(3), { userWords: 10, steps: [{ words: 400, calls: 1, resultWords: 400 }, { words: 30, calls: 0, resultWords: 0 }] }], SYSTEM);
+    const compactor = compactorFor(format);
+    const lastUser = lastUserIndex(messages.map((m) => factsOf(m)));
+    const contextWindow = tokensOf(compactor, messages.slice(lastUser)) - 1;
+    const result = await compactor.compact({ messages, contextWindow, suffixOnly: true });
+    expect(result.status).toBe("compacted");
+    expect(result.cut?.firstKeptIndex).toBe(messages.length - 1);
+    expect(result.cut?.compactedIndices).toContain(lastUser);
+    expect(result.summary).toContain(factsOf(messages[lastUser]).text.trim());
+    // Summary + an unchanged suffix, as a pi session file records it.
+    expect(result.messages.slice(-1)).toEqual(messages.slice(-1));
+    expect(result.warnings.some((w) => w.includes("(inside the newest turn, its request carried in the summary)"))).toBe(true);
   });
 
   it("keeps the newest turn whole when it fits the budget alone but not beside the earlier summary", async () => {

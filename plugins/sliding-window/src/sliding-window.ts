@@ -70,13 +70,14 @@ function selectCut(run: CompactionRun<unknown>, config: SlidingWindowOptions) {
       : `${config.keepRatio} of the window${run.messageRatio > 1 ? ", in the provider's measure" : ""}`;
   // Keeping the newest turn whole beside the summary must fit the room: the new summary takes
   // in the earlier one, so at least its size is needed. When it does not fit, the turn is still
-  // kept from its request on (the newest user message is never compacted) and the core shrinks it.
+  // kept from its request on (the newest user message is never compacted) and the core fits it:
+  // it splits a turn larger than the budget (fit-budget.ts, rules 1 and 2), else shrinks it.
   const maxKept = room - summaryTokens(run.view);
   const cut = selectWindowCut(run.view, keepTokens, maxKept);
   if (!cut) return undefined;
   if (cut.overRoom) {
     run.warn(
-      `The newest turn needs ${cut.keptTokens} tokens, more than the ${Math.max(0, maxKept)} tokens the budget (${run.budget}) leaves beside the summary; it is kept whole from its user message, and the core shrinks its largest parts to head and tail.`,
+      `The newest turn needs ${cut.keptTokens} tokens, more than the ${Math.max(0, maxKept)} tokens the budget (${run.budget}) leaves beside the summary; it is kept from its user message, and the core fits it to the budget: a turn larger than the budget is split (its user message kept ahead of the summary, its early part summarised), else its largest parts are shrunk to head and tail.`,
     );
   } else if (cut.overShare) {
     run.warn(
