@@ -24,6 +24,16 @@ describe("compaction compact", () => {
   });
 
   describe("an After over the window (what it keeps unchanged does not fit a window this small)", () => {
+    // A session file keeps what follows the summary unchanged: a newest reply of about 3,000
+    // tokens cannot fit a 4,000-token window beside the summary, however the rest is compacted.
+    beforeEach(() => {
+      const lines = readFileSync(sandbox.sessionPath, "utf8").trimEnd().split("\n");
+      const last = JSON.parse(lines.at(-1)!) as { id: string; message: Record<string, unknown>; timestamp: string };
+      const text = Array.from({ length: 600 }, (_, i) => `line ${i}: the build output goes on`).join("\n");
+      const reply = { ...last, id: "feedc0de", parentId: last.id, message: { ...last.message, content: [{ type: "text", text }] } };
+      appendFileSync(sandbox.sessionPath, `${JSON.stringify(reply)}\n`);
+    });
+
     it("a dry run says it would not fit, on the After line, in a warning and in its last line, and exits 1", () => {
       const run = sandbox.run(["compact", "--dry-run", "--window", "4000"], { NO_COLOR: "1" });
       expect(run.code).toBe(1);
