@@ -78,8 +78,13 @@ function presetPolicy(preset: string, window: number, projects: string): ReplayP
   return contextManagerPolicy(preset, () => createCompactor<PiMessage>({ cwd }), window);
 }
 
-/** pi's rule: compact when the context passes window minus reserve, keep the newest 20,000 tokens, summarise the rest. */
+/**
+ * pi's rule: compact when the context passes window minus reserve, keep the newest 20,000 tokens,
+ * summarise the rest. The core holds a reserve to at most half the window, so at 32k pi's 16,384
+ * becomes 16,000 (pi itself would compact at 15,616 there).
+ */
 function piPolicy(window: number): ReplayPolicy<PiMessage> {
+  const reserve = Math.min(PI_RESERVE, Math.floor(window / 2));
   return contextManagerPolicy(
     "peer: pi",
     async () =>
@@ -90,8 +95,8 @@ function piPolicy(window: number): ReplayPolicy<PiMessage> {
         summarizer: createExtractiveSummarizer(),
         plugins: [safeguard({ keepRecentTokens: PI_KEEP_RECENT })],
         contextWindow: window,
-        reserveTokens: PI_RESERVE,
-        autoCompact: { enabled: true, threshold: (window - PI_RESERVE) / window },
+        reserveTokens: reserve,
+        autoCompact: { enabled: true, threshold: (window - reserve) / window },
       }),
     window,
   );
