@@ -297,6 +297,12 @@ describe("compaction compare on the shipped session at 64k", () => {
     const quoted = readme.slice(start + command.length, readme.indexOf("```", start));
     expect(quoted).toBe(text);
   });
+
+  it("is the command docs/choosing-a-preset.md gives, with the recommendation it names", () => {
+    const page = readFileSync(fileURLToPath(new URL("../../docs/choosing-a-preset.md", import.meta.url)), "utf8");
+    expect(page).toContain("```sh\nnpx compaction compare --session examples/sessions/pi-large-session.jsonl --window 64000\n```");
+    expect(page).toContain(`at 64k it recommends ${report.recommended?.preset ?? "nothing"},`);
+  });
 });
 
 describe("compaction compare on claude-code-log at 64k, where the presets compact below the window", () => {
