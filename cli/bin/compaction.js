@@ -8,6 +8,13 @@ import nodeModule from "node:module";
 // NODE_DISABLE_COMPILE_CACHE=1 turns it off), so every run after the first starts about 50 ms sooner.
 nodeModule.enableCompileCache?.();
 
+// A reader that stops early (`npx compaction --help | head`) closes the pipe: that ends the run,
+// quietly, as it does for other commands, not with Node's unhandled EPIPE and a stack trace.
+process.stdout.on("error", (error) => {
+  if (error?.code !== "EPIPE") throw error;
+  process.exit(process.exitCode ?? 0);
+});
+
 let main;
 try {
   ({ main } = await import("../dist/index.js"));

@@ -1,9 +1,9 @@
 /**
  * bin/compaction.js when the build is missing (a fresh clone before `npm run build`, or npm ci
  * with scripts turned off): one line saying what is missing and a hint, exit 1, no stack trace.
- * And its start-up: Node's compile cache.
+ * And its start-up (Node's compile cache), and a reader that closes the pipe early.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -79,5 +79,18 @@ describe("bin/compaction.js start-up", () => {
     const result = run({ NODE_DISABLE_COMPILE_CACHE: "1" });
     expect(result.status).toBe(0);
     expect(existsSync(join(dir as string, "node-compile-cache"))).toBe(false);
+  });
+});
+
+describe("bin/compaction.js writing to a pipe its reader closed", () => {
+  it("stops quietly, without Node's EPIPE stack trace (as in `npx compaction --help | head -3`)", async () => {
+    // The reader closes its end at once, long before the CLI has loaded and writes its help.
+    const child = spawn(process.execPath, [BIN, "--help"], { stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
   });
 });
