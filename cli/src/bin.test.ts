@@ -94,3 +94,27 @@ describe("bin/compaction.js writing to a pipe its reader closed", () => {
     expect(code).toBe(0);
   });
 });
+
+describe("bin/compaction.js and Node's warnings", () => {
+  /** Runs the CLI in a new folder holding `files`. */
+  function runIn(files: Record<string, string>, args: readonly string[]) {
+    dir = mkdtempSync(join(tmpdir(), "compaction-warnings-"));
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    return spawnSync(process.execPath, [BIN, ...args], { cwd: dir, encoding: "utf8", env: { ...process.env, HOME: dir, NO_COLOR: "1" } });
+  }
+
+  it("does not print Node's SQLite ExperimentalWarning on a database session", () => {
+    const session = fileURLToPath(new URL("../../examples/sessions/pi-large-session.jsonl", import.meta.url));
+    const run = runIn({}, ["session", "copy", session, "sqlite:sessions.sqlite"]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).not.toContain("ExperimentalWarning");
+    expect(run.stderr).not.toContain("--trace-warnings");
+  });
+
+  it("still prints every other warning, as Node prints it (a plugin's own)", () => {
+    const plugin = 'export default () => ({ name: "noisy", apply() { process.emitWarning("noisy plugin says hello"); } });\n';
+    const run = runIn({ "package.json": '{ "type": "module" }', "noisy.mjs": plugin, ".compactionrc": "plugins: [./noisy.mjs]\n" }, ["config"]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/^\(node:\d+\) Warning: noisy plugin says hello$/m);
+  });
+});
