@@ -1,9 +1,9 @@
 /**
  * bin/compaction.js when the build is missing (a fresh clone before `npm run build`, or npm ci
  * with scripts turned off): one line saying what is missing and a hint, exit 1, no stack trace.
- * And its start-up: Node's compile cache.
+ * And its start-up (Node's compile cache), and a reader that closes the pipe early.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -79,5 +79,42 @@ describe("bin/compaction.js start-up", () => {
     const result = run({ NODE_DISABLE_COMPILE_CACHE: "1" });
     expect(result.status).toBe(0);
     expect(existsSync(join(dir as string, "node-compile-cache"))).toBe(false);
+  });
+});
+
+describe("bin/compaction.js writing to a pipe its reader closed", () => {
+  it("stops quietly, without Node's EPIPE stack trace (as in `npx compaction --help | head -3`)", async () => {
+    // The reader closes its end at once, long before the CLI has loaded and writes its help.
+    const child = spawn(process.execPath, [BIN, "--help"], { stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout.destroy();
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+  });
+});
+
+describe("bin/compaction.js and Node's warnings", () => {
+  /** Runs the CLI in a new folder holding `files`. */
+  function runIn(files: Record<string, string>, args: readonly string[]) {
+    dir = mkdtempSync(join(tmpdir(), "compaction-warnings-"));
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+    return spawnSync(process.execPath, [BIN, ...args], { cwd: dir, encoding: "utf8", env: { ...process.env, HOME: dir, NO_COLOR: "1" } });
+  }
+
+  it("does not print Node's SQLite ExperimentalWarning on a database session", () => {
+    const session = fileURLToPath(new URL("../../examples/sessions/pi-large-session.jsonl", import.meta.url));
+    const run = runIn({}, ["session", "copy", session, "sqlite:sessions.sqlite"]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).not.toContain("ExperimentalWarning");
+    expect(run.stderr).not.toContain("--trace-warnings");
+  });
+
+  it("still prints every other warning, as Node prints it (a plugin's own)", () => {
+    const plugin = 'export default () => ({ name: "noisy", apply() { process.emitWarning("noisy plugin says hello"); } });\n';
+    const run = runIn({ "package.json": '{ "type": "module" }', "noisy.mjs": plugin, ".compactionrc": "plugins: [./noisy.mjs]\n" }, ["config"]);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/^\(node:\d+\) Warning: noisy plugin says hello$/m);
   });
 });

@@ -133,10 +133,10 @@ describe("compaction compare", () => {
     expect(report.presets[0]?.compactions).toBeGreaterThan(0);
   });
 
-  it("refuses a preset that does not exist, naming it, before replaying anything", () => {
+  it("refuses a preset that does not exist, naming it and the option that named it, before replaying anything", () => {
     const run = sandbox.run(["compare", "--presets", "safeguard,rollin"]);
     expect(run.code).not.toBe(0);
-    expect(run.stderr).toMatch(/rollin/);
+    expect(run.stderr).toMatch(/^compaction: Cannot find preset 'rollin' \(named by --presets\)\.$/m);
     expect(run.stderr).toMatch(/rolling/);
   });
 
@@ -296,6 +296,12 @@ describe("compaction compare on the shipped session at 64k", () => {
     expect(start).toBeGreaterThan(0);
     const quoted = readme.slice(start + command.length, readme.indexOf("```", start));
     expect(quoted).toBe(text);
+  });
+
+  it("is the command docs/choosing-a-preset.md gives, with the recommendation it names", () => {
+    const page = readFileSync(fileURLToPath(new URL("../../docs/choosing-a-preset.md", import.meta.url)), "utf8");
+    expect(page).toContain("```sh\nnpx compaction compare --session examples/sessions/pi-large-session.jsonl --window 64000\n```");
+    expect(page).toContain(`at 64k it recommends ${report.recommended?.preset ?? "nothing"},`);
   });
 });
 

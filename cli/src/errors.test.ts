@@ -43,7 +43,7 @@ describe("errors and exit codes", () => {
     const lines = run.stderr.trimEnd().split("\n");
     expect(lines).toHaveLength(2);
     // --preset names it, not the config file: the message does not point into a file.
-    expect(lines[0]).toBe("compaction: Cannot find preset 'rollin' (named by the preset option).");
+    expect(lines[0]).toBe("compaction: Cannot find preset 'rollin' (named by --preset).");
     expect(lines[1]).toMatch(/^hint: Did you mean 'rolling'\? .* Tried: @compaction\/preset-rollin from /);
   });
 

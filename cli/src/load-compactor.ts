@@ -15,6 +15,8 @@ export interface CompactorChoice {
   readonly agent?: string | undefined;
   /** `--preset`: run this preset instead of the configured one. */
   readonly preset?: string | undefined;
+  /** The option that named `preset`, for the error when it does not resolve (default `--preset`). */
+  readonly presetNamedBy?: string;
   /**
    * The transcript's message format. The file decides it, not the config's `adapter` (which
    * describes a host's in-memory messages): a pi session holds pi messages whatever the config says.
@@ -47,7 +49,7 @@ export async function loadCompactor(context: CommandContext, choice: CompactorCh
     trusted,
     ...(trusted ? {} : { trustHint: CLI_TRUST_HINT }),
     ...(choice.agent === undefined ? {} : { agent: choice.agent }),
-    ...(choice.preset === undefined ? {} : { preset: choice.preset }),
+    ...(choice.preset === undefined ? {} : { preset: choice.preset, presetNamedBy: choice.presetNamedBy ?? "--preset" }),
     ...(choice.countStore === undefined ? {} : { countStore: choice.countStore }),
     ...(encoderImage === undefined ? {} : { encoderImage }),
   });

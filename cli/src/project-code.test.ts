@@ -145,6 +145,9 @@ describe("a .js plugin written as an ES module in a CommonJS project (npm init)"
     expect(run.stderr).toContain(
       `\nhint: keep.js uses import/export, but Node loads it as CommonJS (${manifest} says "type": "commonjs"): rename it to keep.mjs, or add "type": "module" to ${manifest}.\n`,
     );
+    // The CLI's two lines alone: not Node's own warning about the same file before them.
+    expect(run.stderr).not.toContain("Failed to load the ES module");
+    expect(run.stderr.trimEnd().split("\n")).toHaveLength(2);
   });
 });
 

@@ -14,15 +14,15 @@ const BIN = fileURLToPath(new URL("../bin/compaction.js", import.meta.url));
 /** Where the README's quoted output has the clone. */
 const README_CLONE = "/home/me/compaction/";
 
-/** The README's quoted demo transcript: `$ compaction …` lines and the output after each. */
+/** The README's quoted demo transcript: `$ npx compaction …` lines and the output after each. */
 function quotedRuns(): { args: string[]; output: string[] }[] {
   const readme = readFileSync(`${ROOT}README.md`, "utf8");
-  const start = readme.indexOf("$ compaction context status --session examples/sessions/");
+  const start = readme.indexOf("$ npx compaction context status --session examples/sessions/");
   expect(start).toBeGreaterThan(0);
   const block = readme.slice(start, readme.indexOf("```", start)).trimEnd().split("\n");
   const runs: { args: string[]; output: string[] }[] = [];
   for (const line of block) {
-    if (line.startsWith("$ compaction ")) runs.push({ args: line.slice("$ compaction ".length).split(" "), output: [] });
+    if (line.startsWith("$ npx compaction ")) runs.push({ args: line.slice("$ npx compaction ".length).split(" "), output: [] });
     else runs.at(-1)?.output.push(line);
   }
   return runs;
@@ -35,7 +35,7 @@ afterAll(() => rmSync(CACHE, { recursive: true, force: true }));
 describe("the README's demo", () => {
   it("is the npm run demo script", () => {
     const scripts = (JSON.parse(readFileSync(`${ROOT}package.json`, "utf8")) as { scripts: Record<string, string> }).scripts;
-    for (const run of quotedRuns()) expect(scripts["demo"]).toContain(`compaction ${run.args.join(" ")}`);
+    for (const run of quotedRuns()) expect(scripts["demo"]).toContain(`npx compaction ${run.args.join(" ")}`);
   });
 
   it.each(quotedRuns().map((run) => [run.args.slice(0, 2).join(" "), run] as const))("quotes what `compaction %s` prints", (_name, run) => {

@@ -1,5 +1,5 @@
 /**
- * Compaction speed (issue 15). Run: `cd test && npx tsx bench/compaction-speed.bench.ts`.
+ * Compaction speed. Run: `cd test && npx tsx bench/compaction-speed.bench.ts`.
  *
  * On the shipped pi session (examples/sessions/pi-large-session.jsonl, 914 messages) and on a
  * context of at least 200,000 o200k tokens (that session followed by the other recorded pi

@@ -1,5 +1,5 @@
 /**
- * Continuity benchmark (issue 31): of the identifiers the agent of a real recording went on to use
+ * Continuity benchmark: of the identifiers the agent of a real recording went on to use
  * from memory, the share a compacted context still held. Run: `cd test && npx tsx
  * bench/continuity.bench.ts` (also part of `npm run bench`). The measure and the identifier rule
  * are `@compaction/replay`'s `continuity.ts` and `continuity-identifiers.ts`.
@@ -19,10 +19,10 @@
  * request lacks at a cut, the share `memory_search` returns in its top 5 (snippets, and the whole
  * entries the hits name) when queried with the words of the user request the agent is answering.
  *
- * Targets (issue 31), printed as MET / NOT MET: at once, no preset keeps less than truncation to
+ * Targets, printed as MET / NOT MET: at once, no preset keeps less than truncation to
  * half the window (per transcript); layered keeps at least what safeguard keeps (at once, per
- * transcript); in a loop, no preset loses more than 1 point against the baseline recorded before
- * the issue's changes (`continuity.baseline.json`; `CONTINUITY_RECORD=1` rewrites it).
+ * transcript); in a loop, no preset loses more than 1 point against the baseline figures recorded
+ * per transcript and preset (`continuity.baseline.json`; `CONTINUITY_RECORD=1` rewrites it).
  *
  * Environment (optional): CONTINUITY_FIXTURES, CONTINUITY_PRESETS (comma lists), CONTINUITY_CUTS;
  * CONTINUITY_MISSED=1 also prints, per transcript and preset in a loop, the identifiers the

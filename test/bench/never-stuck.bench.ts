@@ -1,5 +1,5 @@
 /**
- * The never-stuck soak (issue 10). Run: `cd test && npx tsx bench/never-stuck.bench.ts`
+ * The never-stuck soak. Run: `cd test && npx tsx bench/never-stuck.bench.ts`
  * (part of `npm run bench`). Prints how many steps and compactions it ran.
  *
  * 1. Soak: long generated agent sessions (parallel tool calls, errors, pinned messages, huge tool

@@ -1,5 +1,5 @@
 /**
- * Every window benchmark (issue 40): every real transcript replayed at every window it outgrows,
+ * Every window benchmark: every real transcript replayed at every window it outgrows,
  * through every built-in preset with the default config, by the two hosts (the context manager and
  * the AI SDK integration), with what a user would ask of compaction at that window. Run:
  * `cd test && npx tsx bench/windows.bench.ts` (also part of `npm run bench`).

@@ -167,7 +167,7 @@ async function compare(scope: CommandScope<CompareOptions, CompareInput>): Promi
   const factsOf = (message: unknown) => base.facts.of(message);
   // Every preset is built before any replay, so one that does not resolve fails before the replays' minutes.
   const compactors: { preset: string; compactor: Compactor<unknown> }[] = [];
-  for (const preset of input.presets) compactors.push({ preset, compactor: await scope.compactor({ preset, adapter, announce: false }) });
+  for (const preset of input.presets) compactors.push({ preset, compactor: await scope.compactor({ preset, presetNamedBy: "--presets", adapter, announce: false }) });
   // Below the lowest threshold no preset compacts and every request holds the whole history: cut
   // points start there. Past the window would miss a session that outgrows a preset's threshold
   // but not the window, and with it every compaction that preset made.

@@ -771,7 +771,7 @@ function keptMessagesChanged<T>(run: RunState<T>): CompactionError | null {
     `Plugin '${plugin}' ${what} (in beforeCompact), but the host records a compaction only as a summary followed by an unchanged suffix of its messages (suffixOnly); nothing was changed.`,
     {
       plugin,
-      hint: "With run.suffixOnly, change only messages before the cut, or leave in-place changes (such as pruning tool outputs) to what the host sends to the model.",
+      hint: "With run.suffixOnly, change only messages before the cut; make in-place changes (such as pruning tool outputs) to what the host sends instead, in a shapeRequest tap (see \"Changing what is sent\" in docs/writing-plugins.md).",
     },
   );
 }

@@ -24,6 +24,11 @@ export interface LoadConfigOptions {
    */
   readonly preset?: string;
   /**
+   * What named `preset`, for the error when it does not resolve: `Cannot find preset 'x' (named
+   * by <this>)`, e.g. `--presets` for a command line. Default `the preset option`.
+   */
+  readonly presetNamedBy?: string;
+  /**
    * Whether the project at `cwd` may run code. Default `true` (today's behaviour: right for a
    * program the user runs on purpose, as with ESLint or Vite). `false` (a host that has not been
    * told to trust the folder): config files that are code are not loaded, presets and plugins
@@ -46,6 +51,8 @@ export interface LoadedConfig {
   readonly boundary: ProjectBoundary | null;
   /** Every section under `agents` in the file, as written. */
   readonly sections: Readonly<Record<string, AgentConfig>>;
+  /** What named the caller's preset (`LoadConfigOptions.presetNamedBy`), when it gave one. */
+  readonly presetNamedBy?: string;
   /**
    * Every preset and plugin the file names by name or path, at the top level and in every
    * agent's section, with where: each must resolve whichever section applies (resolve-plugins.ts).
@@ -151,6 +158,7 @@ export async function loadConfigDetailed(options: LoadConfigOptions = {}): Promi
     baseDir,
     boundary: trusted ? null : projectBoundary(cwd, options.configPath === undefined ? filepath : null, hint),
     sections: file.agents,
+    ...(options.presetNamedBy === undefined ? {} : { presetNamedBy: options.presetNamedBy }),
     named: [
       // The top-level preset only where the file sets it: the default need not be installed for an agent that names its own.
       ...namedIn(fileKeys.has("preset") ? { preset: file.preset, plugins: file.plugins } : { plugins: file.plugins }, []),

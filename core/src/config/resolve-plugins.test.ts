@@ -96,6 +96,9 @@ export default { plugins: [[gamma, { x: 1, y: 1 }], gamma] };
     expect(unknown?.hint).toMatch(/^The built-in presets are safeguard, rolling, layered, sliding-window\. For another, install the package \(npm install @compaction\/preset-nope\) or give a path/);
     const typo = await attempt("rollin");
     expect(typo?.hint).toMatch(/^Did you mean 'rolling'\? If not, install the package/);
+    // A caller that says which of its options named the preset (the CLI's --presets) is named so.
+    const named = await loadConfigDetailed({ cwd: root, preset: "nope", presetNamedBy: "--presets" }).then(resolvePlugins).then(() => undefined, (thrown: unknown) => thrown as CompactionError);
+    expect(named?.message).toBe("Cannot find preset 'nope' (named by --presets).");
   });
 
   it("rejects a preset entry of the wrong shape, naming the preset file and entry", async () => {

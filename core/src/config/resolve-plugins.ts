@@ -91,7 +91,9 @@ export async function resolvePlugins(loaded: LoadedConfig): Promise<ResolvedPlug
   });
   // A preset the caller chose (createCompactor's preset, the CLI's --preset) is named by no file.
   const presetContext: ResolveContext =
-    config.sources.preset.from === "caller" ? { cwd, namedBy: "the preset option" } : { cwd, ...(file === undefined ? {} : { file }), path: loaded.pointerTo("preset") };
+    config.sources.preset.from === "caller"
+      ? { cwd, namedBy: loaded.presetNamedBy ?? "the preset option" }
+      : { cwd, ...(file === undefined ? {} : { file }), path: loaded.pointerTo("preset") };
   const preset = await loadPreset(config.preset, loaded, presetContext, warnings);
 
   const user = await instantiateAll(userSpecs, loaded, warnings, "config");
