@@ -752,6 +752,14 @@ describe("Compactor.compact", () => {
     expect(result.summary).toContain(`${CARRIED_REQUEST_HEADING}\n\nimplement the plan: step by step`);
   });
 
+  it("never splits a newest turn that is its request alone, nor keeps nothing after the request", async () => {
+    const input = [...oneLongTurn(2), user(`the plan: ${words(3000)}`)];
+    const c = compactor([cutAt(input.length)]);
+    const result = await c.compact({ messages: input, contextWindow: Math.floor(c.tokens.total(input) * 0.9), suffixOnly: true });
+    expect(result.cut?.firstKeptIndex).toBe(input.length - 1);
+    expect(result.warnings.join("\n")).toContain("the request being worked on stays in the context");
+  });
+
   it("pulls a cut inside a newest turn that fits the run's target back to its request, also for suffixOnly", async () => {
     const input = oneLongTurn(2);
     const c = compactor([cutAt(input.length - 1)]);

@@ -72,7 +72,8 @@ export function keepNewestRequest(view: MessageView, proposed: Cut, plugin: stri
   const first = (proposed as Partial<Cut> | null | undefined)?.firstKeptIndex;
   if (typeof first !== "number" || !Number.isInteger(first) || first > view.facts.length) return { cut: proposed, repair: null };
   if (request < 0 || !(first > request) || view.facts[request]?.pinned === true) return { cut: proposed, repair: null };
-  if (maySplitNewestTurn(view, rule)) return { cut: proposed, repair: null };
+  // A split keeps something of the turn after its request (a cut that keeps nothing is pulled back).
+  if (first < view.facts.length && maySplitNewestTurn(view, rule)) return { cut: proposed, repair: null };
   return {
     cut: { ...proposed, firstKeptIndex: request },
     repair: `Plugin '${plugin}' cut at message ${first}, after the newest user message; the cut was moved back to message ${request} so the request being worked on stays in the context.`,
@@ -83,6 +84,8 @@ export function keepNewestRequest(view: MessageView, proposed: Cut, plugin: stri
 export function maySplitNewestTurn(view: MessageView, rule: NewestRequestRule): boolean {
   const request = lastUserIndex(view.facts);
   if (request < 0 || view.facts[request]?.pinned === true) return false;
+  // A turn that is its request alone has nothing to split.
+  if (lastCutPoint(view) <= request) return false;
   let turn = 0;
   for (let i = request; i < view.tokens.length; i++) turn += view.tokens[i] ?? 0;
   return turn > rule.targetTokens;
