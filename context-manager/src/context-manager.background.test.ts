@@ -151,8 +151,8 @@ describe("background compaction in the context manager", () => {
     const result = await target.check();
     expect(result?.status).toBe("compacted");
     expect(result?.summary).not.toContain("model summary");
-    expect(events.map((e) => e.type)).toEqual(["start", "wait", "dropped"]);
-    expect(events[1]).toMatchObject({ type: "wait", timedOut: true });
+    expect(events.map((e) => e.type)).toEqual(["start", "waiting", "wait", "dropped"]);
+    expect(events[2]).toMatchObject({ type: "wait", timedOut: true });
   });
 
   it("waits for the compaction in flight and applies it when it arrives before waitMs", async () => {
@@ -167,7 +167,7 @@ describe("background compaction in the context manager", () => {
     expect(result?.status).toBe("compacted");
     expect(result?.summary).toContain("model summary");
     // The wait is reported when it ends, after the compaction it waited for became ready.
-    expect(events.map((e) => e.type)).toEqual(["start", "ready", "wait"]);
+    expect(events.map((e) => e.type)).toEqual(["start", "waiting", "ready", "wait"]);
     expect(events.find((e) => e.type === "wait")).toMatchObject({ timedOut: false });
   });
 

@@ -273,8 +273,9 @@ export class ContextManager<T> {
   check(): Promise<CompactionResult<T> | null> {
     this.#assertOpen("check");
     // A shared store may have grown by other workers' messages: only a store of our own can answer at once.
-    // Below the prepare mark (the threshold with background off) with nothing prepared, nothing to do.
-    const quietBelow = this.#loop.background ? this.#loop.prepareMark : this.threshold;
+    // Below the first prepare mark (the threshold with background off) with nothing prepared, nothing to do.
+    const quietBelow = this.#loop.background ? this.#loop.coldMark : this.threshold;
+    if (this.#loop.background) this.#loop.observe(this.#size.tokens);
     if (this.#pending === 0 && this.#store.sync === undefined && this.#loop.prepared === null && this.#size.tokens <= quietBelow) return Promise.resolve(null);
     return this.#serial(() => this.#checkNow());
   }
@@ -406,6 +407,7 @@ export class ContextManager<T> {
         case "apply":
           return this.#settle(await this.#applyPrepared(step.preparation, step.appended, step.cold));
         case "wait": {
+          this.#emitter.emit("background", { type: "waiting", tokens: this.#size.tokens });
           const started = this.#loop.now();
           const realStart = performance.now();
           const ready = await this.#loop.wait(step.preparation);

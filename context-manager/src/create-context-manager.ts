@@ -88,6 +88,8 @@ export interface ContextManagerOptions<T> {
   readonly waitMs?: number;
   /** The provider's prompt-cache lifetime in ms: after a pause past it a context past the prepare mark is compacted. Default 300,000; null: never. */
   readonly cacheTtlMs?: number | null;
+  /** How long a compaction is taken to last until one has been timed, in ms: the prepare mark follows from it. Default 30,000. */
+  readonly expectedMs?: number;
   /** The clock in ms (default `Date.now`); a replay passes its recording's. */
   readonly now?: () => number;
   /**
@@ -153,6 +155,7 @@ export async function createContextManager<T = unknown>(options: ContextManagerO
       ...(options.background === undefined ? {} : { background: options.background }),
       ...(options.waitMs === undefined ? {} : { waitMs: options.waitMs }),
       ...(options.cacheTtlMs === undefined ? {} : { cacheTtlMs: options.cacheTtlMs }),
+      ...(options.expectedMs === undefined ? {} : { expectedMs: options.expectedMs }),
       ...(options.now === undefined ? {} : { now: options.now }),
     });
     const store: ContextStore<T> =

@@ -7,7 +7,7 @@ import { createPiAdapter, type PiMessage } from "../messages/pi-adapter.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
 import { words } from "../testing/builders.js";
 import { keepRecent } from "../testing/keep-recent.js";
-import { assistant, user } from "../testing/pi-messages.js";
+import { assistant, toolResult, user } from "../testing/pi-messages.js";
 import { createEstimateCounter } from "../tokens/estimate-counter.js";
 import { PREPARE_SHARE, prefixChange } from "./background.js";
 import { HostLoop, type HostLoopOptions } from "./host-loop.js";
@@ -19,6 +19,8 @@ const compactor = (summarizer: Summarizer = model) =>
 /** `n` exchanges of about `tokens` tokens each (chars/4). */
 const turns = (n: number, tokens = 400, label = "q"): PiMessage[] =>
   Array.from({ length: n }, (_, i) => [user(`${label}${i} ${words(Math.round(tokens / 3))}`), assistant(`a${label}${i} ${words(Math.round(tokens / 3))}`)]).flat();
+
+const toolResultOf = (tokens: number): PiMessage => toolResult("call-1", words(Math.round(tokens / 1.5)));
 
 /** A loop on a clock the test moves. */
 function loopAt(options: Partial<HostLoopOptions> = {}, summarizer?: Summarizer): { loop: HostLoop<PiMessage>; clock: { now: number } } {
@@ -64,6 +66,45 @@ describe("HostLoop background preparation", () => {
     loop.prepare("prepare", messages, loop.prepareMark + 1, run);
     expect(loop.next(loop.prepareMark + 1, messages).action).toBe("none");
     expect(() => loop.prepare("prepare", messages, loop.prepareMark + 1, run)).toThrow(/already being prepared/);
+  });
+
+  it("moves the prepare mark as late as the growth rate and the expected duration allow, never past the threshold nor below PREPARE_SHARE of it", () => {
+    const slow = loopAt({ expectedMs: 30_000 });
+    expect(slow.loop.prepareMark).toBe(slow.loop.coldMark);
+    // 10 tokens a second: 600 tokens in twice 30 s, far less than the room under the window less the reserve.
+    slow.loop.observe(1_000);
+    slow.clock.now += 100_000;
+    slow.loop.observe(2_000);
+    expect(slow.loop.prepareMark).toBe(slow.loop.threshold);
+    const fast = loopAt({ expectedMs: 30_000 });
+    // 100 tokens a second: 6,000 tokens in twice 30 s, more than all the room there is.
+    fast.loop.observe(1_000);
+    fast.clock.now += 10_000;
+    fast.loop.observe(2_000);
+    expect(fast.loop.prepareMark).toBe(fast.loop.coldMark);
+    const between = loopAt({ expectedMs: 10_000 });
+    between.loop.observe(1_000);
+    between.clock.now += 10_000;
+    between.loop.observe(1_500);
+    const room = 2 * (500 / 10_000) * 10_000;
+    expect(between.loop.prepareMark).toBe(Math.max(between.loop.coldMark, Math.min(between.loop.threshold, Math.floor(8_000 - between.loop.reserveTokens - room))));
+    expect(between.loop.prepareMark).toBeGreaterThan(between.loop.coldMark);
+    expect(between.loop.prepareMark).toBeLessThan(between.loop.threshold);
+  });
+
+  it("prepares again instead of applying a result the context outgrew while it was written (a large output would stay beside the summary)", async () => {
+    const { loop } = loopAt();
+    const snapshot = turns(8);
+    const { run, finish } = deferredRun(loop);
+    const preparation = loop.prepare("prepare", snapshot, loop.threshold - 100, run);
+    finish();
+    await preparation.done;
+    // Within twice what it was prepared for it is applied; past it, prepared again.
+    expect(loop.next(loop.threshold + 1, snapshot).action).toBe("apply");
+    const grown = preparation.tokens + 2 * Math.max(preparation.growthTokens, 0.05 * 8_000) + 1;
+    expect(grown).toBeLessThanOrEqual(8_000 - loop.reserveTokens);
+    const step = loop.next(grown, [...snapshot, toolResultOf(3_000)]);
+    expect(step).toMatchObject({ action: "prepare", reason: "threshold", dropped: { why: expect.stringContaining("while it was written") } });
   });
 
   it("prepares with the compactor's target less the growth left before the threshold", () => {

@@ -29,8 +29,20 @@ import { EXTRACTIVE_SUMMARIZER_PACKAGE, type Summarizer } from "../summarizer/su
  */
 export const PREPARE_SHARE = 0.8;
 
+/**
+ * A prepared result is not applied when the context grew, while it was written, by more than
+ * twice what it was prepared for and more than this share of the window: what was appended would
+ * stay verbatim beside its summary (one large tool output), so the next compaction would come
+ * soon after, and its cache miss with it. While a request can still be sent in full, the loop
+ * prepares again from the context as it is.
+ */
+export const OUTGROWN_SHARE = 0.05;
+
 /** How long a request that cannot be sent waits for the compaction in flight before the no-model summary. */
 export const DEFAULT_WAIT_MS = 30_000;
+
+/** How long a compaction is taken to last until one of this conversation's has been timed: a model summary of a long history. */
+export const DEFAULT_EXPECTED_MS = 30_000;
 
 /** The prompt cache's lifetime where the host sets none: Anthropic's default, 5 minutes. */
 export const DEFAULT_CACHE_TTL_MS = 5 * 60_000;
@@ -52,6 +64,8 @@ export interface BackgroundOptions {
    * context past the prepare mark is compacted then. Default 5 minutes (Anthropic's); `null`: never.
    */
   readonly cacheTtlMs?: number | null;
+  /** How long a compaction is taken to last until one has been timed, in ms (the prepare mark follows from it). Default 30 s. */
+  readonly expectedMs?: number;
   /** The clock, in ms (default `Date.now`): a replay passes its recording's. */
   readonly now?: () => number;
   /** The summarizer that needs no model, for the wait's deadline. Default the extractive one (loaded when needed). */
@@ -79,13 +93,15 @@ export class Preparation<T> {
   readonly tokens: number;
   readonly startedAt: number;
   readonly targetTokens: number | undefined;
+  /** What the context was expected to grow by before it is applied (the target was lowered by it), as the provider counts it. */
+  readonly growthTokens: number;
   readonly controller = new AbortController();
   readonly done: Promise<void>;
   #result: CompactionResult<T> | null = null;
   #error: string | null = null;
   #readyAt: number | null = null;
 
-  constructor(init: { id: number; reason: PrepareReason; snapshot: readonly T[]; keys: readonly unknown[]; tokens: number; startedAt: number; targetTokens: number | undefined }, run: (input: PrepareInput) => Promise<CompactionResult<T>>, now: () => number) {
+  constructor(init: { id: number; reason: PrepareReason; snapshot: readonly T[]; keys: readonly unknown[]; tokens: number; startedAt: number; targetTokens: number | undefined; growthTokens: number }, run: (input: PrepareInput) => Promise<CompactionResult<T>>, now: () => number) {
     this.id = init.id;
     this.reason = init.reason;
     this.snapshot = init.snapshot;
@@ -93,6 +109,7 @@ export class Preparation<T> {
     this.tokens = init.tokens;
     this.startedAt = init.startedAt;
     this.targetTokens = init.targetTokens;
+    this.growthTokens = init.growthTokens;
     let started: Promise<CompactionResult<T>>;
     try {
       started = run({ targetTokens: init.targetTokens, signal: this.controller.signal });

@@ -36,11 +36,13 @@ import {
   type BackgroundMode,
   type BackgroundOptions,
   DEFAULT_CACHE_TTL_MS,
+  DEFAULT_EXPECTED_MS,
   DEFAULT_WAIT_MS,
   type DroppedPreparation,
   noModelSummarizer,
   Preparation,
   type PrepareInput,
+  OUTGROWN_SHARE,
   type PrepareReason,
   PREPARE_SHARE,
   prefixChange,
@@ -121,6 +123,10 @@ export class HostLoop<T> {
   #declinedBelowThreshold = false;
   /** When the last request was sent (the loop's clock), or null before the first. */
   #lastRequestAt: number | null = null;
+  /** How long this host's prepared compactions took (ms, smoothed), or null before the first. */
+  #duration: number | null = null;
+  readonly #expectedMs: number;
+  readonly #pace = new GrowthRate();
 
   constructor(compactor: Compactor<T>, options: HostLoopOptions) {
     this.compactor = compactor;
@@ -133,6 +139,8 @@ export class HostLoop<T> {
     if (!(this.waitMs >= 0)) throw invalidOption(options.host, "waitMs", "a number of milliseconds of at least 0 (Infinity: no deadline)", options.waitMs);
     this.cacheTtlMs = options.cacheTtlMs === undefined ? DEFAULT_CACHE_TTL_MS : options.cacheTtlMs;
     if (this.cacheTtlMs !== null && !(this.cacheTtlMs > 0)) throw invalidOption(options.host, "cacheTtlMs", "a positive number of milliseconds, or null", options.cacheTtlMs);
+    this.#expectedMs = options.expectedMs ?? DEFAULT_EXPECTED_MS;
+    if (!(this.#expectedMs >= 0) || !Number.isFinite(this.#expectedMs)) throw invalidOption(options.host, "expectedMs", "a finite number of milliseconds of at least 0", options.expectedMs);
     this.now = options.now ?? Date.now;
     this.#fallbackSummarizer = options.fallbackSummarizer;
     const host: ReserveSetting = {
@@ -228,8 +236,26 @@ export class HostLoop<T> {
     return this.compactor.hasSummarizer && this.compactor.summarizer.name !== "extractive";
   }
 
-  /** The size, as the provider counts it, past which a compaction is prepared: `PREPARE_SHARE` of the threshold. */
+  /**
+   * The size, as the provider counts it, past which a compaction is prepared: as late as this
+   * conversation allows, so that what is appended while it is written (and kept beside its
+   * summary once applied) stays small. It is the window less the reserve (the last size a request
+   * can be sent at in full) less twice the growth expected while one is written (the duration of
+   * this conversation's compactions, `expectedMs` until one is timed, times the context's growth
+   * rate, both on the loop's clock), at most the threshold and at least `coldMark`; `coldMark`
+   * until the growth rate is known.
+   */
   get prepareMark(): number {
+    const floor = this.coldMark;
+    const duration = this.#duration ?? this.#expectedMs;
+    const rate = this.#pace.rate(this.now());
+    if (rate === null) return floor;
+    const room = 2 * rate * duration;
+    return Math.max(floor, Math.min(this.threshold, Math.floor(this.contextWindow - this.reserveTokens - room)));
+  }
+
+  /** `PREPARE_SHARE` of the threshold: the first prepare mark, and the least size a cold cache compacts at. */
+  get coldMark(): number {
     return Math.floor(PREPARE_SHARE * this.threshold);
   }
 
@@ -255,6 +281,7 @@ export class HostLoop<T> {
    * ready result that no longer applies is dropped here (`dropped`). See background.ts.
    */
   next(tokens: number, messages: readonly T[], keys: readonly unknown[] = messages): BackgroundStep<T> {
+    this.observe(tokens);
     let dropped: DroppedPreparation | null = null;
     let prepared = this.#prepared;
     const due = this.due(tokens, messages);
@@ -272,19 +299,32 @@ export class HostLoop<T> {
       }
       prepared = this.#prepared;
     }
-    const cold = this.cacheCold() && tokens > this.prepareMark && !this.waiting;
+    const cold = this.cacheCold() && tokens > this.coldMark && !this.waiting;
+    const sendable = tokens <= this.contextWindow - this.reserveTokens;
     if (prepared?.ready === true) {
-      if (due || (cold && prepared.result?.status === "compacted")) {
+      const compacted = prepared.result?.status === "compacted";
+      const grown = tokens - prepared.tokens;
+      const allowed = Math.max(prepared.growthTokens, Math.floor(OUTGROWN_SHARE * this.contextWindow));
+      if (due && !cold && sendable && compacted && prepared.reason !== "threshold" && grown > 2 * allowed) {
+        dropped = this.drop(`the context grew by ${grown} tokens while it was written, more than twice the ${allowed} it was prepared for (they would stay verbatim beside its summary); prepared again from the context as it is`);
+        return { action: "prepare", reason: "threshold", dropped };
+      }
+      if (due || (cold && compacted)) {
         return { action: "apply", preparation: prepared, appended: messages.slice(prepared.snapshot.length), cold: !due, dropped };
       }
       return { action: "none", dropped };
     }
-    const sendable = tokens <= this.contextWindow - this.reserveTokens;
     if (prepared !== null) return due && !sendable ? { action: "wait", preparation: prepared, dropped } : { action: "none", dropped };
     if (due) return sendable ? { action: "prepare", reason: "threshold", dropped } : { action: "compact", dropped };
     if (this.waiting || this.#declinedBelowThreshold) return { action: "none", dropped };
-    if (tokens > this.prepareMark) return { action: "prepare", reason: cold ? "cache-cold" : "prepare", dropped };
+    if (cold) return { action: "prepare", reason: "cache-cold", dropped };
+    if (tokens > this.prepareMark) return { action: "prepare", reason: "prepare", dropped };
     return { action: "none", dropped };
+  }
+
+  /** Records the context's size now, for its growth rate (the prepare mark); `next` does it too, a host that skips `next` below `coldMark` calls this. */
+  observe(tokens: number): void {
+    this.#pace.observe(tokens, this.now());
   }
 
   /**
@@ -302,11 +342,17 @@ export class HostLoop<T> {
     const snapshot = [...messages];
     this.#preparations += 1;
     const preparation = new Preparation<T>(
-      { id: this.#preparations, reason, snapshot, keys: [...keys], tokens, startedAt: this.now(), targetTokens: this.#preparedTarget(reason, tokens) },
+      { id: this.#preparations, reason, snapshot, keys: [...keys], tokens, startedAt: this.now(), ...this.#preparedTarget(reason, tokens) },
       (input) => run(snapshot, input),
       this.now,
     );
     this.#prepared = preparation;
+    void preparation.done.then(() => {
+      // How long this host's compactions take, for the next prepare mark (a fifth of each new one weighs in).
+      if (preparation.result?.status !== "compacted" || preparation.readyAt === null) return;
+      const ms = preparation.readyAt - preparation.startedAt;
+      this.#duration = this.#duration === null ? ms : 0.8 * this.#duration + 0.2 * ms;
+    });
     return preparation;
   }
 
@@ -361,15 +407,17 @@ export class HostLoop<T> {
 
   /**
    * The target of a compaction prepared at `tokens`: the compactor's, less what the context will
-   * grow by before the threshold applies it, so that it then leaves what a compaction at the
-   * threshold leaves (never below half the compactor's target). A cold-cache compaction is applied
+   * grow by before it is applied (to the threshold, or while one is written, whichever is more),
+   * so that it then leaves what a compaction at the threshold leaves (never below half the compactor's target). A cold-cache compaction is applied
    * at once and keeps the compactor's own.
    */
-  #preparedTarget(reason: PrepareReason, tokens: number): number | undefined {
-    if (reason !== "prepare") return undefined;
+  #preparedTarget(reason: PrepareReason, tokens: number): { targetTokens: number | undefined; growthTokens: number } {
+    if (reason !== "prepare") return { targetTokens: undefined, growthTokens: 0 };
     const own = compactedTargetTokens(this.contextWindow, this.reserveTokens, this.compactor.autoCompact.threshold, tokens);
-    const growth = Math.max(0, this.threshold - tokens);
-    return Math.max(Math.floor(own / 2), own - growth);
+    const rate = this.#pace.rate(this.now());
+    const during = rate === null ? 0 : rate * (this.#duration ?? this.#expectedMs);
+    const growth = Math.floor(Math.max(0, this.threshold - tokens, during));
+    return { targetTokens: Math.max(Math.floor(own / 2), own - growth), growthTokens: growth };
   }
 
   #overflow(request: ShapedRequest<T>): CompactionError {
@@ -419,4 +467,35 @@ function invalidOption(host: string | undefined, name: string, expected: string,
     path: `/${name}`,
     hint: `Leave ${name} out for its default.`,
   });
+}
+
+/**
+ * How fast the context grows, in tokens per ms of the loop's clock: over the stretch since it last
+ * shrank (a compaction), and at least as fast as over the stretch before (so the first turns after
+ * a compaction do not read as a slow session).
+ */
+class GrowthRate {
+  #since: { readonly at: number; readonly tokens: number } | null = null;
+  #last = 0;
+  #previous: number | null = null;
+
+  observe(tokens: number, now: number): void {
+    if (this.#since === null || tokens < this.#last) {
+      if (this.#since !== null) this.#previous = this.#segment(this.#last, now) ?? this.#previous;
+      this.#since = { at: now, tokens };
+    }
+    this.#last = tokens;
+  }
+
+  rate(now: number): number | null {
+    const own = this.#segment(this.#last, now);
+    if (own === null) return this.#previous;
+    return this.#previous === null ? own : Math.max(own, this.#previous);
+  }
+
+  #segment(tokens: number, now: number): number | null {
+    const since = this.#since;
+    if (since === null || now <= since.at || tokens <= since.tokens) return null;
+    return (tokens - since.tokens) / (now - since.at);
+  }
 }
