@@ -2,7 +2,7 @@
  * Background compaction benchmark (issue 41): every real transcript replayed on its own clock (the
  * recorded timestamps; Claude Code's per line) at the windows it outgrows, through each preset
  * with a model summarizer whose every call takes L seconds (the real @compaction/plugin-summarizer-
- * openai against a local OpenAI-compatible server, time simulated: see bench/background/), once as
+ * openai against a local OpenAI-compatible server, time simulated: bench/background/ and replayTimed), once as
  * hosts compact today (blocking: the agent waits for the summary at the threshold) and once with
  * background compaction (prepared past the prepare mark, applied at the threshold, and compacted
  * when the prompt cache went cold). Run: `cd test && npx tsx bench/background.bench.ts` (also part
@@ -17,16 +17,15 @@
  * Environment (optional, comma lists): BACKGROUND_FIXTURES (file names), BACKGROUND_WINDOWS
  * (tokens; default 64000,128000), BACKGROUND_PRESETS (default safeguard,layered,sliding-window,
  * rolling), BACKGROUND_LATENCIES (seconds; default 5,30,90), BACKGROUND_CACHE_TTL (the host's
- * cacheTtlMs in seconds, default 300).
+ * cacheTtlMs in seconds, default 300), BACKGROUND_DEBUG=1 (a line per compaction on stderr).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createCompactor, createPiAdapter, createTiktokenCounter, FactsCache, MessageTokenCounter, type PiMessage } from "@compaction/core";
 import { ALL_FIXTURES, loadFixtureAsPi } from "@compaction/fixtures";
-import { ContinuityProbe } from "@compaction/replay";
+import { ContinuityProbe, type Mode, replayTimed, type TimedResult } from "@compaction/replay";
 import { printTable } from "./print-table.js";
-import { type Mode, replayTimed, type TimedResult } from "./background/replay-timed.js";
 import { TimedModelServer } from "./background/timed-model.js";
 import { k, pct, pooled, short } from "./windows/targets.js";
 
@@ -39,6 +38,8 @@ const PRESETS = list("BACKGROUND_PRESETS", ["safeguard", "layered", "sliding-win
 const LATENCIES = list("BACKGROUND_LATENCIES", [5, 30, 90]).map(Number);
 const CACHE_TTL_MS = Number(process.env["BACKGROUND_CACHE_TTL"] ?? 300) * 1000;
 const MODES: readonly Mode[] = ["blocking", "background"];
+/** BACKGROUND_DEBUG=1: one line per compaction on stderr. */
+const DEBUG = process.env["BACKGROUND_DEBUG"] === "1";
 
 const TEST_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const counter = createTiktokenCounter();
@@ -86,7 +87,7 @@ async function main(): Promise<void> {
               let compactor;
               try {
                 compactor = await createCompactor<PiMessage>({ cwd });
-                const result = await replayTimed({ messages, facts, tokensOf, probe, compactor, window, mode, latencyMs: latencyS * 1000, server, cacheTtlMs: CACHE_TTL_MS });
+                const result = await replayTimed({ messages, facts, tokensOf, probe, compactor, window, mode, latencyMs: latencyS * 1000, server, cacheTtlMs: CACHE_TTL_MS, ...(DEBUG ? { onCompaction: (line: string) => process.stderr.write(`    ${line}\n`) } : {}) });
                 rows.push({ ...key, ...result });
               } catch (error) {
                 rows.push({ ...key, ...EMPTY, error: (error as Error).message });

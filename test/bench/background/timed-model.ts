@@ -10,13 +10,14 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { ModelGate } from "@compaction/replay";
 
 interface Held {
   readonly due: number;
   readonly answer: () => void;
 }
 
-export class TimedModelServer {
+export class TimedModelServer implements ModelGate {
   readonly #server: Server;
   readonly #held: Held[] = [];
   /** The simulated time a request arriving now arrived at (the replay's clock, or the end of the answer before it). */

@@ -1,8 +1,11 @@
 /**
- * One recorded session replayed on its own clock by a context manager whose summarizer is a model
- * taking L seconds (`TimedModelServer`): the gap between two recorded messages is the time the
- * agent and the user took, and the time the agent waits for a compaction is added to every later
- * message's time (it could not go on meanwhile).
+ * One recorded session replayed on its own clock by a context manager whose summarizer takes L
+ * seconds a call: the gap between two recorded messages is the time the agent and the user took,
+ * and the time the agent waits for a compaction is added to every later message's time (it could
+ * not go on meanwhile). The summarizer's calls go through a `ModelGate`: the benchmark's local
+ * OpenAI-compatible server (the real model-summarizer code over HTTP), or `HeldSummarizer` around
+ * any summarizer (`compaction compare --summary-latency`); each call is due L after it arrives,
+ * in simulated time, and the replay sends the answers out.
  *
  * - Blocking: background off, as hosts compact today: from `compaction-start` to `compaction-end`
  *   the agent waits for every model call the compaction makes.
@@ -10,17 +13,92 @@
  *   `wait` (a request that could not be sent without the compaction in flight). While the agent
  *   works, an answer goes out once the replay's clock passes its due time. A host that keeps a
  *   timer calls `check()` when the prompt cache goes cold (a pause past the TTL), so a context past
- *   the prepare mark is compacted during the pause; this replay does the same at the last request
- *   plus the TTL.
+ *   the mark is compacted during the pause; this replay does the same at the last request plus the TTL.
  *
  * The requests are billed with a cache that expires `ttl` after the last request (Anthropic's
  * prices: reads 0.1x, writes 1.25x for the 5-minute cache and 2x for the 1-hour one), and scored
- * for continuity (@compaction/replay's ContinuityProbe) at the probe's cut points.
+ * for continuity (`ContinuityProbe`) at the probe's cut points.
  */
 import { createContextManager, type ContextManager } from "@compaction/context-manager";
-import type { Compactor, MessageFacts, PiMessage } from "@compaction/core";
-import { type ContinuityProbe, type ContinuityTotals, isModelCall } from "@compaction/replay";
-import type { TimedModelServer } from "./timed-model.js";
+import type { Compactor, MessageFacts, Summarizer, SummarizeRequest } from "@compaction/core";
+import type { ContinuityProbe, ContinuityTotals } from "./continuity.js";
+import { isModelCall } from "./replay.js";
+
+/** Where a replay on the clock holds a summarizer's calls until their simulated time is up. */
+export interface ModelGate {
+  /** The simulated time a call arriving now arrived at (set by the replay). */
+  arrivalTime: number;
+  latencyMs: number;
+  /** Calls received, and the characters of what they were asked (the summarizer's input). */
+  readonly arrivals: number;
+  readonly promptChars: number;
+  /** Calls held, and when the earliest is due (null with none). */
+  readonly pending: number;
+  readonly nextDue: number | null;
+  /** Answers the earliest held call; returns its due time, or null. */
+  releaseNext(): number | null;
+  /** Resolves at the next call's arrival. */
+  arrival(): Promise<void>;
+  /** Answers every held call and starts the counts again. */
+  reset(): void;
+}
+
+/** A summarizer whose every call is held (`ModelGate`) until the replay answers it with `inner`'s summary. */
+export class HeldSummarizer implements Summarizer, ModelGate {
+  readonly name: string;
+  arrivalTime = 0;
+  latencyMs = 0;
+  arrivals = 0;
+  promptChars = 0;
+  readonly #inner: Summarizer;
+  #held: { due: number; go: () => void }[] = [];
+  #waiters: (() => void)[] = [];
+
+  /** `name` is the inner one's, unless it is the extractive one: a model's latency is what is replayed (and background "auto" reads the name). */
+  constructor(inner: Summarizer) {
+    this.#inner = inner;
+    this.name = inner.name === "extractive" ? "extractive-at-model-latency" : inner.name;
+  }
+
+  async summarize(request: SummarizeRequest): Promise<string> {
+    this.arrivals += 1;
+    for (const message of request.messages) this.promptChars += message.text.length;
+    const due = this.arrivalTime + this.latencyMs;
+    await new Promise<void>((resolve, reject) => {
+      this.#held.push({ due, go: resolve });
+      request.signal?.addEventListener("abort", () => reject(request.signal?.reason ?? new Error("aborted")), { once: true });
+      for (const wake of this.#waiters.splice(0)) wake();
+    });
+    return this.#inner.summarize(request);
+  }
+
+  get pending(): number {
+    return this.#held.length;
+  }
+
+  get nextDue(): number | null {
+    return this.#held.length === 0 ? null : Math.min(...this.#held.map((h) => h.due));
+  }
+
+  releaseNext(): number | null {
+    if (this.#held.length === 0) return null;
+    let at = 0;
+    for (let i = 1; i < this.#held.length; i++) if ((this.#held[i] as { due: number }).due < (this.#held[at] as { due: number }).due) at = i;
+    const [held] = this.#held.splice(at, 1);
+    held?.go();
+    return held?.due ?? null;
+  }
+
+  arrival(): Promise<void> {
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  reset(): void {
+    for (const held of this.#held.splice(0)) held.go();
+    this.arrivals = 0;
+    this.promptChars = 0;
+  }
+}
 
 export type Mode = "blocking" | "background";
 
@@ -42,7 +120,7 @@ export interface TimedResult {
 }
 
 /** Requests billed with a cache that expires `ttlMs` after the request that last read or wrote it. */
-export class TtlCacheMeter {
+export class TtlCacheMeter<T = unknown> {
   #previous: { keys: readonly string[]; at: number } | null = null;
   readonly #keys = new WeakMap<object, string>();
   billed = 0;
@@ -50,10 +128,10 @@ export class TtlCacheMeter {
   constructor(
     readonly ttlMs: number,
     readonly writePrice: number,
-    readonly tokensOf: (message: PiMessage) => number,
+    readonly tokensOf: (message: T) => number,
   ) {}
 
-  record(request: readonly PiMessage[], at: number): void {
+  record(request: readonly T[], at: number): void {
     const keys = request.map((message) => this.#key(message));
     const previous = this.#previous;
     let cached = 0;
@@ -64,7 +142,8 @@ export class TtlCacheMeter {
     this.#previous = { keys, at };
   }
 
-  #key(message: PiMessage): string {
+  #key(message: T): string {
+    if (typeof message !== "object" || message === null) return JSON.stringify(message);
     let key = this.#keys.get(message);
     if (key === undefined) {
       key = JSON.stringify(message);
@@ -74,27 +153,30 @@ export class TtlCacheMeter {
   }
 }
 
-export interface TimedCell {
-  readonly messages: readonly PiMessage[];
+export interface TimedCell<T> {
+  readonly messages: readonly T[];
   readonly facts: readonly MessageFacts[];
-  readonly tokensOf: (message: PiMessage) => number;
-  readonly probe: ContinuityProbe<PiMessage>;
-  readonly compactor: Compactor<PiMessage>;
+  readonly tokensOf: (message: T) => number;
+  readonly probe: ContinuityProbe<T> | null;
+  readonly compactor: Compactor<T>;
   readonly window: number;
   readonly mode: Mode;
   readonly latencyMs: number;
-  readonly server: TimedModelServer;
+  readonly server: ModelGate;
   readonly cacheTtlMs: number;
+  /** Told one line per compaction (when, why, sizes), to see where a replay's figures come from. */
+  readonly onCompaction?: (line: string) => void;
 }
 
 const realTick = () => new Promise<void>((resolve) => setTimeout(resolve, 1));
 
-export async function replayTimed(cell: TimedCell): Promise<TimedResult> {
+/** Replays `cell` on its recording's clock; see the file's comment. */
+export async function replayTimed<T>(cell: TimedCell<T>): Promise<TimedResult> {
   const { messages, facts, server } = cell;
   server.reset();
   server.latencyMs = cell.latencyMs;
   const clock = { now: 0 };
-  const manager: ContextManager<PiMessage> = await createContextManager<PiMessage>({
+  const manager: ContextManager<T> = await createContextManager<T>({
     compactor: cell.compactor,
     contextWindow: cell.window,
     background: cell.mode === "background",
@@ -112,13 +194,13 @@ export async function replayTimed(cell: TimedCell): Promise<TimedResult> {
   manager.on("compaction-start", (event) => {
     if (event.prepared === undefined) blocked = true;
   });
-  const debug = process.env["BACKGROUND_DEBUG"] === "1";
+  const debug = cell.onCompaction !== undefined;
   let startInfo = "";
   manager.on("compaction-start", (event) => {
     if (debug) startInfo = `${event.reason} at ${event.tokens}${event.prepared === undefined ? "" : ` prepared at ${event.prepared.tokens} ${((clock.now - event.prepared.startedAt) / 1000).toFixed(0)} s ago, +${event.prepared.appended} msgs`}`;
   });
   manager.on("compaction-end", (event) => {
-    if (debug) process.stderr.write(`    ${cell.mode} t=${(clock.now / 1000).toFixed(0)} ${startInfo} -> ${event.result.status} ${event.tokens}\n`);
+    if (debug) cell.onCompaction?.(`${cell.mode} t=${(clock.now / 1000).toFixed(0)} ${startInfo} -> ${event.result.status} ${event.tokens}`);
     blocked = false;
     if (event.result.status !== "compacted") return;
     compactions += 1;
@@ -137,8 +219,8 @@ export async function replayTimed(cell: TimedCell): Promise<TimedResult> {
       droppedWhy.push(`${event.cost.reason} at ${event.cost.tokens}: ${event.cost.why}`);
     }
   });
-  const meters = [new TtlCacheMeter(5 * 60_000, 1.25, cell.tokensOf), new TtlCacheMeter(60 * 60_000, 2, cell.tokensOf)];
-  const recorder = cell.probe.recorder();
+  const meters = [new TtlCacheMeter<T>(5 * 60_000, 1.25, cell.tokensOf), new TtlCacheMeter<T>(60 * 60_000, 2, cell.tokensOf)];
+  const recorder = cell.probe?.recorder();
 
   /** Sends the answers due by the clock, each at its own time, until none is due. */
   const releaseDue = async (): Promise<void> => {
@@ -215,7 +297,7 @@ export async function replayTimed(cell: TimedCell): Promise<TimedResult> {
       offset += waitedMs - waitedBefore;
       const request = manager.requestMessages();
       for (const meter of meters) meter.record(request, clock.now);
-      recorder.onCall({ index: i, request, cost: { messages: request.length, tokens: 0, cachedMessages: 0, cachedTokens: 0, firstChanged: null }, compactions: manager.compactions });
+      recorder?.onCall({ index: i, request, cost: { messages: request.length, tokens: 0, cachedMessages: 0, cachedTokens: 0, firstChanged: null }, compactions: manager.compactions });
       lastRequest = clock.now;
       calls += 1;
     }
@@ -236,9 +318,11 @@ export async function replayTimed(cell: TimedCell): Promise<TimedResult> {
     summarizerInput,
     dropped,
     droppedWhy,
-    continuity: recorder.totals(),
+    continuity: recorder?.totals() ?? EMPTY_CONTINUITY,
     calls,
   };
 }
+
+const EMPTY_CONTINUITY: ContinuityTotals = { cuts: 0, needed: 0, kept: 0, longMemory: 0, longMemoryKept: 0, share: undefined, longMemoryShare: undefined };
 
 const settle = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
