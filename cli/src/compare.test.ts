@@ -30,6 +30,7 @@ interface Report {
     largestRequest: number;
     keptNext: number | null;
     longMemory: number | null;
+    latency?: { seconds: number; blocking: { compactions: number; waitedSeconds: number; noWait: number }; background: { compactions: number; waitedSeconds: number; noWait: number } };
   }[];
   cheapest: string | null;
   recommended: { preset: string; why: string } | null;
@@ -114,6 +115,25 @@ describe("compaction compare", () => {
     expect(labelled(run.stdout, "Recommended")).toBe("Recommended  layered: it is the only preset replayed (--presets names the ones to compare)");
     for (const line of lines(run.stdout)) expect(line.length, line).toBeLessThanOrEqual(80);
     expect(sandbox.bytes().equals(before)).toBe(true);
+  });
+
+  it("with --summary-latency, replays on the session's clock with that slow a summary and says how long the agent waited, blocking and in the background", () => {
+    const report = compare("--window", "64000", "--presets", "safeguard", "--summary-latency", "30");
+    const latency = report.presets[0]?.latency;
+    expect(latency?.seconds).toBe(30);
+    // safeguard summarises at every compaction: blocking waits at least 30 s for each.
+    expect(latency?.blocking.compactions).toBeGreaterThan(0);
+    expect(latency?.blocking.waitedSeconds).toBeGreaterThanOrEqual(30 * (latency?.blocking.compactions ?? 0));
+    expect(latency?.blocking.noWait).toBe(0);
+    expect(latency?.background.waitedSeconds).toBeLessThan(latency?.blocking.waitedSeconds ?? 0);
+    expect(compare("--window", "64000", "--presets", "safeguard").presets[0]?.latency).toBeUndefined();
+    const text = sandbox.run(["compare", "--window", "64000", "--presets", "safeguard", "--summary-latency", "30"], { NO_COLOR: "1" });
+    expect(labelled(text.stdout, "Waiting")).toMatch(/^Waiting {3}with every summary taking 30 s/);
+    expect(text.stdout).toMatch(/^ {2}safeguard: blocking \d+ s over \d+ compactions?, 0 with no wait; background \d+ s/m);
+    for (const line of lines(text.stdout)) expect(line.length, line).toBeLessThanOrEqual(80);
+    const bad = sandbox.run(["compare", "--summary-latency", "soon"]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/--summary-latency expects seconds/);
   });
 
   it("says its rule in --help, within 80 columns", () => {

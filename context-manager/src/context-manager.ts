@@ -3,8 +3,13 @@
  * session file), keeps its token count up to date as messages are appended, and compacts when
  * the count passes the threshold, when the provider rejects a request as too long, or when asked.
  *
- * Every change goes through one queue: while a compaction runs, appended messages wait and are
- * added after it, in order, whatever came of the compaction.
+ * Every change goes through one queue. A compaction prepared in the background (the default with
+ * a model summarizer; see `HostLoop.next`) runs beside it: appended messages go in at once, the
+ * agent goes on with its full history, and the result is put in place at the threshold followed
+ * by every message appended since (or dropped when its snapshot is no longer the start of the
+ * context). A compaction in the foreground (by hand, after an overflow, with background off, or a
+ * request that cannot be sent otherwise) holds appended messages until it ends, then adds them in
+ * order, whatever came of it.
  */
 import {
   budgetRatioOf,
@@ -14,8 +19,12 @@ import {
   type Compactor,
   describeError,
   type ErrorCode,
+  type BackgroundStep,
+  type DroppedPreparation,
   ErrorCodes,
   type HostLoop,
+  type PrepareReason,
+  type Summarizer,
   isCompactionError,
   lastUserIndex,
   markCacheBreakpoints,
@@ -23,7 +32,7 @@ import {
   whatCannotShrink,
 } from "@compaction/core";
 import { ContextSize } from "./context-size.js";
-import type { ContextStore } from "./context-store.js";
+import type { AppendedSince, ContextStore } from "./context-store.js";
 import { DEGRADATION_HARD_AT, DEGRADATION_SOFT_AT, type DegradationRisk, degradationRisk, riskAdvice } from "./degradation.js";
 import { TypedEmitter } from "./emitter.js";
 import type { CompactionReason, ContextManagerEvents, ContextWarningKind } from "./events.js";
@@ -165,9 +174,34 @@ export class ContextManager<T> {
     return this.#loop.threshold;
   }
 
-  /** True while a compaction runs (appended messages are queued until it ends). */
+  /** True while a compaction runs: in the foreground (appended messages are queued until it ends) or in the background. */
   get compacting(): boolean {
-    return this.#compacting;
+    return this.#compacting || (this.#loop.prepared !== null && !this.#loop.prepared.ready);
+  }
+
+  /**
+   * The compaction prepared in the background, or null: why it started, the context size and
+   * messages it compacts, when it started (the manager's clock), whether it is ready, and its age.
+   */
+  get prepared(): PreparedStatus | null {
+    const prepared = this.#loop.prepared;
+    if (prepared === null) return null;
+    const now = this.#loop.now();
+    return {
+      reason: prepared.reason,
+      tokens: prepared.tokens,
+      messages: prepared.snapshot.length,
+      startedAt: prepared.startedAt,
+      ageMs: prepared.age(now),
+      ready: prepared.ready,
+      status: prepared.result?.status ?? null,
+      done: prepared.done,
+    };
+  }
+
+  /** The size past which a compaction is prepared in the background (`HostLoop.prepareMark`), or null when background preparation is off. */
+  get prepareMark(): number | null {
+    return this.#loop.background ? this.#loop.prepareMark : null;
   }
 
   /**
@@ -239,7 +273,10 @@ export class ContextManager<T> {
   check(): Promise<CompactionResult<T> | null> {
     this.#assertOpen("check");
     // A shared store may have grown by other workers' messages: only a store of our own can answer at once.
-    if (this.#pending === 0 && this.#store.sync === undefined && this.#size.tokens <= this.threshold) return Promise.resolve(null);
+    // Below the first prepare mark (the threshold with background off) with nothing prepared, nothing to do.
+    const quietBelow = this.#loop.background ? this.#loop.coldMark : this.threshold;
+    if (this.#loop.background) this.#loop.observe(this.#size.tokens);
+    if (this.#pending === 0 && this.#store.sync === undefined && this.#loop.prepared === null && this.#size.tokens <= quietBelow) return Promise.resolve(null);
     return this.#serial(() => this.#checkNow());
   }
 
@@ -280,6 +317,7 @@ export class ContextManager<T> {
       options.markCache === true ? markCacheBreakpoints(this.compactor.adapter, shaped.messages, shaped.cacheBreakpoints) : shaped.messages;
     let retry: readonly T[];
     try {
+      this.#loop.sent();
       return await request(marked(first));
     } catch (error) {
       if (!isOverflow(error)) throw error;
@@ -287,6 +325,7 @@ export class ContextManager<T> {
       await this.idle();
     }
     try {
+      this.#loop.sent();
       return await request(retry);
     } catch (error) {
       if (!isOverflow(error)) throw error;
@@ -298,11 +337,16 @@ export class ContextManager<T> {
     }
   }
 
-  /** Waits for queued work, then frees the compactor if the manager created it. */
+  /** Waits for queued work, cancels a compaction being prepared, then frees the compactor if the manager created it. */
   async dispose(): Promise<void> {
     if (this.#disposed) return;
     this.#disposed = true;
     await this.#tail;
+    const prepared = this.#loop.prepared;
+    if (prepared !== null) {
+      this.#reportDropped(this.#loop.drop("the context manager was disposed"));
+      await prepared.done;
+    }
     this.#emitter.clear();
     if (this.#ownsCompactor) this.compactor.dispose();
   }
@@ -324,16 +368,134 @@ export class ContextManager<T> {
 
   async #checkNow(): Promise<CompactionResult<T> | null> {
     await this.#syncStore();
-    if (!this.autoCompact || !this.#loop.due(this.#size.tokens, this.#store.messages)) return null;
+    if (!this.autoCompact) return null;
+    if (this.#loop.background) return this.#backgroundCheck();
+    if (!this.#loop.due(this.#size.tokens, this.#store.messages)) return null;
     if (this.#nothingToCompact()) return null;
-    if (this.#maxReached()) {
-      this.#warnOnce(
-        "max-auto-compactions",
-        `Auto-compaction stopped: ${this.#compactionsText()}, the most maxAutoCompactions (${this.maxAutoCompactions}) allows. The context is ${this.#size.tokens} tokens, over the threshold of ${Math.round(this.threshold)}. Compact by hand (compact()), or start fresh (compaction context export, then context import).`,
-      );
-      return null;
+    if (this.#stoppedAtMax()) return null;
+    return this.#settle(await this.#compactNow("threshold", "auto", {}));
+  }
+
+  /** The warning when maxAutoCompactions stops auto-compaction; true then. */
+  #stoppedAtMax(): boolean {
+    if (!this.#maxReached()) return false;
+    this.#warnOnce(
+      "max-auto-compactions",
+      `Auto-compaction stopped: ${this.#compactionsText()}, the most maxAutoCompactions (${this.maxAutoCompactions}) allows. The context is ${this.#size.tokens} tokens, over the threshold of ${Math.round(this.threshold)}. Compact by hand (compact()), or start fresh (compaction context export, then context import).`,
+    );
+    return true;
+  }
+
+  /**
+   * `check()` with background preparation (`HostLoop.next`): start preparing past the prepare
+   * mark; at the threshold (or with the cache cold) put the prepared result in place with what was
+   * appended since; wait only when a request cannot be sent otherwise, at most `waitMs`, then
+   * compact with the no-model summary.
+   */
+  async #backgroundCheck(): Promise<CompactionResult<T> | null> {
+    for (;;) {
+      const step: BackgroundStep<T> = this.#loop.next(this.#size.tokens, this.#store.messages, this.#store.keys ?? this.#store.messages);
+      this.#reportDropped(step.dropped);
+      switch (step.action) {
+        case "none":
+          return null;
+        case "prepare":
+          if (this.#nothingToCompact()) return null;
+          if (step.reason === "threshold" ? this.#stoppedAtMax() : this.#maxReached()) return null;
+          this.#prepare(step.reason);
+          return null;
+        case "apply":
+          return this.#settle(await this.#applyPrepared(step.preparation, step.appended, step.cold));
+        case "wait": {
+          this.#emitter.emit("background", { type: "waiting", tokens: this.#size.tokens });
+          const started = this.#loop.now();
+          const realStart = performance.now();
+          const ready = await this.#loop.wait(step.preparation);
+          const waited = Math.max(this.#loop.now() - started, 0) || Math.round(performance.now() - realStart);
+          this.#emitter.emit("background", { type: "wait", ms: waited, timedOut: !ready });
+          if (ready) continue;
+          // The deadline: the model's summary is given up for the no-model one, now.
+          this.#reportDropped(this.#loop.drop(`a request could not be sent without it, and it was not ready within waitMs (${this.#loop.waitMs} ms)`));
+          const summarizer = await this.#loop.fallbackSummarizer();
+          return this.#settle(await this.#compactNow("threshold", "auto", {}, summarizer ?? undefined));
+        }
+        case "compact":
+          // Nothing in flight and a request that cannot be sent: start it, and wait for it as for any (at most waitMs).
+          if (this.#nothingToCompact() || this.#stoppedAtMax()) return null;
+          this.#prepare("threshold");
+          continue;
+      }
     }
-    const result = await this.#compactNow("threshold", "auto", {});
+  }
+
+  /** Starts the compaction of the context as it is now, beside the queue (appends go on). */
+  #prepare(reason: PrepareReason): void {
+    const tokens = this.#size.tokens;
+    const anchor = this.#store.anchor;
+    const messages = this.#store.messages;
+    const preparation = this.#loop.prepare(
+      reason,
+      messages,
+      tokens,
+      async (snapshot, { targetTokens, signal }) => {
+        try {
+          return await this.#store.compact(this.compactor, {
+            messages: snapshot,
+            trigger: "auto",
+            contextWindow: this.contextWindow,
+            reserveTokens: this.reserveTokens,
+            signal,
+            ...(targetTokens === undefined ? {} : { targetTokens }),
+            ...(anchor === undefined ? {} : { anchor }),
+            ...(this.#agent === undefined ? {} : { agent: this.#agent }),
+          });
+        } catch (error) {
+          const failure = asCompactionError(error, ErrorCodes.INPUT_INVALID, "The compaction prepared in the background failed");
+          return untouchedResult(snapshot, tokens, "failed", failure.message, failure);
+        }
+      },
+      this.#store.keys ?? messages,
+    );
+    this.#emitter.emit("background", { type: "start", reason, tokens, messages: preparation.snapshot.length, at: preparation.startedAt });
+    void preparation.done.then(() => {
+      if (this.#loop.prepared !== preparation) return;
+      this.#emitter.emit("background", { type: "ready", status: preparation.result?.status ?? "failed", ms: (preparation.readyAt ?? preparation.startedAt) - preparation.startedAt });
+    });
+  }
+
+  /** Puts a prepared compaction in place, followed by `appended` (the messages since its snapshot, the end of the context now). */
+  async #applyPrepared(preparation: NonNullable<HostLoop<T>["prepared"]>, appended: readonly T[], cold: boolean): Promise<CompactionResult<T>> {
+    this.#loop.applied(preparation);
+    const reason: CompactionReason = cold ? "cache-cold" : "threshold";
+    const tokens = this.#size.tokens;
+    let result = preparation.result as CompactionResult<T>;
+    this.#emitter.emit("compaction-start", {
+      reason,
+      trigger: "auto",
+      tokens,
+      contextWindow: this.contextWindow,
+      threshold: this.threshold,
+      messages: this.#store.messages.length,
+      focus: null,
+      prepared: { startedAt: preparation.startedAt, tokens: preparation.tokens, appended: appended.length },
+    });
+    let entryId: string | null = null;
+    if (result.status === "compacted") {
+      const since: AppendedSince<T> = { messages: appended, tokens: Math.max(0, tokens - preparation.tokens) };
+      ({ result, entryId } = await this.#commit(result, preparation.snapshot, since));
+    }
+    const compactions = this.#store.compactions;
+    this.#emitter.emit("compaction-end", { reason, trigger: "auto", result, tokens: this.#size.tokens, compactions, entryId });
+    if (result.status === "compacted") this.#warnDegradation(compactions);
+    return result;
+  }
+
+  #reportDropped(dropped: DroppedPreparation | null): void {
+    if (dropped !== null) this.#emitter.emit("background", { type: "dropped", cost: dropped });
+  }
+
+  /** After an automatic compaction: the loop's wait when it left the context over the threshold, with the warning. */
+  #settle(result: CompactionResult<T>): CompactionResult<T> {
     const growth = this.#loop.settle(this.#size.tokens, this.#store.messages);
     if (growth !== null) {
       // A preset may decline on purpose between the threshold and its own first layer (layered
@@ -402,6 +564,7 @@ export class ContextManager<T> {
    */
   requestMessages(options: RequestOptions = {}): readonly T[] {
     const shaped = this.#shape(this.budget, true);
+    this.#loop.sent();
     if (options.markCache === true) return markCacheBreakpoints(this.compactor.adapter, shaped.messages, shaped.cacheBreakpoints);
     // A request is what is sent now: a host that keeps it (to send later, or to compare with the
     // next one) must not see it grow as messages are appended, so never the context's own array.
@@ -500,8 +663,8 @@ export class ContextManager<T> {
     }
   }
 
-  /** One compaction, start to end: notification, compactor, store, warnings. Never throws. */
-  async #compactNow(reason: CompactionReason, trigger: CompactionTrigger, options: ContextCompactOptions): Promise<CompactionResult<T>> {
+  /** One compaction, start to end: notification, compactor, store, warnings. Never throws. `summarizer`: the no-model one, past the wait's deadline. */
+  async #compactNow(reason: CompactionReason, trigger: CompactionTrigger, options: ContextCompactOptions, summarizer?: Summarizer): Promise<CompactionResult<T>> {
     await this.#syncStore();
     const input = [...this.#store.messages]; // results must not change when queued messages land
     const tokens = this.#size.tokens;
@@ -536,25 +699,9 @@ export class ContextManager<T> {
         ...(options.focus === undefined ? {} : { focus: options.focus }),
         ...(options.signal === undefined ? {} : { signal: options.signal }),
         ...(this.#agent === undefined ? {} : { agent: this.#agent }),
+        ...(summarizer === undefined ? {} : { summarizer }),
       });
-      if (result.status === "compacted") {
-        try {
-          entryId = await this.#store.commit(result);
-          this.#size.reset(this.#store.messages, this.#store.anchor);
-        } catch (error) {
-          if (isCompactionSuperseded(error)) {
-            // Another worker compacted the shared session first: ours is dropped (nothing was
-            // written) and the context goes on from theirs, already read again by the store.
-            this.#size.reset(this.#store.messages, this.#store.anchor);
-            this.#warn("compaction-superseded", error.message);
-            result = untouchedResult(this.#store.messages, this.#size.tokens, "noop", error.message, null, result.warnings);
-          } else {
-            const failure = asCompactionError(error, ErrorCodes.TRANSCRIPT_INVALID, `Could not put the compacted context in place${this.#store.path === null ? "" : ` in ${this.#store.path}`}`);
-            if (failure.code !== ErrorCodes.CUT_REFUSED) this.#emitter.emit("error", { error: failure, during: "compaction" });
-            result = failedResult(result, input, failure);
-          }
-        }
-      }
+      if (result.status === "compacted") ({ result, entryId } = await this.#commit(result, input));
     } catch (error) {
       const failure = asCompactionError(error, ErrorCodes.INPUT_INVALID, "The compaction failed");
       this.#emitter.emit("error", { error: failure, during: "compaction" });
@@ -564,8 +711,36 @@ export class ContextManager<T> {
     }
     const compactions = this.#store.compactions;
     this.#emitter.emit("compaction-end", { reason, trigger, result, tokens: this.#size.tokens, compactions, entryId });
-    if (result.status === "compacted") this.#warnDegradation(compactions);
+    if (result.status === "compacted") {
+      this.#warnDegradation(compactions);
+      // A compaction prepared before this one was made from the context this one replaced.
+      this.#reportDropped(this.#loop.drop(`a ${reason} compaction replaced the context it was prepared from`));
+    }
     return result;
+  }
+
+  /**
+   * Puts a compacted `result` of `input` in place (followed by `since`, for a prepared one) and
+   * measures the context afresh. Never throws: another worker's compaction first drops ours (a
+   * `compaction-superseded` warning, a noop), and a store that cannot record it fails it.
+   */
+  async #commit(result: CompactionResult<T>, input: readonly T[], since?: AppendedSince<T>): Promise<{ result: CompactionResult<T>; entryId: string | null }> {
+    try {
+      const entryId = await this.#store.commit(result, since);
+      this.#size.reset(this.#store.messages, this.#store.anchor);
+      return { result, entryId };
+    } catch (error) {
+      if (isCompactionSuperseded(error)) {
+        // Another worker compacted the shared session first: ours is dropped (nothing was
+        // written) and the context goes on from theirs, already read again by the store.
+        this.#size.reset(this.#store.messages, this.#store.anchor);
+        this.#warn("compaction-superseded", error.message);
+        return { result: untouchedResult(this.#store.messages, this.#size.tokens, "noop", error.message, null, result.warnings), entryId: null };
+      }
+      const failure = asCompactionError(error, ErrorCodes.TRANSCRIPT_INVALID, `Could not put the compacted context in place${this.#store.path === null ? "" : ` in ${this.#store.path}`}`);
+      if (failure.code !== ErrorCodes.CUT_REFUSED) this.#emitter.emit("error", { error: failure, during: "compaction" });
+      return { result: failedResult(result, input, failure), entryId: null };
+    }
   }
 
   #warnDegradation(compactions: number): void {
@@ -611,6 +786,22 @@ export class ContextManager<T> {
       hint: "Create a new one with createContextManager().",
     });
   }
+}
+
+/** A compaction prepared in the background, as `ContextManager.prepared` shows it. */
+export interface PreparedStatus {
+  readonly reason: PrepareReason;
+  /** The context size it compacts, as the provider counts it, and its messages. */
+  readonly tokens: number;
+  readonly messages: number;
+  /** When it started (the manager's clock), and how long ago. */
+  readonly startedAt: number;
+  readonly ageMs: number;
+  readonly ready: boolean;
+  /** Its result's status once ready, else null. */
+  readonly status: CompactionResult<unknown>["status"] | null;
+  /** Resolves when it ends. */
+  readonly done: Promise<void>;
 }
 
 /** A retry after "too long" may hold at most this share of what the provider rejected. */

@@ -5,6 +5,15 @@
  */
 import type { CompactInput, CompactionResult, Compactor, ContextAnchor } from "@compaction/core";
 
+/**
+ * What was appended after the snapshot a compaction was made from (a compaction prepared in the
+ * background), put in place after its result: the messages, and their size as the provider counts it.
+ */
+export interface AppendedSince<T> {
+  readonly messages: readonly T[];
+  readonly tokens: number;
+}
+
 export interface ContextStore<T> {
   /** The current context, oldest first. */
   readonly messages: readonly T[];
@@ -29,10 +38,18 @@ export interface ContextStore<T> {
   /** Adds messages at the end, in order. */
   append(messages: readonly T[]): Promise<void> | void;
   /**
-   * Puts a compacted context in place (and, for a session, records it in the file). Returns the
-   * id of the entry written, or null. Throws a CompactionError when the result cannot be recorded.
+   * Puts a compacted context in place (and, for a session, records it in the file), followed by
+   * `since`: the messages appended after the snapshot it was made from, which are already the end
+   * of `messages`. Returns the id of the entry written, or null. Throws a CompactionError when the
+   * result cannot be recorded.
    */
-  commit(result: CompactionResult<T>): Promise<string | null> | string | null;
+  commit(result: CompactionResult<T>, since?: AppendedSince<T>): Promise<string | null> | string | null;
+  /**
+   * The store's key of each message of `messages` (a session's entry ids), by which a compaction
+   * prepared in the background tells whether its snapshot is still the start of the context; a
+   * store without them is compared by message.
+   */
+  readonly keys?: readonly unknown[];
   /** The session's own auto-compaction setting (`compaction autocompact on|off`), or undefined. */
   autoCompactSetting(): boolean | undefined;
   /**
@@ -75,14 +92,15 @@ export class MemoryStore<T> implements ContextStore<T> {
     return compactor.compact(input);
   }
 
-  commit(result: CompactionResult<T>): null {
-    this.#messages = [...result.messages];
+  commit(result: CompactionResult<T>, since?: AppendedSince<T>): null {
+    this.#messages = [...result.messages, ...(since?.messages ?? [])];
     this.#compactions += 1;
     const event = result.event;
+    // The anchor covers the compacted context only: what came after it is counted as appended.
     this.#anchor =
       event === null
         ? undefined
-        : { tokens: event.tokensAfterCompaction, lastIndex: this.#messages.length - 1, ...(event.calibration === undefined ? {} : { calibration: event.calibration }) };
+        : { tokens: event.tokensAfterCompaction, lastIndex: result.messages.length - 1, ...(event.calibration === undefined ? {} : { calibration: event.calibration }) };
     return null;
   }
 

@@ -1,6 +1,7 @@
 /** `createContextManager`: a ContextManager from the config (or a given compactor) and a context. */
 import {
   type AdapterName,
+  type BackgroundMode,
   CompactionError,
   type Compactor,
   createCompactor,
@@ -78,6 +79,20 @@ export interface ContextManagerOptions<T> {
   /** Auto-compaction stops after this many compactions. Default: the config's `autoCompact.maxAutoCompactions` (none). */
   readonly maxAutoCompactions?: number;
   /**
+   * Background compaction (see docs/background-compaction.md): `auto` (the default) prepares
+   * compactions in the background, past the prepare mark, unless the summarizer is the extractive
+   * one; `true` always; `false` compacts at the threshold and holds appended messages meanwhile.
+   */
+  readonly background?: BackgroundMode;
+  /** The longest a request that cannot be sent waits for the compaction in flight before the no-model summary, in ms. Default 30,000. */
+  readonly waitMs?: number;
+  /** The provider's prompt-cache lifetime in ms: after a pause past it a context past the prepare mark is compacted. Default 300,000; null: never. */
+  readonly cacheTtlMs?: number | null;
+  /** How long a compaction is taken to last until one has been timed, in ms: the prepare mark follows from it. Default 30,000. */
+  readonly expectedMs?: number;
+  /** The clock in ms (default `Date.now`); a replay passes its recording's. */
+  readonly now?: () => number;
+  /**
    * Use this compactor instead of building one from the config (`cwd`, `configPath`, `preset`
    * and `adapter` are then not read). The caller keeps ownership: `dispose()` leaves it alone.
    */
@@ -137,6 +152,11 @@ export async function createContextManager<T = unknown>(options: ContextManagerO
       reserveTokens: options.reserveTokens,
       maxOutputTokens: options.maxOutputTokens,
       host: options.reserveOptionOf ?? "createContextManager",
+      ...(options.background === undefined ? {} : { background: options.background }),
+      ...(options.waitMs === undefined ? {} : { waitMs: options.waitMs }),
+      ...(options.cacheTtlMs === undefined ? {} : { cacheTtlMs: options.cacheTtlMs }),
+      ...(options.expectedMs === undefined ? {} : { expectedMs: options.expectedMs }),
+      ...(options.now === undefined ? {} : { now: options.now }),
     });
     const store: ContextStore<T> =
       entryStore !== undefined

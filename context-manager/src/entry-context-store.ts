@@ -24,7 +24,8 @@ import {
   type PiCompaction,
   type PiCompactionPlan,
 } from "@compaction/transcript";
-import type { ContextStore } from "./context-store.js";
+import type { AppendedSince, ContextStore } from "./context-store.js";
+import { withAppended } from "./session-store.js";
 
 /** Thrown by `EntryContextStore.commit` when another writer compacted the session first: nothing was written. */
 export class CompactionSupersededError extends CompactionError {
@@ -66,7 +67,8 @@ export class EntryContextStore<T> implements ContextStore<T> {
   #state: BranchState<T>;
   /** The store's version when this store last read or wrote the branch. */
   #knownVersion: string;
-  #planned: { readonly result: CompactionResult<T>; readonly plan: PiCompactionPlan; readonly newestCompactionId: string | null } | undefined;
+  /** pi's entry for each result `compact` returned, and the newest compaction it was planned from, for `commit`. */
+  readonly #planned = new WeakMap<CompactionResult<T>, { readonly result: CompactionResult<T>; readonly plan: PiCompactionPlan; readonly newestCompactionId: string | null }>();
 
   private constructor(store: EntryStore, state: BranchState<T>, version: string) {
     this.store = store;
@@ -105,6 +107,10 @@ export class EntryContextStore<T> implements ContextStore<T> {
 
   /** Id of the entry each message came from (the compaction's id for its summary). */
   get entryIds(): readonly string[] {
+    return this.#state.entryIds;
+  }
+
+  get keys(): readonly string[] {
     return this.#state.entryIds;
   }
 
@@ -153,7 +159,7 @@ export class EntryContextStore<T> implements ContextStore<T> {
     const newestCompactionId = this.#state.newestCompactionId;
     const branch = { messages: input.messages, entryIds: this.#state.entryIds.slice(0, input.messages.length) };
     const planned = await compactPiBranch(compactor, branch, input);
-    this.#planned = { ...planned, newestCompactionId };
+    this.#planned.set(planned.result, { ...planned, newestCompactionId });
     return planned.result;
   }
 
@@ -162,10 +168,10 @@ export class EntryContextStore<T> implements ContextStore<T> {
    * planned from, then reads the branch again. Throws `CompactionSupersededError` (after
    * reloading) when another writer compacted first.
    */
-  async commit(result: CompactionResult<T>): Promise<string> {
-    const planned = this.#planned;
-    this.#planned = undefined;
-    const compaction = plannedCompaction(this.path, planned, result);
+  async commit(result: CompactionResult<T>, since?: AppendedSince<T>): Promise<string> {
+    const planned = this.#planned.get(result);
+    this.#planned.delete(result);
+    const compaction = withAppended(plannedCompaction(this.path, planned, result), since);
     const write = await this.store.appendCompaction(compaction, { newestCompactionId: planned!.newestCompactionId });
     await this.#reload(await this.store.version());
     if (!write.written) throw new CompactionSupersededError(this.path, write.newestCompactionId);

@@ -1,13 +1,17 @@
 /** What a context manager tells its host, by event name. */
-import type { CompactionError, CompactionResult, CompactionTrigger } from "@compaction/core";
+import type { CompactionError, CompactionResult, CompactionTrigger, DroppedPreparation, PrepareReason } from "@compaction/core";
 
 /**
  * Why a compaction runs: the context passed the auto-compaction threshold, the provider rejected
- * a request as too long, or the host asked (`compact()`).
+ * a request as too long, the host asked (`compact()`), or the prompt cache went cold with the
+ * context past the prepare mark (a compaction prepared in the background, put in place then).
  */
-export type CompactionReason = "threshold" | "overflow" | "manual";
+export type CompactionReason = "threshold" | "overflow" | "manual" | "cache-cold";
 
-/** Sent before a compaction starts; until `compaction-end`, appended messages wait in a queue. */
+/**
+ * Sent before a compaction starts; until `compaction-end`, appended messages wait in a queue. A
+ * compaction prepared in the background sends both when it is put in place (`prepared` says so).
+ */
 export interface CompactionStartEvent {
   readonly reason: CompactionReason;
   /** What the compaction records: `auto` for threshold and overflow, `manual` for `compact()`. */
@@ -20,7 +24,24 @@ export interface CompactionStartEvent {
   /** Messages in the context now. */
   readonly messages: number;
   readonly focus: string | null;
+  /** Only for a compaction prepared in the background: when it started (the manager's clock), the size it was prepared at, and the messages appended since. */
+  readonly prepared?: { readonly startedAt: number; readonly tokens: number; readonly appended: number };
 }
+
+/**
+ * What a compaction prepared in the background did: `start` (past the prepare mark, at the
+ * threshold with nothing prepared, or when the cache went cold), `ready`, `waiting` then `wait` (a
+ * request could not be sent without it: the host waited `ms`, and `timedOut` when it gave up for the no-model
+ * summary), `dropped` (it no longer applied, or was cancelled: never applied; `cost` says what it
+ * cost). Putting one in place is a `compaction-start` and `compaction-end`.
+ */
+export type BackgroundEvent =
+  | { readonly type: "start"; readonly reason: PrepareReason; readonly tokens: number; readonly messages: number; readonly at: number }
+  | { readonly type: "ready"; readonly status: CompactionResult<unknown>["status"]; readonly ms: number }
+  /** A request cannot be sent without the compaction in flight: the host waits from now (`wait` says when it ended). */
+  | { readonly type: "waiting"; readonly tokens: number }
+  | { readonly type: "wait"; readonly ms: number; readonly timedOut: boolean }
+  | { readonly type: "dropped"; readonly cost: DroppedPreparation };
 
 /** Sent after every compaction that started, whatever came of it. */
 export interface CompactionEndEvent<T> {
@@ -83,4 +104,5 @@ export interface ContextManagerEvents<T> {
   "compaction-end": CompactionEndEvent<T>;
   warning: ContextWarningEvent;
   error: ContextErrorEvent;
+  background: BackgroundEvent;
 }

@@ -26,7 +26,7 @@ import {
   sessionAutoCompact,
   type SessionEntry,
 } from "@compaction/transcript";
-import type { ContextStore } from "./context-store.js";
+import type { AppendedSince, ContextStore } from "./context-store.js";
 
 interface BranchFacts {
   readonly compactions: number;
@@ -37,8 +37,8 @@ export class SessionStore<T> implements ContextStore<T> {
   readonly path: string;
   readonly synchronous = false;
   #messages: T[];
-  /** The latest compaction's result and pi's entry for it, planned by `compact` for `commit`. */
-  #planned: { readonly result: CompactionResult<T>; readonly plan: PiCompactionPlan } | undefined;
+  /** pi's entry for each result `compact` returned, for `commit` (a background compaction may be planned beside a foreground one). */
+  readonly #planned = new WeakMap<CompactionResult<T>, PiCompactionPlan>();
   #entryIds: string[];
   #facts: BranchFacts;
   #knownSize: number;
@@ -86,6 +86,10 @@ export class SessionStore<T> implements ContextStore<T> {
     return this.#entryIds;
   }
 
+  get keys(): readonly string[] {
+    return this.#entryIds;
+  }
+
   async append(messages: readonly T[]): Promise<void> {
     if (messages.length === 0) return;
     const entries = messages.map((message): NewEntry => ({ type: "message", message: message as PiMessage }));
@@ -101,12 +105,13 @@ export class SessionStore<T> implements ContextStore<T> {
   /** pi's compaction entry records a summary and the first entry kept, nothing else: the one path for pi sessions. */
   async compact(compactor: Compactor<T>, input: CompactInput<T>): Promise<CompactionResult<T>> {
     const branch = { messages: input.messages, entryIds: this.#entryIds.slice(0, input.messages.length) };
-    this.#planned = await compactPiBranch(compactor, branch, input);
-    return this.#planned.result;
+    const planned = await compactPiBranch(compactor, branch, input);
+    this.#planned.set(planned.result, planned.plan);
+    return planned.result;
   }
 
-  async commit(result: CompactionResult<T>): Promise<string> {
-    const compaction = this.#plannedCompaction(result);
+  async commit(result: CompactionResult<T>, since?: AppendedSince<T>): Promise<string> {
+    const compaction = withAppended(this.#plannedCompaction(result), since);
     this.#refresh();
     const entry = await appendPiCompaction(this.path, compaction);
     this.#facts = { ...this.#facts, compactions: this.#facts.compactions + 1 };
@@ -125,9 +130,8 @@ export class SessionStore<T> implements ContextStore<T> {
 
   /** The entry `compact` planned for `result`; refuses results pi's entry cannot record (planPiCompaction). */
   #plannedCompaction(result: CompactionResult<T>): PiCompaction {
-    const planned = this.#planned;
-    this.#planned = undefined;
-    const plan = planned?.result === result ? planned.plan : undefined;
+    const plan = this.#planned.get(result);
+    this.#planned.delete(result);
     if (plan?.ok) return plan.compaction;
     throw new CompactionError(
       ErrorCodes.CUT_REFUSED,
@@ -143,6 +147,17 @@ export class SessionStore<T> implements ContextStore<T> {
     this.#facts = branchFacts(buildContext(readSession(this.path).entries, { file: this.path }).branch);
     this.#knownSize = size;
   }
+}
+
+/**
+ * The entry for a compaction put in place after messages appended since its snapshot: pi's entry
+ * goes after them (they stay in the context, between the kept messages and the entry), so the
+ * After it records (the anchor the context's size starts from, up to the entry) counts them too.
+ */
+export function withAppended(compaction: PiCompaction, since: AppendedSince<unknown> | undefined): PiCompaction {
+  if (since === undefined || since.messages.length === 0) return compaction;
+  const details = compaction.details;
+  return { ...compaction, details: { ...details, tokensAfterCompaction: details.tokensAfterCompaction + since.tokens } };
 }
 
 function branchFacts(branch: readonly SessionEntry[]): BranchFacts {

@@ -272,7 +272,21 @@ export { ConfigError, type ConfigErrorDetails, type ConfigProblem } from "./conf
 export { CONFIG_MODULE_NAME, loadConfig, type LoadConfigOptions } from "./config/load-config.js";
 export { type ConfigWarning, DEFAULT_TRUST_HINT, isCodeConfigFile } from "./config/project-trust.js";
 export { checkHostOptions, configWarnings, type HostCompactionOptions, type HostOptionsCheck } from "./config/host-options.js";
-export { HostLoop, type HostLoopOptions, type LoopRequest, RETRY_GROWTH_SHARE, whatCannotShrink } from "./host/host-loop.js";
+export { type BackgroundStep, HostLoop, type HostLoopOptions, type LoopRequest, RETRY_GROWTH_SHARE, whatCannotShrink } from "./host/host-loop.js";
+export {
+  type BackgroundMode,
+  type BackgroundOptions,
+  DEFAULT_CACHE_TTL_MS,
+  DEFAULT_EXPECTED_MS,
+  DEFAULT_WAIT_MS,
+  type DroppedPreparation,
+  OUTGROWN_SHARE,
+  Preparation,
+  type PrepareInput,
+  type PrepareReason,
+  PREPARE_SHARE,
+  prefixChange,
+} from "./host/background.js";
 export { CompactorCache, type CompactorCacheKey, type CompactorCacheOptions } from "./config/compactor-cache.js";
 export {
   BUILTIN_PLUGINS,

@@ -14,7 +14,7 @@
  * where it records them. The text fits 80 columns; `--json` has every figure. Nothing is written.
  */
 import type { AdapterName, Compactor } from "@compaction/core";
-import { ContinuityProbe, type ContinuityTotals, contextManagerPolicy, type ReplayResult, replaySession, withoutUsage } from "@compaction/replay";
+import { ContinuityProbe, type ContinuityTotals, contextManagerPolicy, HeldSummarizer, type ReplayResult, replaySession, replayTimed, withoutUsage } from "@compaction/replay";
 import { type CompactionEntry, entryMessage, SessionTree, TRANSCRIPT_ADAPTERS } from "@compaction/transcript";
 import { isAbsolute, relative } from "node:path";
 import { countOption } from "../command-context.js";
@@ -42,11 +42,14 @@ export const COMPARE_CUT_POINTS = 48;
 interface CompareOptions extends CommonOptions {
   readonly presets?: string;
   readonly window?: string;
+  readonly summaryLatency?: string;
 }
 
 interface CompareInput {
   readonly presets: readonly string[];
   readonly window: number | undefined;
+  /** `--summary-latency`, in seconds, or undefined. */
+  readonly summaryLatency: number | undefined;
 }
 
 /** One preset's replay. */
@@ -70,6 +73,24 @@ export interface PresetComparison {
   readonly keptNext: number | null;
   readonly longMemory: number | null;
   readonly ms: number;
+  /**
+   * With `--summary-latency`: the session replayed on its own clock with every summarizer call
+   * taking that long, as hosts compact today (`blocking`: the agent waits at the threshold) and
+   * with background compaction (docs/background-compaction.md): compactions, seconds the agent
+   * waited for them, and compactions it did not wait for at all. Absent without the option.
+   */
+  readonly latency?: {
+    readonly seconds: number;
+    readonly blocking: LatencyReplay;
+    readonly background: LatencyReplay;
+  };
+}
+
+/** One replay on the session's clock with a slow summarizer (`PresetComparison.latency`). */
+export interface LatencyReplay {
+  readonly compactions: number;
+  readonly waitedSeconds: number;
+  readonly noWait: number;
 }
 
 /** A compaction the recording made itself (the replay does not apply it: each preset compacts on its own). */
@@ -143,12 +164,17 @@ export const compareCommand = defineCommand({
   options: [
     ["--presets <names>", `presets to replay, comma-separated (default: ${COMPARED_PRESETS.join(",")})`],
     ["--window <tokens>", "the model's context window to replay at (default: the config's contextWindow when it sets one, else the window the session records, else 200,000)"],
+    ["--summary-latency <seconds>", "also replay the session on its own clock with every summary taking this long, blocking and in the background, and show how long the agent waited"],
   ],
   help: COMPARE_HELP,
   parse: ({ options }: CommandCall<[], CompareOptions>): CompareInput => {
     const presets = (options.presets ?? COMPARED_PRESETS.join(",")).split(",").map((name) => name.trim()).filter((name) => name !== "");
     if (presets.length === 0) throw new CliError(ExitCode.USAGE, "--presets names no preset.", "Pass e.g. --presets safeguard,rolling, or leave it out to compare the built-in ones.");
-    return { presets: [...new Set(presets)], window: countOption(options.window, "--window", "Pass the model's context window in tokens, e.g. --window 128000.") };
+    return {
+      presets: [...new Set(presets)],
+      window: countOption(options.window, "--window", "Pass the model's context window in tokens, e.g. --window 128000."),
+      summaryLatency: latencyOption(options.summaryLatency),
+    };
   },
   run: compare,
   text: (report, { context }) => renderReport(report, context.out, context.io.cwd),
@@ -191,7 +217,14 @@ async function compare(scope: CommandScope<CompareOptions, CompareInput>): Promi
       progress.done();
     }
   }
-  const presets = results.map(({ preset, result, continuity }) => comparison(preset, result, continuity));
+  const latencies = new Map<string, NonNullable<PresetComparison["latency"]>>();
+  if (input.summaryLatency !== undefined) {
+    for (const { preset, compactor } of compactors) latencies.set(preset, await latencyReplays(recording, compactor, contextWindow, input.summaryLatency));
+  }
+  const presets = results.map(({ preset, result, continuity }) => {
+    const latency = latencies.get(preset);
+    return { ...comparison(preset, result, continuity), ...(latency === undefined ? {} : { latency }) };
+  });
   const cheapest = [...presets].sort((a, b) => a.billed.anthropic - b.billed.anthropic)[0]?.preset ?? null;
   const cuts = probe?.cuts ?? [];
   return {
@@ -262,6 +295,37 @@ function piCompaction(entry: CompactionEntry): RecordedCompactionRow {
   return { at: entry.id, trigger: typeof trigger === "string" ? trigger : null, tokensBefore: Number.isFinite(entry.tokensBefore) ? entry.tokensBefore : null };
 }
 
+/** `--summary-latency`: seconds, a number of at least 0. */
+function latencyOption(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const seconds = Number(text);
+  if (text.trim() === "" || !Number.isFinite(seconds) || seconds < 0) {
+    throw new CliError(ExitCode.USAGE, `--summary-latency expects seconds (a number of at least 0); found '${text}'.`, "Pass how long one summary takes, e.g. --summary-latency 30.");
+  }
+  return seconds;
+}
+
+/**
+ * The session on its own clock (its messages' timestamps) with every call of the preset's
+ * summarizer held `seconds` of simulated time (`HeldSummarizer`), blocking and in the background.
+ */
+async function latencyReplays(recording: readonly unknown[], compactor: Compactor<unknown>, contextWindow: number, seconds: number): Promise<NonNullable<PresetComparison["latency"]>> {
+  const facts = recording.map((message) => compactor.facts.of(message));
+  const tokensOf = (message: unknown): number => compactor.tokens.count(message);
+  const own = compactor.summarizer;
+  const run = async (mode: "blocking" | "background"): Promise<LatencyReplay> => {
+    const held = new HeldSummarizer(own);
+    compactor.summarizer = held;
+    try {
+      const result = await replayTimed({ messages: recording, facts, tokensOf, probe: null, compactor, window: contextWindow, mode, latencyMs: seconds * 1000, server: held, cacheTtlMs: 300_000 });
+      return { compactions: result.compactions, waitedSeconds: Math.round(result.waitedS), noWait: result.noWait };
+    } finally {
+      compactor.summarizer = own;
+    }
+  };
+  return { seconds, blocking: await run("blocking"), background: await run("background") };
+}
+
 function comparison(preset: string, result: ReplayResult, continuity: ContinuityTotals | null): PresetComparison {
   const { cache } = result;
   return {
@@ -279,6 +343,19 @@ function comparison(preset: string, result: ReplayResult, continuity: Continuity
 }
 
 type Colors = CommandScope<CompareOptions, CompareInput>["context"]["out"];
+
+/** With --summary-latency: per preset, how long the agent waited for compactions, blocking and in the background. */
+function latencyLines(report: CompareReport, c: Colors): string[] {
+  const timed = report.presets.filter((p) => p.latency !== undefined);
+  if (timed.length === 0) return [];
+  const seconds = timed[0]?.latency?.seconds ?? 0;
+  const wait = (r: LatencyReplay) => `${r.waitedSeconds} s over ${plural(r.compactions, "compaction")}${r.compactions === 0 ? "" : `, ${r.noWait} with no wait`}`;
+  return [
+    "",
+    ...labelled(c, "Waiting", `with every summary taking ${seconds} s, on the session's own clock (its timestamps), the agent waited:`),
+    ...timed.flatMap((p) => wrap(`${p.preset}: blocking ${wait(p.latency!.blocking)}; background ${wait(p.latency!.background)}`, WIDTH - 4).map((one, i) => (i === 0 ? `  ${one}` : `    ${one}`))),
+  ];
+}
 
 /** The terminal width the text fits (the JSON keeps every figure). */
 const WIDTH = 80;
@@ -324,6 +401,7 @@ function renderReport(report: CompareReport, c: Colors, cwd: string): string {
       `the largest one sent, of the ${formatTokens(budget)} tokens a request may hold (the window less the reply's reserve)${report.presets.some((p) => overBudget(p, report)) ? "; * more than that" : ""}`,
     ),
     ...continuityLegend(report, c),
+    ...latencyLines(report, c),
     "",
     ...(report.recommended === null ? [] : labelled(c, "Recommended", `${report.recommended.preset}: ${report.recommended.why}`, 13)),
   ];

@@ -416,7 +416,7 @@ export class Compactor<T> {
       input,
       facts: this.facts,
       tokens: this.tokens,
-      summarizer: this.summarizer,
+      summarizer: input.summarizer ?? this.summarizer,
       // A summary of summaryMaxTokens (4,000 by default) would fill most of a small window and
       // leave the newest turns no room, though they hold most of what the agent uses next: the
       // summary a run asks for by default is at most a quarter of its budget (`summaryAllowance`,
@@ -425,7 +425,7 @@ export class Compactor<T> {
       summaryMaxTokens: summaryAllowance(budget, this.summaryMaxTokens),
       contextWindow,
       usableWindow: usableWindow(contextWindow, reserve),
-      targetTokens: compactedTargetTokens(contextWindow, reserve, this.autoCompact.threshold, before.tokens),
+      targetTokens: runTarget(compactedTargetTokens(contextWindow, reserve, this.autoCompact.threshold, before.tokens), input.targetTokens),
       budget,
       tokensBefore: before.tokens,
       providerRatio: runRatio,
@@ -825,3 +825,13 @@ function shrunkByIndex<T>(run: RunState<T>): Map<number, T> {
   return map;
 }
 
+/** The run's target: the host's lower one (a compaction prepared ahead of the threshold), never above its own. */
+function runTarget(own: number, host: number | undefined): number {
+  if (host === undefined) return own;
+  if (!Number.isFinite(host) || host < 0) {
+    throw new CompactionError(ErrorCodes.INPUT_INVALID, `compact()'s targetTokens must be a number of tokens of at least 0; found ${String(host)}.`, {
+      hint: "Leave targetTokens out to use the compactor's target for the window.",
+    });
+  }
+  return Math.min(own, Math.floor(host));
+}

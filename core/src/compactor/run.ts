@@ -38,6 +38,18 @@ export interface CompactInput<T> {
    * (see `MessageTokenCounter.contextTokens`), so it matches the size the host shows.
    */
   readonly anchor?: ContextAnchor;
+  /**
+   * The most this compaction should leave, as the provider counts it, when the host will add to
+   * the result before it is used: a compaction prepared in the background (`HostLoop`) is applied
+   * with every message appended while it ran, so it keeps less of the snapshot by about as much.
+   * At most the run's own target (`compactedTargetTokens`); default that target.
+   */
+  readonly targetTokens?: number;
+  /**
+   * The summarizer this run asks instead of the compactor's: the host loop's no-model summary when
+   * a request cannot wait any longer for the model's. Default the compactor's.
+   */
+  readonly summarizer?: Summarizer;
 }
 
 /** The value passed along the `summarize` waterfall. */

@@ -17,6 +17,10 @@
  *    two compactions each request only grows at its end), and the error a host must pass on when a
  *    request leaves out messages of the context (COMPACTION_CONTEXT_TRIMMED, once per loss) or
  *    cannot fit at all (COMPACTION_CONTEXT_OVERFLOW).
+ * 5. Background preparation (`next`, see background.ts): past the prepare mark the host compacts a
+ *    snapshot while the agent goes on with its full history; at the threshold, or earlier when the
+ *    prompt cache has gone cold, the prepared result is swapped in with what was appended since, if
+ *    the snapshot is still an unchanged prefix of the context; else it is dropped and reported.
  */
 import type { Compactor } from "../compactor/compactor.js";
 import type { ReserveSetting } from "../compactor/reply-reserve.js";
@@ -25,6 +29,24 @@ import type { ShapedRequest, ShapeRequestInput } from "../compactor/shape-reques
 import { CompactionError, ErrorCodes } from "../errors.js";
 import { lastUserIndex } from "../cut/turns.js";
 import { countedBudget } from "../tokens/message-tokens.js";
+import { compactedTargetTokens } from "../compactor/usable-window.js";
+import type { CompactionResult } from "../compactor/result.js";
+import type { Summarizer } from "../summarizer/summarizer.js";
+import {
+  type BackgroundMode,
+  type BackgroundOptions,
+  DEFAULT_CACHE_TTL_MS,
+  DEFAULT_EXPECTED_MS,
+  DEFAULT_WAIT_MS,
+  type DroppedPreparation,
+  noModelSummarizer,
+  Preparation,
+  type PrepareInput,
+  OUTGROWN_SHARE,
+  type PrepareReason,
+  PREPARE_SHARE,
+  prefixChange,
+} from "./background.js";
 
 /**
  * How much the context must grow, as a share of the window, before an automatic compaction that
@@ -33,7 +55,7 @@ import { countedBudget } from "../tokens/message-tokens.js";
  */
 export const RETRY_GROWTH_SHARE = 0.25;
 
-export interface HostLoopOptions {
+export interface HostLoopOptions extends BackgroundOptions {
   /** The model's context window, in tokens. */
   readonly contextWindow: number;
   /** The host's own reserve for the reply (its option); default the compactor's for the window. */
@@ -54,6 +76,23 @@ export interface LoopRequest<T> {
   readonly problem: CompactionError | null;
 }
 
+/**
+ * What a host does next about background compaction (`HostLoop.next`), and a prepared compaction
+ * the loop dropped on the way, for the host to report (`dropped`, or null).
+ */
+export type BackgroundStep<T> = { readonly dropped: DroppedPreparation | null } & (
+  /** Nothing to do now. */
+  | { readonly action: "none" }
+  /** Start preparing (`prepare`) with this reason; the agent goes on. */
+  | { readonly action: "prepare"; readonly reason: PrepareReason }
+  /** Put `preparation`'s result in place followed by `appended` (every message since its snapshot); `cold`: because the cache went cold. */
+  | { readonly action: "apply"; readonly preparation: Preparation<T>; readonly appended: readonly T[]; readonly cold: boolean }
+  /** A request cannot be sent as it is: wait for `preparation` (`wait`, at most `waitMs`), then `next` again. */
+  | { readonly action: "wait"; readonly preparation: Preparation<T> }
+  /** A request cannot be sent and nothing is in flight: compact now, in the foreground. */
+  | { readonly action: "compact" }
+);
+
 /** See the file's comment. One per conversation: it remembers what it sent and when it gave up. */
 export class HostLoop<T> {
   readonly compactor: Compactor<T>;
@@ -71,10 +110,39 @@ export class HostLoop<T> {
   #dueAtBudget = false;
   /** Messages the previous request left out. */
   #dropped = 0;
+  readonly #backgroundMode: BackgroundMode;
+  /** The longest a request waits for the compaction in flight before the no-model summary. */
+  readonly waitMs: number;
+  /** The prompt cache's lifetime, or null when the host never compacts for a cold cache. */
+  readonly cacheTtlMs: number | null;
+  readonly now: () => number;
+  readonly #fallbackSummarizer: Summarizer | undefined;
+  #prepared: Preparation<T> | null = null;
+  #preparations = 0;
+  /** A preparation below the threshold compacted nothing: no other until the threshold. */
+  #declinedBelowThreshold = false;
+  /** When the last request was sent (the loop's clock), or null before the first. */
+  #lastRequestAt: number | null = null;
+  /** How long this host's prepared compactions took (ms, smoothed), or null before the first. */
+  #duration: number | null = null;
+  readonly #expectedMs: number;
+  readonly #pace = new GrowthRate();
 
   constructor(compactor: Compactor<T>, options: HostLoopOptions) {
     this.compactor = compactor;
     this.contextWindow = options.contextWindow;
+    this.#backgroundMode = options.background ?? "auto";
+    if (this.#backgroundMode !== true && this.#backgroundMode !== false && this.#backgroundMode !== "auto") {
+      throw invalidOption(options.host, "background", `true, false or "auto"`, this.#backgroundMode);
+    }
+    this.waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
+    if (!(this.waitMs >= 0)) throw invalidOption(options.host, "waitMs", "a number of milliseconds of at least 0 (Infinity: no deadline)", options.waitMs);
+    this.cacheTtlMs = options.cacheTtlMs === undefined ? DEFAULT_CACHE_TTL_MS : options.cacheTtlMs;
+    if (this.cacheTtlMs !== null && !(this.cacheTtlMs > 0)) throw invalidOption(options.host, "cacheTtlMs", "a positive number of milliseconds, or null", options.cacheTtlMs);
+    this.#expectedMs = options.expectedMs ?? DEFAULT_EXPECTED_MS;
+    if (!(this.#expectedMs >= 0) || !Number.isFinite(this.#expectedMs)) throw invalidOption(options.host, "expectedMs", "a finite number of milliseconds of at least 0", options.expectedMs);
+    this.now = options.now ?? Date.now;
+    this.#fallbackSummarizer = options.fallbackSummarizer;
     const host: ReserveSetting = {
       reserveTokens: options.reserveTokens,
       maxOutputTokens: options.maxOutputTokens,
@@ -160,6 +228,198 @@ export class HostLoop<T> {
     return { request, problem };
   }
 
+  // --- Background preparation (see background.ts) ------------------------------------------
+
+  /** Whether compactions are prepared in the background (`background`; `auto`: unless the summarizer is the extractive one). */
+  get background(): boolean {
+    if (this.#backgroundMode !== "auto") return this.#backgroundMode;
+    return this.compactor.hasSummarizer && this.compactor.summarizer.name !== "extractive";
+  }
+
+  /**
+   * The size, as the provider counts it, past which a compaction is prepared: as late as this
+   * conversation allows, so that what is appended while it is written (and kept beside its
+   * summary once applied) stays small. It is the window less the reserve (the last size a request
+   * can be sent at in full) less twice the growth expected while one is written (the duration of
+   * this conversation's compactions, `expectedMs` until one is timed, times the context's growth
+   * rate, both on the loop's clock), at most the threshold and at least `coldMark`; `coldMark`
+   * until the growth rate is known.
+   */
+  get prepareMark(): number {
+    const floor = this.coldMark;
+    const duration = this.#duration ?? this.#expectedMs;
+    const rate = this.#pace.rate(this.now());
+    if (rate === null) return floor;
+    const room = 2 * rate * duration;
+    return Math.max(floor, Math.min(this.threshold, Math.floor(this.contextWindow - this.reserveTokens - room)));
+  }
+
+  /** `PREPARE_SHARE` of the threshold: the first prepare mark, and the least size a cold cache compacts at. */
+  get coldMark(): number {
+    return Math.floor(PREPARE_SHARE * this.threshold);
+  }
+
+  /** The compaction being prepared or ready to apply, or null. */
+  get prepared(): Preparation<T> | null {
+    return this.#prepared;
+  }
+
+  /** Records a request sent now (hosts call it as they send what `request` shaped): the prompt cache is warm from here. */
+  sent(): void {
+    this.#lastRequestAt = this.now();
+  }
+
+  /** True when the last request was sent longer ago than the cache's lifetime (`cacheTtlMs`): the next one pays for its whole prompt anyway. */
+  cacheCold(): boolean {
+    return this.cacheTtlMs !== null && this.#lastRequestAt !== null && this.now() - this.#lastRequestAt > this.cacheTtlMs;
+  }
+
+  /**
+   * What to do about background compaction for a context of `tokens` (as the provider counts it)
+   * over `messages`, keyed by `keys` (the host's id of each message, such as its entry id;
+   * default the messages themselves). Call it where `due` would be called, before a request. A
+   * ready result that no longer applies is dropped here (`dropped`). See background.ts.
+   */
+  next(tokens: number, messages: readonly T[], keys: readonly unknown[] = messages): BackgroundStep<T> {
+    this.observe(tokens);
+    let dropped: DroppedPreparation | null = null;
+    let prepared = this.#prepared;
+    const due = this.due(tokens, messages);
+    if (prepared?.ready === true) {
+      const result = prepared.result;
+      const change = prefixChange(prepared.snapshot, prepared.keys, messages, keys, this.compactor.facts);
+      const belowThreshold = prepared.reason !== "threshold" && prepared.tokens <= this.threshold;
+      if (change !== null) dropped = this.drop(`it no longer applies: ${change}`);
+      else if (result === null) dropped = this.drop(`its compaction threw: ${prepared.error ?? "no reason given"}`);
+      else if (result.status !== "compacted" && belowThreshold) {
+        // Below the threshold the preset may decline (layered before its own first layer): that
+        // says nothing of the threshold, where the host compacts as it would have.
+        this.#declinedBelowThreshold = true;
+        dropped = this.drop(`it did not compact (${result.status}): ${result.reason ?? "no reason given"}`);
+      }
+      prepared = this.#prepared;
+    }
+    const cold = this.cacheCold() && tokens > this.coldMark && !this.waiting;
+    const sendable = tokens <= this.contextWindow - this.reserveTokens;
+    if (prepared?.ready === true) {
+      const compacted = prepared.result?.status === "compacted";
+      const grown = tokens - prepared.tokens;
+      const allowed = Math.max(prepared.growthTokens, Math.floor(OUTGROWN_SHARE * this.contextWindow));
+      if (due && !cold && sendable && compacted && prepared.reason !== "threshold" && grown > 2 * allowed) {
+        dropped = this.drop(`the context grew by ${grown} tokens while it was written, more than twice the ${allowed} it was prepared for (they would stay verbatim beside its summary); prepared again from the context as it is`);
+        return { action: "prepare", reason: "threshold", dropped };
+      }
+      if (due || (cold && compacted)) {
+        return { action: "apply", preparation: prepared, appended: messages.slice(prepared.snapshot.length), cold: !due, dropped };
+      }
+      return { action: "none", dropped };
+    }
+    if (prepared !== null) return due && !sendable ? { action: "wait", preparation: prepared, dropped } : { action: "none", dropped };
+    if (due) return sendable ? { action: "prepare", reason: "threshold", dropped } : { action: "compact", dropped };
+    if (this.waiting || this.#declinedBelowThreshold) return { action: "none", dropped };
+    if (cold) return { action: "prepare", reason: "cache-cold", dropped };
+    if (tokens > this.prepareMark) return { action: "prepare", reason: "prepare", dropped };
+    return { action: "none", dropped };
+  }
+
+  /** Records the context's size now, for its growth rate (the prepare mark); `next` does it too, a host that skips `next` below `coldMark` calls this. */
+  observe(tokens: number): void {
+    this.#pace.observe(tokens, this.now());
+  }
+
+  /**
+   * Starts preparing a compaction of `messages` (copied) with the host's `run`, which must compact
+   * the snapshot it is handed the way the host records compactions, with the loop's target and
+   * signal, and never throw (a compaction returns failures as its status). Replaces nothing: call
+   * it when `next` said `prepare`.
+   */
+  prepare(reason: PrepareReason, messages: readonly T[], tokens: number, run: (snapshot: readonly T[], input: PrepareInput) => Promise<CompactionResult<T>>, keys: readonly unknown[] = messages): Preparation<T> {
+    if (this.#prepared !== null) {
+      throw new CompactionError(ErrorCodes.INPUT_INVALID, `A compaction is already being prepared (since ${new Date(this.#prepared.startedAt).toISOString()}); one at a time per conversation.`, {
+        hint: "Call next() and prepare only when it says so.",
+      });
+    }
+    const snapshot = [...messages];
+    this.#preparations += 1;
+    const preparation = new Preparation<T>(
+      { id: this.#preparations, reason, snapshot, keys: [...keys], tokens, startedAt: this.now(), ...this.#preparedTarget(reason, tokens) },
+      (input) => run(snapshot, input),
+      this.now,
+    );
+    this.#prepared = preparation;
+    void preparation.done.then(() => {
+      // How long this host's compactions take, for the next prepare mark (a fifth of each new one weighs in).
+      if (preparation.result?.status !== "compacted" || preparation.readyAt === null) return;
+      const ms = preparation.readyAt - preparation.startedAt;
+      this.#duration = this.#duration === null ? ms : 0.8 * this.#duration + 0.2 * ms;
+    });
+    return preparation;
+  }
+
+  /** Forgets the preparation that was just applied (the host put it in place). */
+  applied(preparation: Preparation<T>): void {
+    if (this.#prepared === preparation) this.#prepared = null;
+    this.#declinedBelowThreshold = false;
+  }
+
+  /**
+   * Drops the preparation, in flight (it is cancelled) or ready, never to be applied; returns what
+   * it cost, for the host to report, or null when there was none. Hosts call it when the context is
+   * replaced under it (a manual compaction, another session).
+   */
+  drop(why: string): DroppedPreparation | null {
+    const prepared = this.#prepared;
+    if (prepared === null) return null;
+    this.#prepared = null;
+    if (!prepared.ready) prepared.controller.abort(new CompactionError(ErrorCodes.CANCELLED, `The compaction prepared in the background was dropped: ${why}`));
+    const result = prepared.result;
+    return {
+      reason: prepared.reason,
+      why,
+      tokens: prepared.tokens,
+      compactedMessages: result?.status === "compacted" ? (result.cut?.compactedIndices.length ?? 0) : 0,
+      ms: (prepared.readyAt ?? this.now()) - prepared.startedAt,
+    };
+  }
+
+  /** Waits for `preparation` at most `waitMs` (real time); true when it is ready. */
+  async wait(preparation: Preparation<T>): Promise<boolean> {
+    if (preparation.ready) return true;
+    if (this.waitMs === Number.POSITIVE_INFINITY) {
+      await preparation.done;
+      return true;
+    }
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), this.waitMs);
+    });
+    try {
+      return await Promise.race([preparation.done.then(() => true as const), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The summarizer for a compaction that can wait for no model (the deadline of `wait`), or null when none is installed. */
+  fallbackSummarizer(): Promise<Summarizer | null> {
+    return noModelSummarizer(this.#fallbackSummarizer);
+  }
+
+  /**
+   * The target of a compaction prepared at `tokens`: the compactor's, less what the context will
+   * grow by before it is applied (to the threshold, or while one is written, whichever is more),
+   * so that it then leaves what a compaction at the threshold leaves (never below half the compactor's target). A cold-cache compaction is applied
+   * at once and keeps the compactor's own.
+   */
+  #preparedTarget(reason: PrepareReason, tokens: number): { targetTokens: number | undefined; growthTokens: number } {
+    if (reason !== "prepare") return { targetTokens: undefined, growthTokens: 0 };
+    const own = compactedTargetTokens(this.contextWindow, this.reserveTokens, this.compactor.autoCompact.threshold, tokens);
+    const rate = this.#pace.rate(this.now());
+    const during = rate === null ? 0 : rate * (this.#duration ?? this.#expectedMs);
+    const growth = Math.floor(Math.max(0, this.threshold - tokens, during));
+    return { targetTokens: Math.max(Math.floor(own / 2), own - growth), growthTokens: growth };
+  }
+
   #overflow(request: ShapedRequest<T>): CompactionError {
     const parts = whatCannotShrink(this.compactor, request.messages);
     return new CompactionError(
@@ -203,4 +463,42 @@ export function whatCannotShrink<T>(compactor: Compactor<T>, messages: readonly 
     else parts.other += tokens;
   });
   return parts;
+}
+
+function invalidOption(host: string | undefined, name: string, expected: string, found: unknown): CompactionError {
+  return new CompactionError(ErrorCodes.INPUT_INVALID, `The ${name} option of ${host ?? "the host"} must be ${expected}; found ${String(found)}.`, {
+    path: `/${name}`,
+    hint: `Leave ${name} out for its default.`,
+  });
+}
+
+/**
+ * How fast the context grows, in tokens per ms of the loop's clock: over the stretch since it last
+ * shrank (a compaction), and at least as fast as over the stretch before (so the first turns after
+ * a compaction do not read as a slow session).
+ */
+class GrowthRate {
+  #since: { readonly at: number; readonly tokens: number } | null = null;
+  #last = 0;
+  #previous: number | null = null;
+
+  observe(tokens: number, now: number): void {
+    if (this.#since === null || tokens < this.#last) {
+      if (this.#since !== null) this.#previous = this.#segment(this.#last, now) ?? this.#previous;
+      this.#since = { at: now, tokens };
+    }
+    this.#last = tokens;
+  }
+
+  rate(now: number): number | null {
+    const own = this.#segment(this.#last, now);
+    if (own === null) return this.#previous;
+    return this.#previous === null ? own : Math.max(own, this.#previous);
+  }
+
+  #segment(tokens: number, now: number): number | null {
+    const since = this.#since;
+    if (since === null || now <= since.at || tokens <= since.tokens) return null;
+    return (tokens - since.tokens) / (now - since.at);
+  }
 }

@@ -11,6 +11,7 @@
  * the messages it kept, as they were appended). Nothing is deleted: the store keeps every message.
  */
 import {
+  type BackgroundMode,
   checkHostOptions,
   CompactionError,
   type Compactor,
@@ -50,6 +51,13 @@ export interface CompactionThreadOptions extends Omit<HostCompactionOptions<Mode
   readonly compactor?: Compactor<PiMessage>;
   /** Options of the `memory_search` tool (`name`, `limit`, ...). */
   readonly recall?: MemorySearchToolOptions;
+  /**
+   * Background compaction (docs/background-compaction.md): `true` or `"auto"` for a thread kept
+   * open across runs, so that a compaction prepared before the threshold is there when it is
+   * reached. Default false: `close()` cancels one in flight, so a thread opened for one request
+   * would pay for summaries it never uses.
+   */
+  readonly background?: BackgroundMode;
 }
 
 /** What the agent's `memory_search` tool takes: a query, or an entry id to read in full. */
@@ -249,6 +257,7 @@ export async function openCompactionThread(options: CompactionThreadOptions): Pr
       ...(options.reserveTokens === undefined ? {} : { reserveTokens: options.reserveTokens }),
       ...(options.maxOutputTokens === undefined ? {} : { maxOutputTokens: options.maxOutputTokens }),
       reserveOptionOf: HOST,
+      background: options.background ?? false,
     });
     forwardThreadEvents(manager as ContextManager<unknown>, options.on);
     // The context as read must be sendable: a corrupt entry fails here, naming it, not mid-request.

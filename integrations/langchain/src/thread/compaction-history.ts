@@ -160,6 +160,9 @@ export function compactionHistory(options: CompactionHistoryOptions): Compaction
         reserveTokens: Math.min(reserve, Math.floor(room / 2)),
         reserveOptionOf: HOST,
         ...(options.agent === undefined ? {} : { agent: options.agent }),
+        // The manager is disposed at the end of every run (afterAgent), which would cancel a
+        // compaction prepared in the background before its threshold: it compacts at the threshold.
+        background: false,
       });
       forwardThreadEvents(manager as ContextManager<unknown>, options.on);
       const thread: OpenThread = { threadId, store, manager, recorded: new Set(), recall: undefined };
