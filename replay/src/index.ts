@@ -40,4 +40,5 @@ export {
   sumScores,
 } from "./continuity.js";
 export { commandsOf, contextText, identifiersOf, messageIdentifiers, type MessageWords, wordsOf } from "./continuity-identifiers.js";
+export { HeldCalls } from "./held-calls.js";
 export { HeldSummarizer, type Mode, type ModelGate, replayTimed, type TimedCell, type TimedResult, TtlCacheMeter } from "./timed-replay.js";

@@ -10,6 +10,7 @@
  * (requests of one session follow each other within the cache's lifetime) and that the host marks
  * the end of the stable prefix where a provider needs it (Anthropic's `cache_control`).
  */
+import { MessageKeys } from "./message-keys.js";
 
 /** A provider's input prices as multiples of its base input price. */
 export interface CachePrices {
@@ -81,8 +82,7 @@ export class PromptCacheMeter<T> {
   readonly #prices: readonly CachePrices[];
   /** The previous request's messages (as JSON) and their tokens. */
   #previous: { readonly keys: readonly string[]; readonly tokens: readonly number[] } = { keys: [], tokens: [] };
-  /** JSON of messages seen, by object, so an unchanged object is serialised once. */
-  readonly #keys = new WeakMap<object, string>();
+  readonly #keys = new MessageKeys<T>();
   #requests = 0;
   #misses = 0;
   #mostlyUncached = 0;
@@ -98,7 +98,7 @@ export class PromptCacheMeter<T> {
 
   /** Records one request, sent after the previous one recorded. */
   record(request: readonly T[]): RequestCost {
-    const keys = request.map((message) => this.#key(message));
+    const keys = request.map((message) => this.#keys.of(message));
     const tokens = request.map((message) => this.#tokensOf(message));
     let cachedMessages = 0;
     while (cachedMessages < keys.length && cachedMessages < this.#previous.keys.length && keys[cachedMessages] === this.#previous.keys[cachedMessages]) {
@@ -135,15 +135,5 @@ export class PromptCacheMeter<T> {
       billed: Object.freeze(Object.fromEntries(this.#prices.map((p) => [p.provider, Math.round(this.#billed.get(p.provider) ?? 0)]))),
       largestRequest: this.#largest,
     };
-  }
-
-  #key(message: T): string {
-    if (typeof message !== "object" || message === null) return JSON.stringify(message);
-    let key = this.#keys.get(message);
-    if (key === undefined) {
-      key = JSON.stringify(message);
-      this.#keys.set(message, key);
-    }
-    return key;
   }
 }

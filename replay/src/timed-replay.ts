@@ -23,6 +23,8 @@ import { createContextManager, type ContextManager } from "@compaction/context-m
 import type { Compactor, MessageFacts, Summarizer, SummarizeRequest } from "@compaction/core";
 import type { ContinuityProbe, ContinuityTotals } from "./continuity.js";
 import { isModelCall } from "./replay.js";
+import { HeldCalls } from "./held-calls.js";
+import { MessageKeys } from "./message-keys.js";
 
 /** Where a replay on the clock holds a summarizer's calls until their simulated time is up. */
 export interface ModelGate {
@@ -51,8 +53,7 @@ export class HeldSummarizer implements Summarizer, ModelGate {
   arrivals = 0;
   promptChars = 0;
   readonly #inner: Summarizer;
-  #held: { due: number; go: () => void }[] = [];
-  #waiters: (() => void)[] = [];
+  readonly #held = new HeldCalls();
 
   /** `name` is the inner one's, unless it is the extractive one: a model's latency is what is replayed (and background "auto" reads the name). */
   constructor(inner: Summarizer) {
@@ -65,36 +66,30 @@ export class HeldSummarizer implements Summarizer, ModelGate {
     for (const message of request.messages) this.promptChars += message.text.length;
     const due = this.arrivalTime + this.latencyMs;
     await new Promise<void>((resolve, reject) => {
-      this.#held.push({ due, go: resolve });
       request.signal?.addEventListener("abort", () => reject(request.signal?.reason ?? new Error("aborted")), { once: true });
-      for (const wake of this.#waiters.splice(0)) wake();
+      this.#held.hold(due, resolve);
     });
     return this.#inner.summarize(request);
   }
 
   get pending(): number {
-    return this.#held.length;
+    return this.#held.pending;
   }
 
   get nextDue(): number | null {
-    return this.#held.length === 0 ? null : Math.min(...this.#held.map((h) => h.due));
+    return this.#held.nextDue;
   }
 
   releaseNext(): number | null {
-    if (this.#held.length === 0) return null;
-    let at = 0;
-    for (let i = 1; i < this.#held.length; i++) if ((this.#held[i] as { due: number }).due < (this.#held[at] as { due: number }).due) at = i;
-    const [held] = this.#held.splice(at, 1);
-    held?.go();
-    return held?.due ?? null;
+    return this.#held.releaseNext();
   }
 
   arrival(): Promise<void> {
-    return new Promise((resolve) => this.#waiters.push(resolve));
+    return this.#held.arrival();
   }
 
   reset(): void {
-    for (const held of this.#held.splice(0)) held.go();
+    this.#held.releaseAll();
     this.arrivals = 0;
     this.promptChars = 0;
   }
@@ -122,7 +117,7 @@ export interface TimedResult {
 /** Requests billed with a cache that expires `ttlMs` after the request that last read or wrote it. */
 export class TtlCacheMeter<T = unknown> {
   #previous: { keys: readonly string[]; at: number } | null = null;
-  readonly #keys = new WeakMap<object, string>();
+  readonly #keys = new MessageKeys<T>();
   billed = 0;
 
   constructor(
@@ -132,7 +127,7 @@ export class TtlCacheMeter<T = unknown> {
   ) {}
 
   record(request: readonly T[], at: number): void {
-    const keys = request.map((message) => this.#key(message));
+    const keys = request.map((message) => this.#keys.of(message));
     const previous = this.#previous;
     let cached = 0;
     if (previous !== null && at - previous.at <= this.ttlMs) while (cached < keys.length && cached < previous.keys.length && keys[cached] === previous.keys[cached]) cached += 1;
@@ -140,16 +135,6 @@ export class TtlCacheMeter<T = unknown> {
       this.billed += this.tokensOf(message) * (i < cached ? 0.1 : this.writePrice);
     });
     this.#previous = { keys, at };
-  }
-
-  #key(message: T): string {
-    if (typeof message !== "object" || message === null) return JSON.stringify(message);
-    let key = this.#keys.get(message);
-    if (key === undefined) {
-      key = JSON.stringify(message);
-      this.#keys.set(message, key);
-    }
-    return key;
   }
 }
 

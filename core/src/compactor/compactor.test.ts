@@ -74,6 +74,22 @@ function summarizingAt(index: number): CompactionPlugin {
   };
 }
 
+/** A plugin that records how many history and turn-prefix messages the run gives its summarize tap. */
+function inspectSplit(): CompactionPlugin & { prefix: number; history: number } {
+  const plugin = {
+    name: "inspect",
+    prefix: -1,
+    history: -1,
+    apply: (c: Compactor<PiMessage>) =>
+      c.hooks.summarize.tap({ name: "inspect", stage: STAGE_AUGMENT }, (draft, run) => {
+        plugin.prefix = run.turnPrefixMessages().length;
+        plugin.history = run.historyMessages().length;
+        return draft;
+      }),
+  };
+  return plugin as CompactionPlugin & { prefix: number; history: number };
+}
+
 /**
  * A request long enough that a summary of it alone is shorter: the core refuses a compaction that
  * would not make the context smaller, so a test that compacts only the first request uses this.
@@ -657,17 +673,7 @@ describe("Compactor.compact", () => {
   it("splits a newest turn larger than the run's target, the request kept verbatim ahead of the summary", async () => {
     const input = oneLongTurn(12);
     const copy = structuredClone(input);
-    let prefix = -1;
-    let history = -1;
-    const inspect: CompactionPlugin = {
-      name: "inspect",
-      apply: (c) =>
-        c.hooks.summarize.tap({ name: "inspect", stage: STAGE_AUGMENT }, (draft, run) => {
-          prefix = run.turnPrefixMessages().length;
-          history = run.historyMessages().length;
-          return draft;
-        }),
-    };
+    const inspect = inspectSplit();
     const c = compactor([summarizingAt(2), inspect], budgetedSummarizer);
     const contextWindow = Math.floor(c.tokens.total(input) / 2);
     const result = await c.compact({ messages: input, contextWindow });
@@ -678,9 +684,9 @@ describe("Compactor.compact", () => {
     expect(result.cut!.preservedIndices).toEqual([2]);
     expect(result.cut!.isSplitTurn).toBe(true);
     expect(result.cut!.turnStartIndex).toBe(2);
-    expect(history).toBe(2);
+    expect(inspect.history).toBe(2);
     // The turn's summary sees its request (kept ahead of the summary too) and its early part.
-    expect(prefix).toBe(result.cut!.firstKeptIndex - 2);
+    expect(inspect.prefix).toBe(result.cut!.firstKeptIndex - 2);
     expect(result.messages[0]).toEqual(input[2]);
     expect((result.messages[1] as unknown as Record<string, unknown>).role).toBe("compactionSummary");
     expect(result.messages.slice(2)).toEqual(input.slice(result.cut!.firstKeptIndex));
@@ -801,23 +807,13 @@ describe("Compactor.compact", () => {
   });
 
   it("reports a split turn and gives its early part separately", async () => {
-    let prefix = -1;
-    let history = -1;
-    const inspect: CompactionPlugin = {
-      name: "inspect",
-      apply: (c) =>
-        c.hooks.summarize.tap({ name: "inspect", stage: STAGE_AUGMENT }, (draft, run) => {
-          prefix = run.turnPrefixMessages().length;
-          history = run.historyMessages().length;
-          return draft;
-        }),
-    };
+    const inspect = inspectSplit();
     // An older turn split: its request is compacted with its early part (the newest one's is kept).
     const result = await compactor([cutAt(7), inspect]).compact({ messages: [...conversation(), user("third request")] });
     expect(result.cut?.isSplitTurn).toBe(true);
     expect(result.cut?.turnStartIndex).toBe(4);
-    expect(history).toBe(4);
-    expect(prefix).toBe(3);
+    expect(inspect.history).toBe(4);
+    expect(inspect.prefix).toBe(3);
   });
 
   it("with no summarizer, a run that asks for a summary fails with COMPACTION_SUMMARIZER_MISSING naming the plugin and the package to install, and changes nothing", async () => {

@@ -10,23 +10,17 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { ModelGate } from "@compaction/replay";
-
-interface Held {
-  readonly due: number;
-  readonly answer: () => void;
-}
+import { HeldCalls, type ModelGate } from "@compaction/replay";
 
 export class TimedModelServer implements ModelGate {
   readonly #server: Server;
-  readonly #held: Held[] = [];
+  readonly #held = new HeldCalls();
   /** The simulated time a request arriving now arrived at (the replay's clock, or the end of the answer before it). */
   arrivalTime = 0;
   latencyMs = 0;
   /** Requests received and the characters of their prompts (what the summarizer's input cost, answered or not). */
   arrivals = 0;
   promptChars = 0;
-  #arrivals: Array<() => void> = [];
 
   private constructor(server: Server) {
     this.#server = server;
@@ -48,33 +42,27 @@ export class TimedModelServer implements ModelGate {
 
   /** Requests waiting for their answer. */
   get pending(): number {
-    return this.#held.length;
+    return this.#held.pending;
   }
 
   /** When the earliest held answer is due, or null. */
   get nextDue(): number | null {
-    return this.#held.length === 0 ? null : Math.min(...this.#held.map((h) => h.due));
+    return this.#held.nextDue;
   }
 
   /** Sends the earliest held answer; returns its due time, or null when none is held. */
   releaseNext(): number | null {
-    if (this.#held.length === 0) return null;
-    let at = 0;
-    for (let i = 1; i < this.#held.length; i++) if ((this.#held[i] as Held).due < (this.#held[at] as Held).due) at = i;
-    const [held] = this.#held.splice(at, 1);
-    if (held === undefined) return null;
-    held.answer();
-    return held.due;
+    return this.#held.releaseNext();
   }
 
   /** Resolves at the next request's arrival. */
   arrival(): Promise<void> {
-    return new Promise((resolve) => this.#arrivals.push(resolve));
+    return this.#held.arrival();
   }
 
   /** Answers every held request (a cell ended with one in flight) and starts the counts again. */
   reset(): void {
-    for (const held of this.#held.splice(0)) held.answer();
+    this.#held.releaseAll();
     this.arrivals = 0;
     this.promptChars = 0;
   }
@@ -95,14 +83,10 @@ export class TimedModelServer implements ModelGate {
       const due = this.arrivalTime + this.latencyMs;
       this.arrivals += 1;
       this.promptChars += prompt.length;
-      this.#held.push({
-        due,
-        answer: () => {
-          res.writeHead(200, { "content-type": "application/json" });
-          res.end(JSON.stringify(completion(summaryOf(user, maxChars), prompt.length)));
-        },
+      this.#held.hold(due, () => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify(completion(summaryOf(user, maxChars), prompt.length)));
       });
-      for (const resolve of this.#arrivals.splice(0)) resolve();
     });
   }
 }
