@@ -102,3 +102,18 @@ export {
   sqliteLocation,
 } from "./store/sqlite-store.js";
 export { SQLITE_SCHEMA_VERSION } from "./store/sqlite-schema.js";
+export {
+  checkClaimRenewal,
+  checkClaimRequest,
+  checkClaimToken,
+  claimState,
+  claimStatus,
+  DEFAULT_CLAIM_LEASE_MS,
+  MAX_CLAIM_LEASE_MS,
+  type PreparationClaim,
+  type PreparationClaimOutcome,
+  type PreparationClaimRequest,
+  type PreparationClaims,
+  type PreparationClaimState,
+  type PreparationClaimStatus,
+} from "./store/preparation-claims.js";

@@ -29,9 +29,11 @@ interface Step {
   readonly tag?: string;
   readonly pauseMs?: number;
   readonly compact?: true;
+  /** Claim the session's background compaction with this lease (ms). */
+  readonly claim?: number;
 }
 
-type Report = { ready?: true; appended?: string[]; read?: string | null; compacted?: string; declined?: string | null; done?: true };
+type Report = { ready?: true; appended?: string[]; read?: string | null; compacted?: string; declined?: string | null; claimed?: boolean; reason?: string | null; done?: true };
 
 /** A running worker: its reports as they come, and a way to send it lines. */
 class Worker {
@@ -171,6 +173,40 @@ describe.skipIf(skipReason !== undefined)(`Postgres store, many processes${skipR
       }),
       { numRuns: 4 },
     );
+  });
+
+  it("four processes claiming one session's background compaction at once: exactly one holds it", async () => {
+    const store = await freshSession("compaction");
+    await store.append([0, 1, 2].map((i) => ({ type: "message", message: { role: "user", content: `m${i}`, timestamp: 1 } }) as never));
+    const workers = [0, 1, 2, 3].map(() => new Worker(url, "compaction", store.sessionId, [{ claim: 60_000 }]));
+    await Promise.all(workers.map((worker) => worker.waitFor((report) => report.ready === true)));
+    for (const worker of workers) worker.send("go");
+    await Promise.all(workers.map((worker) => worker.finish()));
+    const outcomes = workers.map((worker) => worker.reports.find((report) => "claimed" in report) as Report);
+    expect(outcomes.filter((outcome) => outcome.claimed === true)).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome.claimed === false).map((outcome) => outcome.reason)).toEqual(["held", "held", "held"]);
+    const holder = workers[outcomes.findIndex((outcome) => outcome.claimed === true)] as Worker;
+    expect(await store.preparationClaims.current()).toMatchObject({ owner: `pid ${holder.child.pid}`, state: "live" });
+  });
+
+  it("the claim of a process killed while it held it is taken over once its lease ran out, never before", async () => {
+    const store = await freshSession("compaction");
+    await store.append([0, 1].map((i) => ({ type: "message", message: { role: "user", content: `m${i}`, timestamp: 1 } }) as never));
+    // It claims, then waits for a line it never gets: killed while it holds the claim.
+    const worker = new Worker(url, "compaction", store.sessionId, [{ claim: 1_500 }, { compact: true }]);
+    await worker.waitFor((report) => report.ready === true);
+    worker.send("go");
+    await worker.waitFor((report) => "read" in report);
+    worker.child.kill("SIGKILL");
+    await worker.exited;
+    const branch = await store.branch();
+    const request = { owner: "survivor", baseCompactionId: branch.newestCompactionId, headEntryId: branch.leafId, tokens: 1, leaseMs: 60_000 };
+    expect(await store.preparationClaims.claim(request)).toMatchObject({ claimed: false, reason: "held", holder: { owner: `pid ${worker.child.pid}` } });
+    const held = await store.preparationClaims.current();
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, (held?.expiresInMs ?? 0) + 50)));
+    expect(await store.preparationClaims.current()).toMatchObject({ state: "expired" });
+    expect(await store.preparationClaims.claim(request)).toMatchObject({ claimed: true, claim: { owner: "survivor" } });
+    expect((await store.entries()).length).toBe(2);
   });
 
   it("a process killed in the middle of its compaction transaction leaves the session as it was", async () => {

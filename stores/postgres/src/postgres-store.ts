@@ -14,6 +14,9 @@
  * auto-compaction setting) are stored on each entry's row, computed from its parent's when it is
  * written, and the branch from the boundary is a walk up the parents from the leaf that stops at
  * the newest compaction's first kept entry (parents are always written before their children).
+ *
+ * One compaction prepared in the background per session is claimed in the database
+ * (`preparationClaims`, preparation-claims.ts), under the same session row lock.
  */
 import { CompactionError, ErrorCodes } from "@compaction/core";
 import {
@@ -30,6 +33,7 @@ import {
   type NewSessionFields,
   newSessionHeader,
   type PiCompaction,
+  type PreparationClaims,
   type SessionEntry,
   type SessionHeader,
   sessionAutoCompact,
@@ -38,6 +42,7 @@ import pg from "pg";
 import { assignNewEntries } from "./assign-entries.js";
 import { literalText, searchableText, words } from "./entry-text.js";
 import { postgresError, isConnectionError } from "./postgres-errors.js";
+import { PostgresPreparationClaims } from "./preparation-claims.js";
 import { migrate, quoteSchema } from "./schema.js";
 import { acquirePool } from "./shared-pools.js";
 
@@ -176,6 +181,8 @@ export class PostgresStore implements EntryStore {
   readonly location: string;
   /** The session's id. */
   readonly sessionId: string;
+  /** The session's claim on the compaction prepared in the background (see preparation-claims.ts). */
+  readonly preparationClaims: PreparationClaims;
   readonly #pool: pg.Pool;
   readonly #release: () => Promise<void>;
   readonly #schema: string;
@@ -188,6 +195,16 @@ export class PostgresStore implements EntryStore {
     this.sessionId = session;
     this.#schema = quoteSchema(schema);
     this.location = location;
+    this.preparationClaims = new PostgresPreparationClaims({
+      sessionId: session,
+      location,
+      schema: this.#schema,
+      assertOpen: (doing) => this.#open(doing),
+      withClient: (doing, task) => this.#withClient(doing, task),
+      write: (doing, task) => this.#write(doing, (client, leafId) => task(client, leafId)),
+      leafId: async (client) => (await this.#sessionRow(client, false)).leafId,
+      newestCompactionId: async (client, leafId) => (leafId === null ? null : ((await this.#facts(client, [leafId])).get(leafId)?.facts.newestCompactionId ?? null)),
+    });
   }
 
   /** @internal Creates or checks the tables, and checks the session exists or creates it with `header`. */

@@ -14,16 +14,21 @@
  *   entry (`compactions` on it, its newest compaction's id and first kept entry, its newest
  *   auto-compaction setting), each computed from the parent's when the entry is written, so a
  *   branch's facts are one row's, however long the session.
+ * - `preparation_claims (session_id, token, owner, base_compaction_id, head_entry_id, tokens,
+ *   claimed_at, expires_at, ready_at)` (version 2): at most one row per session, the claim on
+ *   the compaction being prepared in the background (preparation-claims.ts), its times the
+ *   server's clock.
  *
- * Migrations run when a store opens, under a transaction-level advisory lock, so many processes
- * opening the same database at once create the tables once. A database whose tables are newer
- * than this package is refused (it would be written wrongly).
+ * Migrations run when a store opens, in one transaction under a transaction-level advisory lock,
+ * so many processes opening the same database at once create the tables once, and one that dies
+ * midway leaves the tables as they were. They only add tables: no row is rewritten or removed. A
+ * database whose tables are newer than this package is refused (it would be written wrongly).
  */
 import { CompactionError, ErrorCodes } from "@compaction/core";
 import type pg from "pg";
 
 /** The version of the tables this package reads and writes. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** The advisory lock key migrations hold (an arbitrary constant: "compaction" in ASCII, cut to 63 bits). */
 const MIGRATION_LOCK = "6548372719434862190";
@@ -55,6 +60,19 @@ const MIGRATIONS: readonly ((schema: string) => string)[] = [
       UNIQUE (session_id, id)
     );
     CREATE INDEX entries_search_words ON ${schema}.entries USING gin (search_words);
+  `,
+  (schema) => `
+    CREATE TABLE ${schema}.preparation_claims (
+      session_id text PRIMARY KEY REFERENCES ${schema}.sessions (id),
+      token text NOT NULL,
+      owner text NOT NULL,
+      base_compaction_id text,
+      head_entry_id text,
+      tokens bigint NOT NULL,
+      claimed_at timestamptz NOT NULL,
+      expires_at timestamptz NOT NULL,
+      ready_at timestamptz
+    );
   `,
 ];
 

@@ -15,12 +15,16 @@
  *   its entries or none, in one order with every other writer. `appendCompaction` is conditional:
  *   it writes only when the branch's newest compaction is still the one the compaction was planned
  *   from, so two workers that both saw the threshold crossed compact once, not twice.
+ * - **One preparation per session.** A store that keeps its sessions in a database (SQLite,
+ *   Postgres) has `preparationClaims`: a worker claims the compaction it is about to prepare in
+ *   the background, so the others do not prepare the same one (see preparation-claims.ts).
  *
  * The context manager, recall and the CLI use a session only through this contract.
  */
 import type { PiCompaction } from "../pi-compaction-plan.js";
 import type { NewEntry } from "../new-entries.js";
 import type { CompactionEntry, SessionEntry, SessionHeader } from "../types.js";
+import type { PreparationClaims } from "./preparation-claims.js";
 
 /** What `EntryStore.branch` returns: the current branch, and the facts a host needs from all of it. */
 export interface BranchRead {
@@ -93,6 +97,12 @@ export interface EntryStore {
    * tsvector), best first; stores without one leave it out and recall builds its own index.
    */
   search?(query: string, options: EntrySearchOptions): Promise<EntryHit[]>;
+  /**
+   * The session's claim on the one compaction prepared in the background (see
+   * preparation-claims.ts): stores whose sessions many workers share in a database have it
+   * (SQLite, Postgres); the context manager uses it on its own when background compaction is on.
+   */
+  readonly preparationClaims?: PreparationClaims;
   /** Releases connections and handles. Further calls fail. */
   close(): Promise<void>;
 }

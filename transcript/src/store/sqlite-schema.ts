@@ -12,12 +12,22 @@
  *   which follow from its parent's when it is written, so a branch's facts are one row away.
  * - `compaction_entry_search`: FTS5 over `search_text` (external content), written in the same
  *   transaction as the entry.
+ * - `compaction_preparation_claims` (version 2): at most one row per session, the claim on the
+ *   compaction being prepared in the background (see preparation-claims.ts): its token, owner,
+ *   the compaction it starts from, the entry its snapshot ends at and its size, when it was
+ *   claimed, when its lease ends and when it was ready (ms since the epoch).
+ *
+ * A database is brought to this layout when a store opens it: the migrations from its version
+ * up run in one `BEGIN IMMEDIATE` transaction with the new version number, so a process that
+ * dies midway leaves the database at its old version, whole. Migrations only add tables: no
+ * row is rewritten or removed.
  */
 
 /** The layout this code reads and writes. */
-export const SQLITE_SCHEMA_VERSION = 1;
+export const SQLITE_SCHEMA_VERSION = 2;
 
-export const SQLITE_SCHEMA_SQL = `
+/** Version 1: the sessions, their entries and the entries' search index. */
+const SESSIONS_SQL = `
 CREATE TABLE IF NOT EXISTS compaction_meta (
   key TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -52,3 +62,21 @@ CREATE VIRTUAL TABLE IF NOT EXISTS compaction_entry_search USING fts5 (
   tokenize = 'unicode61 remove_diacritics 2'
 );
 `;
+
+/** Version 2: the claims on compactions prepared in the background. */
+const PREPARATION_CLAIMS_SQL = `
+CREATE TABLE IF NOT EXISTS compaction_preparation_claims (
+  session_id TEXT PRIMARY KEY REFERENCES compaction_sessions (id),
+  token TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  base_compaction_id TEXT,
+  head_entry_id TEXT,
+  tokens INTEGER NOT NULL,
+  claimed_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL,
+  ready_at INTEGER
+) STRICT;
+`;
+
+/** Each takes the layout from version i (0: a database with none of these tables) to version i + 1. */
+export const SQLITE_MIGRATIONS: readonly string[] = [SESSIONS_SQL, PREPARATION_CLAIMS_SQL];

@@ -13,6 +13,10 @@
  * - **Conditional compaction** reads the leaf's newest compaction and writes in that same
  *   transaction, so two workers that both saw the threshold crossed compact once.
  * - **Search** is FTS5 with BM25; entries that contain the query as typed come first (recall's rule).
+ * - **One background compaction per session** is claimed in the database (`preparationClaims`,
+ *   sqlite-preparation-claims.ts), in a write transaction like an append's.
+ * - **Schema versions** (sqlite-schema.ts): opening a database brings it to this code's layout in
+ *   one transaction; one written by a newer layout is refused, unchanged.
  *
  * `node:sqlite` is loaded on the first open, not when this module is imported; Node 22 and 24
  * print its one-time "SQLite is an experimental feature" warning then. There is no way for a
@@ -35,7 +39,9 @@ import { similarIds } from "../transcript-error.js";
 import { CURRENT_SESSION_VERSION, type CompactionEntry, type SessionEntry, type SessionHeader } from "../types.js";
 import type { BranchRead, CompactionWrite, EntryHit, EntrySearchOptions, EntryStore } from "./entry-store.js";
 import { entrySearchText, literalQuery, queryWords } from "./entry-search-text.js";
-import { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from "./sqlite-schema.js";
+import type { PreparationClaims } from "./preparation-claims.js";
+import { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from "./sqlite-schema.js";
+import { SqlitePreparationClaims } from "./sqlite-preparation-claims.js";
 import { closedStoreError, compactionEntry, type NewSessionFields, newSessionHeader } from "./store-checks.js";
 import { storeFailpoints } from "./store-failpoints.js";
 
@@ -98,6 +104,8 @@ export class SqliteStore implements EntryStore {
   readonly file: string;
   /** The session's id. */
   readonly sessionId: string;
+  /** The session's claim on the compaction prepared in the background (see preparation-claims.ts). */
+  readonly preparationClaims: PreparationClaims;
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, StatementSync>();
   #closed = false;
@@ -107,6 +115,18 @@ export class SqliteStore implements EntryStore {
     this.file = file;
     this.sessionId = sessionId;
     this.location = sqliteLocation(file, sessionId);
+    this.preparationClaims = new SqlitePreparationClaims({
+      sessionId,
+      location: this.location,
+      assertOpen: (call) => this.#open(call),
+      sql: (sql, call) => this.#sql(sql, call),
+      read: (task) => this.#read(task),
+      write: (call, task) => this.#write(call, task),
+      newestCompactionId: () => {
+        const leafId = this.#leafId();
+        return leafId === null ? null : this.#factsOf(leafId).newestCompactionId;
+      },
+    });
   }
 
   /** See `openSqliteStore`. */
@@ -249,13 +269,19 @@ export class SqliteStore implements EntryStore {
     this.#db.close();
   }
 
-  /** Creates the tables when the database has none; refuses a layout newer than this code's. */
+  /**
+   * Brings the database to this code's layout (sqlite-schema.ts): the migrations from its version
+   * up, and the new version number, in one transaction (a process that dies midway leaves the old
+   * layout, whole); refuses a layout newer than this code's.
+   */
   #prepareSchema(): void {
     const found = this.#schemaVersion();
     if (found === SQLITE_SCHEMA_VERSION) return;
     this.#write("prepare the database", () => {
-      if (this.#schemaVersion() === SQLITE_SCHEMA_VERSION) return;
-      this.#db.exec(SQLITE_SCHEMA_SQL);
+      // Another process may have migrated it while this one waited for the write lock.
+      const version = this.#schemaVersion() ?? 0;
+      if (version === SQLITE_SCHEMA_VERSION) return;
+      for (let next = version; next < SQLITE_SCHEMA_VERSION; next++) this.#db.exec(SQLITE_MIGRATIONS[next] as string);
       this.#db.prepare("INSERT OR REPLACE INTO compaction_meta (key, value) VALUES ('schema_version', ?)").run(String(SQLITE_SCHEMA_VERSION));
     });
   }
@@ -271,6 +297,12 @@ export class SqliteStore implements EntryStore {
     }
     if (row === undefined) return undefined;
     const version = Number(row["value"]);
+    if (!Number.isInteger(version) || version < 0) {
+      throw new CompactionError(ErrorCodes.TRANSCRIPT_CORRUPT, `Cannot open ${this.file}: its compaction_meta table gives schema_version ${JSON.stringify(row["value"])}, which is not a version number.`, {
+        file: this.file,
+        hint: "The table was changed by something other than this store; restore the database from a backup. It was not changed.",
+      });
+    }
     if (version > SQLITE_SCHEMA_VERSION) {
       throw new CompactionError(
         ErrorCodes.TRANSCRIPT_INVALID,

@@ -10,3 +10,4 @@ export {
   describeEntryStoreContract,
   type EntryStoreContractFactory,
 } from "../store/entry-store-contract.js";
+export { describePreparationClaimsContract } from "../store/preparation-claims-contract.js";

@@ -7,7 +7,8 @@
 // Plan steps: { "append": <count>, "tag": "<text>", "pauseMs": <ms> } appends <count> user
 // messages "<tag> <i>" in one call; { "compact": true } reads the branch and appends a compaction
 // keeping its last entry, expecting the newest compaction it read; between the read and the
-// write it reports { read } and waits for another line on stdin.
+// write it reports { read } and waits for another line on stdin; { "claim": <lease ms> } claims
+// the session's background compaction from the branch it reads, reporting { claimed, reason }.
 import { createInterface } from "node:readline";
 import { openPostgresStore } from "@compaction/store-postgres";
 
@@ -29,6 +30,10 @@ for (const step of plan) {
     }));
     const written = await store.append(entries);
     report({ appended: written.map((entry) => entry.id) });
+  } else if (step.claim !== undefined) {
+    const branch = await store.branch();
+    const outcome = await store.preparationClaims.claim({ owner: `pid ${process.pid}`, baseCompactionId: branch.newestCompactionId, headEntryId: branch.leafId, tokens: 1, leaseMs: step.claim });
+    report({ claimed: outcome.claimed, reason: outcome.claimed ? null : outcome.reason });
   } else if (step.compact) {
     const branch = await store.branch();
     const kept = branch.leafId;
