@@ -9,46 +9,10 @@ import { words } from "@compaction/core/testing/pi";
 import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { loadBoundary } from "@compaction/transcript";
 import { exchange } from "./__fixtures__/compactors.js";
+import { SlowModel } from "./__fixtures__/slow-model.js";
 import type { ContextManager } from "./context-manager.js";
 import { createContextManager, type ContextManagerOptions } from "./create-context-manager.js";
 import type { BackgroundEvent } from "./events.js";
-
-/**
- * A model summarizer the test controls: each summary waits until `release()`, after which it
- * answers at once until `hold()` (a compaction may ask for several), or answers at once when `instant`.
- */
-class SlowModel implements Summarizer {
-  readonly name = "slow-model";
-  calls = 0;
-  instant = false;
-  #free = false;
-  #waiting: Array<() => void> = [];
-
-  async summarize(request: { signal?: AbortSignal }): Promise<string> {
-    this.calls += 1;
-    if (!this.instant && !this.#free) {
-      await new Promise<void>((resolve, reject) => {
-        this.#waiting.push(resolve);
-        request.signal?.addEventListener("abort", () => reject(request.signal?.reason ?? new Error("aborted")), { once: true });
-      });
-    }
-    return `## Goal\n- model summary ${this.calls}`;
-  }
-
-  /** Answers every summary asked for so far, and the next ones until `hold()`. */
-  release(): void {
-    this.#free = true;
-    for (const resolve of this.#waiting.splice(0)) resolve();
-  }
-
-  hold(): void {
-    this.#free = false;
-  }
-
-  get pending(): number {
-    return this.#waiting.length;
-  }
-}
 
 const managers: Array<ContextManager<PiMessage>> = [];
 const dirs: string[] = [];

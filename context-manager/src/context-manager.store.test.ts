@@ -160,6 +160,18 @@ describe("two context managers on one session store", () => {
     expect(asJson(a.messages)).toEqual(asJson(b.messages));
   });
 
+  it("a manager whose append lands after the other's messages measures the context with them, without a check between", async () => {
+    const store = await storeWith(exchange(100, "start"));
+    const a = await open(store, { autoCompact: false });
+    const b = await open(store, { autoCompact: false });
+    await a.append(exchange(150, "from a"));
+    await b.append(user("from b"));
+    const fresh = await open(store, { autoCompact: false });
+    expect(asJson(b.messages)).toEqual(await storeContext(store));
+    expect(b.tokens).toBe(fresh.tokens);
+    expect(b.tokens).toBeGreaterThan(a.tokens);
+  });
+
   it("compact once when both cross the threshold together: the later one is dropped with a warning", async () => {
     const messages = [...exchange(200, "a"), ...exchange(200, "b"), ...exchange(200, "c"), ...exchange(200, "d")];
     const store = await storeWith(messages);

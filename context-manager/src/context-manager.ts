@@ -10,6 +10,11 @@
  * context). A compaction in the foreground (by hand, after an overflow, with background off, or a
  * request that cannot be sent otherwise) holds appended messages until it ends, then adds them in
  * order, whatever came of it.
+ *
+ * With a session store many workers share in a database (SQLite, Postgres), a compaction is
+ * claimed in the database before it is prepared in the background (preparation-claim.ts): a
+ * worker that does not hold the claim does not prepare, and sees the holder's compaction in the
+ * store once it is applied.
  */
 import {
   budgetRatioOf,
@@ -23,6 +28,7 @@ import {
   type DroppedPreparation,
   ErrorCodes,
   type HostLoop,
+  type Preparation,
   type PrepareReason,
   type Summarizer,
   isCompactionError,
@@ -37,7 +43,9 @@ import { DEGRADATION_HARD_AT, DEGRADATION_SOFT_AT, type DegradationRisk, degrada
 import { TypedEmitter } from "./emitter.js";
 import type { CompactionReason, ContextManagerEvents, ContextWarningKind } from "./events.js";
 import { isCompactionSuperseded } from "./entry-context-store.js";
+import type { PreparationClaim } from "@compaction/transcript";
 import { isContextOverflowError } from "./overflow.js";
+import { PreparationClaimKeeper } from "./preparation-claim.js";
 import { failedResult, untouchedResult } from "./results.js";
 import { USAGE_LINE_MIN_RATIO, type UsageLineOptions, formatUsageLine } from "./usage-line.js";
 
@@ -98,6 +106,11 @@ export interface ContextManagerInit<T> {
   readonly autoCompact: boolean | undefined;
   readonly maxAutoCompactions: number | undefined;
   readonly agent: string | undefined;
+  /**
+   * With a store that claims background compactions in its database: who this worker is, as its
+   * claims record it, and how long a claim lasts unless renewed (ms).
+   */
+  readonly claim?: { readonly owner: string; readonly leaseMs: number };
 }
 
 export class ContextManager<T> {
@@ -125,6 +138,10 @@ export class ContextManager<T> {
   #disposed = false;
   readonly #warned = new Set<ContextWarningKind>();
   readonly #warnedTexts = new Set<string>();
+  /** The claim on the compaction prepared in the background, with a store that claims them in its database (else null). */
+  readonly #claims: PreparationClaimKeeper<Preparation<T>> | null;
+  /** The token of the other worker's claim last reported (`claimed-elsewhere`), to report each once. */
+  #reportedHolder: string | null = null;
 
   constructor(init: ContextManagerInit<T>) {
     this.compactor = init.compactor;
@@ -141,6 +158,25 @@ export class ContextManager<T> {
       if (event === "error") return;
       this.#emitter.emit("error", { error: error instanceof Error ? error : new Error(describeError(error)), during: "listener" });
     });
+    const claims = init.store.preparationClaims;
+    this.#claims =
+      claims === undefined || init.claim === undefined || !init.loop.background
+        ? null
+        : new PreparationClaimKeeper<Preparation<T>>(claims, {
+            owner: init.claim.owner,
+            leaseMs: init.claim.leaseMs,
+            current: () => this.#loop.prepared,
+            onLost: (preparation, why) => {
+              void this.#serial(async () => {
+                if (this.#loop.prepared === preparation) this.#reportDropped(this.#loop.drop(why));
+              });
+            },
+            // The workers sharing the session wait for this one's: apply it once their appends took the session past the threshold.
+            onRenewed: () => {
+              if (!this.#disposed) this.check().catch(() => undefined);
+            },
+            onError: (error, doing) => this.#emitter.emit("error", { error: asCompactionError(error, ErrorCodes.STORE_UNAVAILABLE, `Could not ${doing} in ${this.#store.path ?? "the session store"}`), during: "compaction" }),
+          });
   }
 
   /**
@@ -196,6 +232,7 @@ export class ContextManager<T> {
       ready: prepared.ready,
       status: prepared.result?.status ?? null,
       done: prepared.done,
+      claim: this.#claims?.held ?? null,
     };
   }
 
@@ -248,13 +285,18 @@ export class ContextManager<T> {
       return Promise.resolve();
     }
     return this.#serial(async () => {
+      let reread: void | boolean;
       try {
-        await this.#store.append(messages);
+        reread = await this.#store.append(messages);
       } catch (error) {
         this.#emitter.emit("error", { error: asError(error), during: "append" });
         throw error;
       }
-      this.#added(messages);
+      // Another worker wrote first: the context now holds its messages too, so it is measured afresh.
+      if (reread === true) {
+        this.#size.reset(this.#store.messages, this.#store.anchor);
+        this.#loop.reset();
+      } else this.#added(messages);
     });
   }
 
@@ -347,6 +389,7 @@ export class ContextManager<T> {
       this.#reportDropped(this.#loop.drop("the context manager was disposed"));
       await prepared.done;
     }
+    await this.#claims?.release();
     this.#emitter.clear();
     if (this.#ownsCompactor) this.compactor.dispose();
   }
@@ -393,15 +436,19 @@ export class ContextManager<T> {
    * compact with the no-model summary.
    */
   async #backgroundCheck(): Promise<CompactionResult<T> | null> {
+    let reread = false;
     for (;;) {
       const step: BackgroundStep<T> = this.#loop.next(this.#size.tokens, this.#store.messages, this.#store.keys ?? this.#store.messages);
       this.#reportDropped(step.dropped);
+      await this.#claims?.settle();
       switch (step.action) {
         case "none":
           return null;
         case "prepare":
           if (this.#nothingToCompact()) return null;
           if (step.reason === "threshold" ? this.#stoppedAtMax() : this.#maxReached()) return null;
+          // Another worker prepares it (or this one's view of the session was behind): the full context is still sent.
+          if ((await this.#claimPreparation()) !== "prepare") return null;
           this.#prepare(step.reason);
           return null;
         case "apply":
@@ -416,16 +463,102 @@ export class ContextManager<T> {
           if (ready) continue;
           // The deadline: the model's summary is given up for the no-model one, now.
           this.#reportDropped(this.#loop.drop(`a request could not be sent without it, and it was not ready within waitMs (${this.#loop.waitMs} ms)`));
-          const summarizer = await this.#loop.fallbackSummarizer();
-          return this.#settle(await this.#compactNow("threshold", "auto", {}, summarizer ?? undefined));
+          await this.#claims?.settle();
+          return this.#settle(await this.#compactWithoutModel());
         }
-        case "compact":
+        case "compact": {
           // Nothing in flight and a request that cannot be sent: start it, and wait for it as for any (at most waitMs).
           if (this.#nothingToCompact() || this.#stoppedAtMax()) return null;
+          const claim = await this.#claimPreparation();
+          if (claim === "moved" && !reread) {
+            reread = true;
+            continue;
+          }
+          if (claim === "held") {
+            // Another worker prepares it: wait for its compaction (at most waitMs), then the no-model summary here.
+            if (await this.#waitForClaimHolder()) continue;
+            return this.#settle(await this.#compactWithoutModel());
+          }
           this.#prepare("threshold");
           continue;
+        }
       }
     }
+  }
+
+  /** A compaction now with the no-model summary (the wait's deadline passed), or the compactor's own when none is installed. */
+  async #compactWithoutModel(): Promise<CompactionResult<T>> {
+    const summarizer = await this.#loop.fallbackSummarizer();
+    return this.#compactNow("threshold", "auto", {}, summarizer ?? undefined);
+  }
+
+  /**
+   * Before preparing a compaction with a store that claims them in its database: claims it.
+   * `prepare` when this worker holds the claim (or the store keeps none); `held` when another
+   * worker's claim counts (reported once per claim, `claimed-elsewhere`); `moved` when the session
+   * changed since it was read (read again now). A claim the database failed to take is reported,
+   * and counts as `held` (nothing is prepared until a request could not be sent without it).
+   */
+  async #claimPreparation(): Promise<"prepare" | "held" | "moved"> {
+    const claims = this.#claims;
+    if (claims === null) return "prepare";
+    const keys = this.#store.keys;
+    const head = keys === undefined || keys.length === 0 ? null : String(keys[keys.length - 1]);
+    let outcome;
+    try {
+      outcome = await claims.claim({ baseCompactionId: this.#store.newestCompactionId ?? null, headEntryId: head, tokens: this.#size.tokens });
+    } catch (error) {
+      this.#emitter.emit("error", { error: asCompactionError(error, ErrorCodes.STORE_UNAVAILABLE, `Could not claim the background compaction in ${this.#store.path ?? "the session store"}`), during: "compaction" });
+      return "held";
+    }
+    if (outcome.claimed) return "prepare";
+    if (outcome.reason === "moved") {
+      await this.#syncStore();
+      return "moved";
+    }
+    const holder = outcome.holder;
+    if (this.#reportedHolder !== holder.token) {
+      this.#reportedHolder = holder.token;
+      this.#emitter.emit("background", { type: "claimed-elsewhere", owner: holder.owner, claimedAt: holder.claimedAt, ageMs: holder.ageMs, ready: holder.readyAt !== null });
+    }
+    return "held";
+  }
+
+  /**
+   * A request cannot be sent, and another worker holds the claim on the compaction it needs:
+   * reads the session every `CLAIM_HOLDER_POLL_MS`, at most `waitMs`, until that worker's
+   * compaction brought it within the window less the reserve, or its claim no longer counts
+   * (released, its lease ran out, or a compaction was written). True then, false at the deadline.
+   */
+  async #waitForClaimHolder(): Promise<boolean> {
+    const claims = this.#store.preparationClaims;
+    if (claims === undefined) return false;
+    this.#emitter.emit("background", { type: "waiting", tokens: this.#size.tokens });
+    const started = performance.now();
+    const deadline = started + this.#loop.waitMs;
+    let done = false;
+    for (;;) {
+      const left = deadline - performance.now();
+      if (left <= 0) break;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(CLAIM_HOLDER_POLL_MS, left)));
+      if (!(await this.#syncStore())) break;
+      if (this.#size.tokens <= this.contextWindow - this.reserveTokens) {
+        done = true;
+        break;
+      }
+      try {
+        const claim = await claims.current();
+        if (claim === null || claim.state !== "live") {
+          done = true;
+          break;
+        }
+      } catch (error) {
+        this.#emitter.emit("error", { error: asCompactionError(error, ErrorCodes.STORE_UNAVAILABLE, `Could not read the background compaction claim in ${this.#store.path ?? "the session store"}`), during: "compaction" });
+        break;
+      }
+    }
+    this.#emitter.emit("background", { type: "wait", ms: Math.round(performance.now() - started), timedOut: !done });
+    return done;
   }
 
   /** Starts the compaction of the context as it is now, beside the queue (appends go on). */
@@ -456,10 +589,12 @@ export class ContextManager<T> {
       },
       this.#store.keys ?? messages,
     );
+    this.#claims?.hold(preparation);
     this.#emitter.emit("background", { type: "start", reason, tokens, messages: preparation.snapshot.length, at: preparation.startedAt });
     void preparation.done.then(() => {
       if (this.#loop.prepared !== preparation) return;
       this.#emitter.emit("background", { type: "ready", status: preparation.result?.status ?? "failed", ms: (preparation.readyAt ?? preparation.startedAt) - preparation.startedAt });
+      this.#claims?.ready(preparation);
     });
   }
 
@@ -484,6 +619,7 @@ export class ContextManager<T> {
       const since: AppendedSince<T> = { messages: appended, tokens: Math.max(0, tokens - preparation.tokens) };
       ({ result, entryId } = await this.#commit(result, preparation.snapshot, since));
     }
+    await this.#claims?.settle();
     const compactions = this.#store.compactions;
     this.#emitter.emit("compaction-end", { reason, trigger: "auto", result, tokens: this.#size.tokens, compactions, entryId });
     if (result.status === "compacted") this.#warnDegradation(compactions);
@@ -716,6 +852,7 @@ export class ContextManager<T> {
       // A compaction prepared before this one was made from the context this one replaced.
       this.#reportDropped(this.#loop.drop(`a ${reason} compaction replaced the context it was prepared from`));
     }
+    await this.#claims?.settle();
     return result;
   }
 
@@ -802,10 +939,15 @@ export interface PreparedStatus {
   readonly status: CompactionResult<unknown>["status"] | null;
   /** Resolves when it ends. */
   readonly done: Promise<void>;
+  /** The claim this worker holds on it in the session store's database (SQLite, Postgres), or null. */
+  readonly claim: PreparationClaim | null;
 }
 
 /** A retry after "too long" may hold at most this share of what the provider rejected. */
 export const RETRY_SHARE = 0.9;
+
+/** How often a worker that cannot send a request reads the session while another worker's claimed compaction is being written, in ms. */
+export const CLAIM_HOLDER_POLL_MS = 200;
 
 function overflowError(message: string, hint: string, cause: unknown): CompactionError {
   return new CompactionError(ErrorCodes.CONTEXT_OVERFLOW, message, { hint, cause });

@@ -4,6 +4,7 @@
  * manager serialises every call; a store never sees two at once.
  */
 import type { CompactInput, CompactionResult, Compactor, ContextAnchor } from "@compaction/core";
+import type { PreparationClaims } from "@compaction/transcript";
 
 /**
  * What was appended after the snapshot a compaction was made from (a compaction prepared in the
@@ -35,8 +36,12 @@ export interface ContextStore<T> {
    * store compacts with `suffixOnly` and plans pi's entry for `commit`.
    */
   compact(compactor: Compactor<T>, input: CompactInput<T>): Promise<CompactionResult<T>>;
-  /** Adds messages at the end, in order. */
-  append(messages: readonly T[]): Promise<void> | void;
+  /**
+   * Adds messages at the end, in order. A store other writers share resolves to true when it read
+   * the context again because another writer wrote first (`messages` then holds their messages
+   * too, before these), so the caller measures it afresh.
+   */
+  append(messages: readonly T[]): Promise<void | boolean> | void;
   /**
    * Puts a compacted context in place (and, for a session, records it in the file), followed by
    * `since`: the messages appended after the snapshot it was made from, which are already the end
@@ -58,6 +63,14 @@ export interface ContextStore<T> {
    * measures or compacts.
    */
   sync?(): Promise<boolean>;
+  /**
+   * For a store other workers share in a database (SQLite, Postgres): the claims on the one
+   * compaction prepared in the background per session, which the manager takes before it
+   * prepares one (see preparation-claim.ts).
+   */
+  readonly preparationClaims?: PreparationClaims;
+  /** The newest compaction the context was built from (null: none), what a preparation claimed starts from. */
+  readonly newestCompactionId?: string | null;
 }
 
 /** A context held in memory only. */

@@ -10,8 +10,9 @@ import {
   HostLoop,
   type ResolvedConfig,
 } from "@compaction/core";
+import { hostname } from "node:os";
 import { type ContextStore, MemoryStore } from "./context-store.js";
-import type { EntryStore } from "@compaction/transcript";
+import { DEFAULT_CLAIM_LEASE_MS, type EntryStore, MAX_CLAIM_LEASE_MS } from "@compaction/transcript";
 import { ContextManager } from "./context-manager.js";
 import { EntryContextStore } from "./entry-context-store.js";
 import { SessionStore } from "./session-store.js";
@@ -65,7 +66,9 @@ export interface ContextManagerOptions<T> {
    * with `session`. Many workers may share it: before measuring or compacting, the manager reads
    * the branch again when another writer wrote; a compaction is written only if nobody compacted
    * since it was planned (else it is dropped with a `compaction-superseded` warning), so two
-   * workers crossing the threshold together compact once. The caller keeps ownership:
+   * workers crossing the threshold together compact once. A store that keeps its sessions in a
+   * database (SQLite, Postgres) also claims each compaction prepared in the background there, so
+   * one worker prepares it (`worker`, `claimLeaseMs`). The caller keeps ownership:
    * `dispose()` does not close it. Messages are pi messages (adapter `pi`, the default then).
    */
   readonly store?: EntryStore;
@@ -92,6 +95,19 @@ export interface ContextManagerOptions<T> {
   readonly expectedMs?: number;
   /** The clock in ms (default `Date.now`); a replay passes its recording's. */
   readonly now?: () => number;
+  /**
+   * This worker's name, recorded as the owner of the background compaction it claims in a session
+   * store's database (SQLite, Postgres; `compaction context status` shows it). Default
+   * `<host name> pid <process id>`.
+   */
+  readonly worker?: string;
+  /**
+   * How long a background compaction claimed in a session store's database stays claimed unless
+   * renewed, in ms (the manager renews it every third of this while it prepares or holds it): a
+   * worker that crashed holding it blocks the session's next preparation for at most this long.
+   * Default 60,000.
+   */
+  readonly claimLeaseMs?: number;
   /**
    * Use this compactor instead of building one from the config (`cwd`, `configPath`, `preset`
    * and `adapter` are then not read). The caller keeps ownership: `dispose()` leaves it alone.
@@ -173,6 +189,7 @@ export async function createContextManager<T = unknown>(options: ContextManagerO
       autoCompact: options.autoCompact,
       maxAutoCompactions: options.maxAutoCompactions ?? config?.autoCompact?.maxAutoCompactions,
       agent: options.agent,
+      ...(entryStore === undefined ? {} : { claim: { owner: options.worker ?? `${hostname()} pid ${process.pid}`, leaseMs: options.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS } }),
     });
   } catch (error) {
     if (ownsCompactor) compactor.dispose();
@@ -214,6 +231,13 @@ function checkOptions<T>(options: ContextManagerOptions<T>): void {
     if (value !== undefined && !(typeof value === "number" && Number.isInteger(value) && value >= minimum)) {
       throw invalid(`${key} must be a whole number of at least ${minimum}; found ${describeValue(value)}.`, `Leave ${key} out to use the config's, or the window's own reserve.`);
     }
+  }
+  if (options.worker !== undefined && (typeof options.worker !== "string" || options.worker.trim() === "")) {
+    throw invalid(`worker must be a non-empty string (this worker's name in the claims of a shared session store); found ${describeValue(options.worker)}.`, "Leave worker out for `<host name> pid <process id>`.");
+  }
+  const lease = options.claimLeaseMs;
+  if (lease !== undefined && !(typeof lease === "number" && Number.isInteger(lease) && lease >= 1 && lease <= MAX_CLAIM_LEASE_MS)) {
+    throw invalid(`claimLeaseMs must be a whole number of ms from 1 to ${MAX_CLAIM_LEASE_MS}; found ${describeValue(lease)}.`, `Leave claimLeaseMs out for ${DEFAULT_CLAIM_LEASE_MS} ms.`);
   }
   const max = options.maxAutoCompactions;
   if (max !== undefined && !(Number.isInteger(max) && max >= 1)) {

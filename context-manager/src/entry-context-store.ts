@@ -11,7 +11,9 @@
  * with `appendCompaction(..., { newestCompactionId })` naming the compaction the context was
  * built from; when another worker compacted first nothing is written, `commit` throws
  * `CompactionSupersededError`, and the manager drops its result and goes on from the reloaded
- * branch, so two workers that cross the threshold together compact once.
+ * branch, so two workers that cross the threshold together compact once. Where the session store
+ * keeps its claims in a database (`preparationClaims`: SQLite, Postgres), the manager claims a
+ * compaction before preparing it in the background, so only one worker prepares it.
  */
 import { type CompactInput, CompactionError, type CompactionResult, type Compactor, type ContextAnchor, ErrorCodes, type PiMessage } from "@compaction/core";
 import {
@@ -23,6 +25,7 @@ import {
   type NewEntry,
   type PiCompaction,
   type PiCompactionPlan,
+  type PreparationClaims,
 } from "@compaction/transcript";
 import type { AppendedSince, ContextStore } from "./context-store.js";
 import { withAppended } from "./session-store.js";
@@ -119,6 +122,11 @@ export class EntryContextStore<T> implements ContextStore<T> {
     return this.#state.newestCompactionId;
   }
 
+  /** The session store's claims on background compactions, where it has them (SQLite, Postgres). */
+  get preparationClaims(): PreparationClaims | undefined {
+    return this.store.preparationClaims;
+  }
+
   autoCompactSetting(): boolean | undefined {
     return this.#state.autoCompact;
   }
@@ -134,8 +142,9 @@ export class EntryContextStore<T> implements ContextStore<T> {
     return true;
   }
 
-  async append(messages: readonly T[]): Promise<void> {
-    if (messages.length === 0) return;
+  /** Appends `messages` as entries; true when the branch was read again because another writer wrote first. */
+  async append(messages: readonly T[]): Promise<boolean> {
+    if (messages.length === 0) return false;
     const entries = messages.map((message): NewEntry => ({ type: "message", message: message as PiMessage }));
     const before = await this.store.version();
     const written = await this.store.append(entries);
@@ -143,7 +152,7 @@ export class EntryContextStore<T> implements ContextStore<T> {
     // Our entries went after our leaf only when nobody wrote since we last read: else read it all again.
     if (before !== this.#knownVersion || written[0]?.parentId !== this.#state.leafId) {
       await this.#reload(after);
-      return;
+      return true;
     }
     const state = this.#state;
     for (let i = 0; i < messages.length; i++) {
@@ -152,6 +161,7 @@ export class EntryContextStore<T> implements ContextStore<T> {
     }
     this.#state = { ...state, leafId: written[written.length - 1]!.id };
     this.#knownVersion = after;
+    return false;
   }
 
   /** Compacts as a pi branch (summary + unchanged suffix), planning the entry `commit` writes. */

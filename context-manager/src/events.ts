@@ -33,7 +33,9 @@ export interface CompactionStartEvent {
  * threshold with nothing prepared, or when the cache went cold), `ready`, `waiting` then `wait` (a
  * request could not be sent without it: the host waited `ms`, and `timedOut` when it gave up for the no-model
  * summary), `dropped` (it no longer applied, or was cancelled: never applied; `cost` says what it
- * cost). Putting one in place is a `compaction-start` and `compaction-end`.
+ * cost), `claimed-elsewhere` (with a session store many workers share in a database: another
+ * worker holds the claim on the session's compaction, so this one does not prepare it; once per
+ * claim). Putting one in place is a `compaction-start` and `compaction-end`.
  */
 export type BackgroundEvent =
   | { readonly type: "start"; readonly reason: PrepareReason; readonly tokens: number; readonly messages: number; readonly at: number }
@@ -41,7 +43,9 @@ export type BackgroundEvent =
   /** A request cannot be sent without the compaction in flight: the host waits from now (`wait` says when it ended). */
   | { readonly type: "waiting"; readonly tokens: number }
   | { readonly type: "wait"; readonly ms: number; readonly timedOut: boolean }
-  | { readonly type: "dropped"; readonly cost: DroppedPreparation };
+  | { readonly type: "dropped"; readonly cost: DroppedPreparation }
+  /** Another worker (`owner`) claimed the session's compaction `ageMs` ago (at `claimedAt`, the database's clock); `ready`: its summary is written. */
+  | { readonly type: "claimed-elsewhere"; readonly owner: string; readonly claimedAt: string; readonly ageMs: number; readonly ready: boolean };
 
 /** Sent after every compaction that started, whatever came of it. */
 export interface CompactionEndEvent<T> {

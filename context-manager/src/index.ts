@@ -9,12 +9,15 @@ export {
   ContextManager,
   type ContextManagerInit,
   type ContextUsage,
+  CLAIM_HOLDER_POLL_MS,
   MIN_MESSAGES_TO_COMPACT,
+  type PreparedStatus,
   type ContextSendOptions,
   type RequestOptions,
 } from "./context-manager.js";
 export { type ContextManagerOptions, createContextManager } from "./create-context-manager.js";
 export type {
+  BackgroundEvent,
   CompactionEndEvent,
   CompactionReason,
   CompactionStartEvent,
