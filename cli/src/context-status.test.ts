@@ -39,6 +39,13 @@ describe("compaction context status", () => {
     });
   });
 
+  it("on a pi session file, says nothing of a background compaction: the file does not record one (--json: background.recorded false)", () => {
+    const text = sandbox.run(["context", "status"], { NO_COLOR: "1" });
+    expect(text.stdout).not.toContain("Background");
+    const status = JSON.parse(sandbox.run(["context", "status", "--json"]).stdout) as { background: unknown };
+    expect(status.background).toStrictEqual({ recorded: false, preparation: null });
+  });
+
   it("says on the Auto-compaction line when the context is past its threshold, and --json has autoCompact.pastThreshold", () => {
     const past = sandbox.run(["context", "status"], { NO_COLOR: "1" });
     expect(past.stdout).toMatch(/^Auto-compaction  on at 80% \(160,000 tokens\), preset safeguard; past it: the host compacts before its next request$/m);

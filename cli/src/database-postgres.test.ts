@@ -80,8 +80,31 @@ describe.skipIf(skipReason !== undefined)(`commands on a session in Postgres${sk
       expect(onDb.code, `${command.join(" ")}: ${onDb.stderr}`).toBe(onFile.code);
       const fileReport = JSON.parse(onFile.stdout) as Record<string, unknown>;
       const dbReport = JSON.parse(onDb.stdout) as Record<string, unknown>;
-      const strip = (report: Record<string, unknown>) => JSON.parse(JSON.stringify(report, (key, value: unknown) => (["path", "session", "snapshot", "generatedAt", "file", "location"].includes(key) ? "<session>" : value))) as unknown;
+      // Only the database records a compaction being prepared in the background (none here).
+      if (command[1] === "status") {
+        expect(dbReport["background"]).toStrictEqual({ recorded: true, preparation: null });
+        expect(fileReport["background"]).toStrictEqual({ recorded: false, preparation: null });
+      }
+      const strip = (report: Record<string, unknown>) =>
+        JSON.parse(JSON.stringify(report, (key, value: unknown) => (["path", "session", "snapshot", "generatedAt", "file", "location", "background"].includes(key) ? "<session>" : value))) as unknown;
       expect(strip(dbReport), command.join(" ")).toEqual(strip(fileReport));
+    }
+  });
+
+  it("context status shows the compaction a worker claimed in Postgres to prepare in the background, and its age", async () => {
+    await copyIn();
+    const store = await openPostgresStore({ connectionString: url, session: REAL_SESSION_ID });
+    try {
+      const branch = await store.branch();
+      const claimed = await store.preparationClaims.claim({ owner: "pg-worker", baseCompactionId: branch.newestCompactionId, headEntryId: branch.leafId, tokens: 4_321, leaseMs: 60_000 });
+      expect(claimed.claimed).toBe(true);
+      const text = await sandbox.runMain(["context", "status", "--session", `${url}#${REAL_SESSION_ID}`], { NO_COLOR: "1" });
+      expect(text.code, text.stderr).toBe(0);
+      expect(text.stdout).toMatch(/^Background {7}preparing by pg-worker, started \d+ seconds? ago \(at 4,321 tokens\)$/m);
+      const json = await sandbox.runMain(["context", "status", "--session", `${url}#${REAL_SESSION_ID}`, "--json"]);
+      expect((JSON.parse(json.stdout) as { background: unknown }).background).toMatchObject({ recorded: true, preparation: { state: "preparing", owner: "pg-worker", tokens: 4_321 } });
+    } finally {
+      await store.close();
     }
   });
 

@@ -147,7 +147,49 @@ describe("commands on a session in SQLite (--session sqlite:<file>#<id>)", () =>
       const snapshot = /snapshot (\S+)\)/.exec(onDb.stderr)?.[1] as string;
       expect(snapshot, onDb.stderr).toBeDefined();
       const strip = (text: string) => neutral(text.replace(/"(exportedAt|generatedAt)": "[^"]*"/g, '"$1": "<time>"'), location, sandbox.sessionPath, snapshot);
-      expect(strip(onDb.stdout), command.join(" ")).toBe(strip(onFile.stdout));
+      // Only the database records a compaction being prepared in the background (none here).
+      const recorded = (text: string) => (command[1] === "status" ? text.replace('"recorded": true', '"recorded": false') : text);
+      if (command[1] === "status") expect((JSON.parse(onDb.stdout) as { background: unknown }).background).toStrictEqual({ recorded: true, preparation: null });
+      expect(strip(recorded(onDb.stdout)), command.join(" ")).toBe(strip(onFile.stdout));
+    }
+  });
+
+  it("context status shows the compaction a worker claimed to prepare in the background, who prepares it and how old it is, in text and --json", async () => {
+    await copyIn();
+    const store = await openSqliteStore({ file: db, session: REAL_SESSION_ID });
+    const claims = store.preparationClaims;
+    try {
+      const branch = await store.branch();
+      const status = async () => {
+        const text = await sandbox.runMain(["context", "status", "--session", location], { NO_COLOR: "1" });
+        const json = await sandbox.runMain(["context", "status", "--session", location, "--json"]);
+        expect(text.code, text.stderr).toBe(0);
+        return { line: /^Background {7}(.*)$/m.exec(text.stdout)?.[1], background: (JSON.parse(json.stdout) as { background: { recorded: boolean; preparation: Record<string, unknown> | null } }).background };
+      };
+      expect(await status()).toStrictEqual({ line: "none being prepared", background: { recorded: true, preparation: null } });
+      const claimed = await claims.claim({ owner: "worker-7", baseCompactionId: branch.newestCompactionId, headEntryId: branch.leafId, tokens: 150_321, leaseMs: 60_000 });
+      if (!claimed.claimed) throw new Error("expected the claim");
+      const preparing = await status();
+      expect(preparing.line).toMatch(/^preparing by worker-7, started \d+ seconds? ago \(at 150,321 tokens\)$/);
+      expect(preparing.background).toMatchObject({
+        recorded: true,
+        preparation: { state: "preparing", owner: "worker-7", startedAt: claimed.claim.claimedAt, readyAt: null, tokens: 150_321, baseCompactionId: branch.newestCompactionId, headEntryId: branch.leafId },
+      });
+      expect(preparing.background.preparation?.["ageMs"]).toBeGreaterThanOrEqual(0);
+      expect(preparing.background.preparation?.["leaseExpiresInMs"]).toBeGreaterThan(0);
+      await claims.renew(claimed.claim.token, { leaseMs: 60_000, ready: true });
+      const ready = await status();
+      expect(ready.line).toMatch(/^ready, prepared by worker-7, started .* ago \(at 150,321 tokens\), ready \d+ seconds? ago: applied at the threshold$/);
+      expect(ready.background.preparation).toMatchObject({ state: "ready", readyAt: expect.any(String) });
+      await claims.release(claimed.claim.token);
+      await claims.claim({ owner: "worker-9", baseCompactionId: branch.newestCompactionId, headEntryId: branch.leafId, tokens: 10, leaseMs: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const abandoned = await status();
+      expect(abandoned.line).toMatch(/^abandoned: claimed by worker-9 .* ago \(at 10 tokens\), its lease ran out .* ago; the next worker past the prepare mark takes it over$/);
+      expect(abandoned.background.preparation).toMatchObject({ state: "abandoned", owner: "worker-9" });
+      expect(abandoned.background.preparation?.["leaseExpiresInMs"]).toBeLessThanOrEqual(0);
+    } finally {
+      await store.close();
     }
   });
 

@@ -1,6 +1,7 @@
-/** `compaction context status`: how full the context is, auto-compaction, and the compaction history. */
+/** `compaction context status`: how full the context is, auto-compaction, the compaction history, and the compaction being prepared in the background. */
 import { type AdapterName, type ContextAnchor, usableWindow } from "@compaction/core";
 import { buildContext, compactionAnchor, sessionAutoCompact, type TranscriptFormat } from "@compaction/transcript";
+import { backgroundLine, type BackgroundStatus, backgroundStatus } from "../background-status.js";
 import type { CommandContext } from "../command-context.js";
 import { type CommandCall, type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { compactionHistory, degradationRisk, riskAdvice, type DegradationRisk } from "../compaction-history.js";
@@ -43,6 +44,12 @@ export interface ContextStatus {
   readonly compactions: { readonly count: number; readonly lastAt: string | null; readonly sinceLastMs: number | null };
   readonly risk: DegradationRisk;
   readonly advice: string | null;
+  /**
+   * The compaction being prepared in the background, where the session's store records it: a
+   * session in SQLite or Postgres, whose workers claim it in the database (`recorded`; a pi file's
+   * lives in the memory of the host preparing it), with who prepares it, since when and its state.
+   */
+  readonly background: BackgroundStatus;
 }
 
 interface StatusOptions extends CommonOptions {
@@ -56,7 +63,7 @@ interface StatusInput {
 /** `compaction context status`. */
 export const contextStatusCommand = defineCommand({
   name: "status",
-  description: "show how full the session's context is, auto-compaction, and how often it was compacted",
+  description: "show how full the session's context is, auto-compaction, how often it was compacted, and a compaction being prepared in the background",
   session: true,
   agent: true,
   options: [windowOption("measure the context against")],
@@ -134,6 +141,7 @@ async function contextStatus(scope: CommandScope<StatusOptions, StatusInput>): P
   const lastMs = facts.lastAt === null ? Number.NaN : Date.parse(facts.lastAt);
   const risk = degradationRisk(facts.compactions);
   const thresholdTokens = compactor.autoCompactTokens(window);
+  const background = await backgroundStatus(scope.session.database);
   return {
     session: { path, id: facts.id, format: facts.format },
     agent: config.agent,
@@ -156,6 +164,7 @@ async function contextStatus(scope: CommandScope<StatusOptions, StatusInput>): P
     compactions: { count: facts.compactions, lastAt: facts.lastAt, sinceLastMs: Number.isNaN(lastMs) ? null : Math.max(0, Date.now() - lastMs) },
     risk,
     advice: riskAdvice(risk),
+    background,
   };
 }
 
@@ -186,5 +195,7 @@ function renderStatus(status: ContextStatus, { out: c }: CommandContext): string
     `${c.bold("Degradation risk")} ${riskColor(status.risk)}`,
   );
   if (status.advice !== null) lines.push(`  ${status.advice}`);
+  const background = backgroundLine(status.background, c);
+  if (background !== null) lines.push(`${c.bold("Background")}       ${background}`);
   return `${lines.join("\n")}\n`;
 }
