@@ -37,13 +37,13 @@ import {
   type ShapedRequest,
   whatCannotShrink,
 } from "@compaction/core";
+import type { PreparationClaim, PreparationClaimOutcome } from "@compaction/transcript";
 import { ContextSize } from "./context-size.js";
 import type { AppendedSince, ContextStore } from "./context-store.js";
 import { DEGRADATION_HARD_AT, DEGRADATION_SOFT_AT, type DegradationRisk, degradationRisk, riskAdvice } from "./degradation.js";
 import { TypedEmitter } from "./emitter.js";
 import type { CompactionReason, ContextManagerEvents, ContextWarningKind } from "./events.js";
 import { isCompactionSuperseded } from "./entry-context-store.js";
-import type { PreparationClaim } from "@compaction/transcript";
 import { isContextOverflowError } from "./overflow.js";
 import { PreparationClaimKeeper } from "./preparation-claim.js";
 import { failedResult, untouchedResult } from "./results.js";
@@ -504,7 +504,7 @@ export class ContextManager<T> {
     if (claims === null) return "prepare";
     const keys = this.#store.keys;
     const head = keys === undefined || keys.length === 0 ? null : String(keys[keys.length - 1]);
-    let outcome;
+    let outcome: PreparationClaimOutcome;
     try {
       outcome = await claims.claim({ baseCompactionId: this.#store.newestCompactionId ?? null, headEntryId: head, tokens: this.#size.tokens });
     } catch (error) {

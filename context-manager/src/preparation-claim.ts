@@ -33,7 +33,7 @@ export interface ClaimKeeperOptions<P> {
 export class PreparationClaimKeeper<P extends { readonly ready: boolean }> {
   readonly #claims: PreparationClaims;
   readonly #options: ClaimKeeperOptions<P>;
-  #held: { readonly claim: PreparationClaim; preparation: P | null } | null = null;
+  #held: { claim: PreparationClaim; preparation: P | null } | null = null;
   #timer: ReturnType<typeof setInterval> | undefined;
   #renewing: Promise<void> | null = null;
 
@@ -117,6 +117,7 @@ export class PreparationClaimKeeper<P extends { readonly ready: boolean }> {
           this.#options.onLost(preparation, `its claim in the session store was taken over by another worker after its lease (${this.#options.leaseMs} ms) ran out unrenewed`);
           return;
         }
+        held.claim = renewed;
         if (ready) this.#options.onRenewed(preparation);
       } catch (error) {
         this.#options.onError(error, "renew the background compaction claim");

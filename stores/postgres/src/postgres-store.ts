@@ -201,7 +201,7 @@ export class PostgresStore implements EntryStore {
       schema: this.#schema,
       assertOpen: (doing) => this.#open(doing),
       withClient: (doing, task) => this.#withClient(doing, task),
-      write: (doing, task) => this.#write(doing, (client, leafId) => task(client, leafId)),
+      write: (doing, task) => this.#write(doing, task),
       leafId: async (client) => (await this.#sessionRow(client, false)).leafId,
       newestCompactionId: async (client, leafId) => (leafId === null ? null : ((await this.#facts(client, [leafId])).get(leafId)?.facts.newestCompactionId ?? null)),
     });
