@@ -1,8 +1,8 @@
 /**
  * The documentation holds together: every relative link and #anchor in README.md, docs/**\/*.md and
  * every package's README resolves (the file exists; the anchor is one GitHub makes of a heading
- * there), every docs page is reachable from the README, and every code block in README.md and
- * docs/ that is a command or a program is either run by a test or says why not.
+ * there), every docs page is reachable from the README, and every code block in README.md, docs/
+ * and the package READMEs that is a command or a program is either run by a test or says why not.
  *
  * A command or program is a block tagged js, mjs, cjs, jsx, javascript, ts, tsx, typescript, sh,
  * bash, shell, zsh or console, or an untagged block whose first line starts with "$ ". Each needs,
@@ -162,7 +162,7 @@ describe("the documentation's links", () => {
 });
 
 describe("the documentation's code blocks", () => {
-  const pages = [README, ...DOCS];
+  const pages = [README, ...DOCS, ...PACKAGE_READMES];
 
   it("has command and program blocks to check (the check is not vacuous)", () => {
     const programs = pages.flatMap((file) => codeBlocks(file).filter(isProgram));

@@ -1,14 +1,16 @@
 /**
  * bin/compaction.js when the build is missing (a fresh clone before `npm run build`, or npm ci
  * with scripts turned off): one line saying what is missing and a hint, exit 1, no stack trace.
- * And its start-up (Node's compile cache), and a reader that closes the pipe early.
+ * And its start-up (Node's compile cache), a reader that closes the pipe early, Node's warnings, and
+ * the commands it prints, spelled as it was run (`npx compaction` or `compaction`).
  */
 import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { installCli, runNpx } from "./test-support/cli-sandbox.js";
 
 const BIN = fileURLToPath(new URL("../bin/compaction.js", import.meta.url));
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
@@ -118,3 +120,48 @@ describe("bin/compaction.js and Node's warnings", () => {
     expect(run.stderr).toMatch(/^\(node:\d+\) Warning: noisy plugin says hello$/m);
   });
 });
+
+describe("bin/compaction.js prints its commands as the user ran it", () => {
+  /** A project with the CLI installed, as `npm install -D @compaction/cli` leaves it. */
+  const project = () => {
+    dir = mkdtempSync(join(tmpdir(), "compaction-program-"));
+    installCli(dir);
+    return dir;
+  };
+  /** The three ways to run it: npx and `npm exec` (npm sets npm_command=exec), and the bin on the PATH. */
+  const WAYS = [
+    ["npx compaction", "npx compaction", (cwd: string, args: readonly string[]) => runNpx(cwd, args, { HOME: cwd, NO_COLOR: "1" })],
+    ["npm exec compaction --", "npx compaction", (cwd: string, args: readonly string[]) => spawnClean(cwd, "npm", ["exec", "compaction", "--", ...args])],
+    ["compaction (on the PATH)", "compaction", (cwd: string, args: readonly string[]) => spawnClean(cwd, "compaction", args, join(cwd, "node_modules", ".bin"))],
+  ] as const;
+
+  it.each(WAYS)("run as `%s`, --help shows `%s` in its usage line and every example", (_how, program, run) => {
+    const help = run(project(), ["--help"]);
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(new RegExp(`^Usage: ${program} \\[options\\] \\[command\\]$`, "m"));
+    const examples = help.stdout.slice(help.stdout.indexOf("Examples:\n"), help.stdout.indexOf("\n\nSessions:")).split("\n").slice(1);
+    const commands = examples.filter((line) => !line.trimStart().startsWith("("));
+    expect(commands.length).toBeGreaterThan(10);
+    for (const line of commands) expect(line.startsWith(`  ${program} `), line).toBe(true);
+  });
+
+  it.each(WAYS)("run as `%s`, a hint names `%s`: the CLI's own, a library's, and the usage error's", (_how, program, run) => {
+    const cwd = project();
+    const empty = run(cwd, ["search", " "]);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toBe(`compaction: The query is empty.\nhint: Pass the words to look for: ${program} search "failing test".\n`);
+    writeFileSync(join(cwd, "state.json"), "{}");
+    // @compaction/transcript's hint, which names the command as `compaction context export`.
+    const imported = run(cwd, ["context", "import", "state.json", "--json"]);
+    expect(imported.code).toBe(3);
+    expect((JSON.parse(imported.stdout) as { error: { hint: string } }).error.hint).toBe(`Pass a file written by \`${program} context export\`. Export the session again with \`${program} context export <file>\`.`);
+    expect(run(cwd, ["nope"]).stderr).toContain(`\nhint: run '${program} --help' for usage.\n`);
+  });
+});
+
+/** `command args` in `cwd` with only PATH (`binDir` first) and HOME set: none of the npm_* variables of the npm that started the tests. */
+function spawnClean(cwd: string, command: string, args: readonly string[], binDir?: string) {
+  const path = binDir === undefined ? (process.env["PATH"] ?? "") : `${binDir}${delimiter}${process.env["PATH"] ?? ""}`;
+  const result = spawnSync(command, args, { cwd, input: "", encoding: "utf8", env: { PATH: path, HOME: cwd, NO_COLOR: "1", npm_config_update_notifier: "false" } });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}

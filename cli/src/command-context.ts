@@ -4,6 +4,7 @@ import { CliError } from "./errors.js";
 import { ExitCode } from "./exit-codes.js";
 import type { CliIo } from "./io.js";
 import { colorEnabled, colors, type Colors } from "./output.js";
+import { programName, type ProgramName } from "./program-name.js";
 import type { SessionSelection } from "./session-target.js";
 
 /** `--session`, as every session command declares it: `.option(...SESSION_OPTION)`. */
@@ -33,6 +34,8 @@ export interface CommandContext {
   /** Colours for stderr. */
   readonly err: Colors;
   readonly globals: GlobalOptions;
+  /** How the user ran the CLI (`npx compaction`, `compaction`): the start of every command line a command prints. */
+  readonly program: ProgramName;
 }
 
 /** The context for the command being run (global options read through `optsWithGlobals`). */
@@ -41,6 +44,7 @@ export function commandContext(command: Command, io: CliIo): CommandContext {
   return {
     io,
     globals,
+    program: programName(io.env),
     out: colors(colorEnabled(io.stdout, io.env, globals.color)),
     err: colors(colorEnabled(io.stderr, io.env, globals.color)),
   };

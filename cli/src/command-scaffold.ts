@@ -25,6 +25,7 @@ import { reportFailure } from "./errors.js";
 import { ExitCode, type ExitCodeValue } from "./exit-codes.js";
 import type { CliIo, CliStream } from "./io.js";
 import { type CompactorChoice, loadCompactor } from "./load-compactor.js";
+import { programName, spellCommands } from "./program-name.js";
 import { TargetSession } from "./session-target.js";
 
 /** What `main` gives every command: the streams, the command line as typed, and where the exit code goes. */
@@ -84,7 +85,7 @@ export interface CommandSpec<A extends readonly unknown[], O extends CommonOptio
   readonly options?: readonly Declaration[];
   /** The help line of `--json`. */
   readonly jsonHelp?: string;
-  /** Text `--help` shows after the options (a rule the output follows, an example). */
+  /** Text `--help` shows after the options (a rule the output follows, an example); `compaction <command>` in it, and in the descriptions, is shown as the user runs the CLI. */
   readonly help?: string;
   /** Checks the arguments and options before anything is read (usage errors); the result is `scope.input`. */
   parse?(call: CommandCall<A, O>): I;
@@ -108,14 +109,17 @@ const JSON_HELP = "print one JSON object instead of text";
 export function defineCommand<A extends readonly unknown[], O extends CommonOptions, I, R>(spec: CommandSpec<A, O, I, R>): CliCommand {
   return {
     register(parent, runtime) {
+      // The help names commands as `compaction <command>`; it shows them as the user runs the CLI.
+      const program = programName(runtime.io.env);
+      const spelled = (text: string) => spellCommands(text, program);
       const command = parent.command(spec.name);
-      for (const [name, description] of spec.arguments ?? []) command.argument(name, description);
-      command.description(spec.description);
+      for (const [name, description] of spec.arguments ?? []) command.argument(name, spelled(description));
+      command.description(spelled(spec.description));
       if (spec.session === true) command.option(...SESSION_OPTION);
       if (spec.agent === true) command.option(...AGENT_OPTION);
-      for (const [flags, description] of spec.options ?? []) command.option(flags, description);
-      command.option("--json", spec.jsonHelp ?? JSON_HELP);
-      if (spec.help !== undefined) command.addHelpText("after", `\n${spec.help}\n`);
+      for (const [flags, description] of spec.options ?? []) command.option(flags, spelled(description));
+      command.option("--json", spelled(spec.jsonHelp ?? JSON_HELP));
+      if (spec.help !== undefined) command.addHelpText("after", `\n${spelled(spec.help)}\n`);
       command.action(async (...values: unknown[]) => {
         const own = values.at(-1) as Command;
         const args = values.slice(0, -2) as unknown as A;

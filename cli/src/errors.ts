@@ -3,10 +3,12 @@ import { ErrorCodes, isCompactionError } from "@compaction/core";
 import { ExitCode, type ExitCodeValue } from "./exit-codes.js";
 import type { CliIo } from "./io.js";
 import { colorEnabled, colors, type Colors } from "./output.js";
+import { type ProgramName, programName, spellCommands } from "./program-name.js";
 
 /** An error the CLI itself raises (a refusal or a bad argument), with the exit code it means. */
 export class CliError extends Error {
   readonly exitCode: ExitCodeValue;
+  /** What to do. A command it names is written `compaction <command>`; it is shown as the user ran the CLI (program-name.ts). */
   readonly hint: string | undefined;
 
   /** `cause`: the error behind it (a failed compaction's CompactionError), shown with `--verbose` and in `--json`. */
@@ -77,11 +79,11 @@ export interface JsonErrorReport {
   } & ErrorSource;
 }
 
-/** The JSON error object for a thrown value. */
-export function errorReport(error: unknown): JsonErrorReport {
+/** The JSON error object for a thrown value; the hint's commands spelled as `program` runs the CLI. */
+export function errorReport(error: unknown, program: ProgramName): JsonErrorReport {
   const exitCode = exitCodeFor(error);
   const code = isCompactionError(error) ? error.code : error instanceof CliError ? CLI_ERROR_CODES[error.exitCode] : "COMPACTION_UNEXPECTED";
-  const hint = hintOf(error);
+  const hint = hintOf(error, program);
   return { error: { code, message: error instanceof Error ? error.message : String(error), hint: hint === undefined || hint === "" ? null : hint, exitCode, ...errorSource(error) } };
 }
 
@@ -108,13 +110,15 @@ function causeChain(error: unknown): unknown[] {
 
 /**
  * The hint shown for an error. The library's hint for a corrupt line names its option
- * (`skipCorrupt`); on the command line the flag is what to pass.
+ * (`skipCorrupt`); on the command line the flag is what to pass. Hints, the CLI's and the
+ * libraries', name commands as `compaction <command>`: they are shown as `program` runs the CLI.
  */
-function hintOf(error: unknown): string | undefined {
+function hintOf(error: unknown, program: ProgramName): string | undefined {
   if (isCompactionError(error) && error.code === ErrorCodes.TRANSCRIPT_CORRUPT) {
-    return "Pass --skip-corrupt to read past it (e.g. compaction --skip-corrupt context status); the file is not changed.";
+    return `Pass --skip-corrupt to read past it (e.g. ${program} --skip-corrupt context status); the file is not changed.`;
   }
-  return error instanceof CliError || isCompactionError(error) ? error.hint : undefined;
+  const hint = error instanceof CliError || isCompactionError(error) ? error.hint : undefined;
+  return hint === undefined ? undefined : spellCommands(hint, program);
 }
 
 /**
@@ -122,9 +126,9 @@ function hintOf(error: unknown): string | undefined {
  * `verbose`, the stack of what was thrown (the innermost cause; an unexpected error's own);
  * without it, a plugin's failure says that `--verbose` shows it.
  */
-export function renderError(error: unknown, c: Colors, verbose = false): string {
+export function renderError(error: unknown, c: Colors, verbose: boolean, program: ProgramName): string {
   const message = error instanceof Error ? error.message : String(error);
-  const hint = hintOf(error);
+  const hint = hintOf(error, program);
   const known = error instanceof CliError || isCompactionError(error);
   const lines = [`${c.red("compaction:")} ${known ? "" : "unexpected error: "}${message}`];
   if (hint !== undefined && hint !== "") lines.push(`${c.dim("hint:")} ${hint}`);
@@ -163,7 +167,8 @@ export function outputFlagsOf(argv: readonly string[]): OutputFlags {
  * the reason). Returns the exit code.
  */
 export function reportFailure(error: unknown, io: CliIo, line: OutputFlags & { readonly stdoutWritten: boolean }): ExitCodeValue {
-  io.stderr.write(renderError(error, colors(colorEnabled(io.stderr, io.env, line.color)), line.verbose === true));
-  if (line.json && !line.stdoutWritten) io.stdout.write(`${JSON.stringify(errorReport(error), null, 2)}\n`);
+  const program = programName(io.env);
+  io.stderr.write(renderError(error, colors(colorEnabled(io.stderr, io.env, line.color)), line.verbose === true, program));
+  if (line.json && !line.stdoutWritten) io.stdout.write(`${JSON.stringify(errorReport(error, program), null, 2)}\n`);
   return exitCodeFor(error);
 }

@@ -22,33 +22,36 @@ import { sessionUpgradeCommand } from "./commands/session-upgrade.js";
 import { outputFlagsOf, reportFailure } from "./errors.js";
 import { EXIT_CODES_HELP, ExitCode, type ExitCodeValue } from "./exit-codes.js";
 import { type CliIo, processIo } from "./io.js";
+import { programName, type ProgramName } from "./program-name.js";
 
 export { ExitCode, type ExitCodeValue } from "./exit-codes.js";
 export type { JsonErrorReport } from "./errors.js";
 export type { CliIo, CliStream } from "./io.js";
 
-const EXAMPLES = `Examples:
-  compaction context status                      this directory's latest pi session
-  compaction context status --json --session 0194f3a2
-  compaction context status --window 128000      against a 128k model's window instead of the config's
-  compaction compact --dry-run                   show what would be compacted
-  compaction compact --focus "the failing tests" --yes
-  compaction compare --window 128000             replay the session through each preset at 128k, to choose one
-  compaction context history --depth 3           the latest three compactions
-  compaction context inspect                     where the tokens go, what compacting would save
-  compaction session branch --at 1f0e3c2a        a new session file ending at that entry
-  compaction session upgrade                     rewrite a version 1/2 file as version 3 (keeps .bak)
-  compaction session copy s.jsonl sqlite:sessions.db       a session file into a SQLite database
-  compaction session list --db sqlite:sessions.db          the sessions in it, with their --session
-  compaction context status --session sqlite:sessions.db#0194f3a2-...   a session in a database
-  compaction search "user-message-selector"      entries that mention it, compacted ones too
-  compaction autocompact off                     no automatic compaction for this session
-  compaction config --agent coder                the config in force: file, section, preset, plugins, options
-  compaction context export state.json           the session's state as JSON (docs/session-state.md)
-  compaction context import state.json           a new session seeded with it, for any model
-  compaction context status --session ~/.claude/projects/my-app/3f2a.jsonl   Claude Code, read-only
-  compaction context status --session openclaw:main      OpenClaw agent main's latest session, read-only
-                                                 (SQLite under ~/.openclaw/agents/main/agent/)
+/** What `--help` shows after the commands, its commands spelled as the user runs the CLI. */
+function examples(program: ProgramName): string {
+  return `Examples:
+  ${program} context status                      this directory's latest pi session
+  ${program} context status --json --session 0194f3a2
+  ${program} context status --window 128000      against a 128k model's window instead of the config's
+  ${program} compact --dry-run                   show what would be compacted
+  ${program} compact --focus "the failing tests" --yes
+  ${program} compare --window 128000             replay the session through each preset at 128k, to choose one
+  ${program} context history --depth 3           the latest three compactions
+  ${program} context inspect                     where the tokens go, what compacting would save
+  ${program} session branch --at 1f0e3c2a        a new session file ending at that entry
+  ${program} session upgrade                     rewrite a version 1/2 file as version 3 (keeps .bak)
+  ${program} session copy s.jsonl sqlite:sessions.db       a session file into a SQLite database
+  ${program} session list --db sqlite:sessions.db          the sessions in it, with their --session
+  ${program} context status --session sqlite:sessions.db#0194f3a2-...   a session in a database
+  ${program} search "user-message-selector"      entries that mention it, compacted ones too
+  ${program} autocompact off                     no automatic compaction for this session
+  ${program} config --agent coder                the config in force: file, section, preset, plugins, options
+  ${program} context export state.json           the session's state as JSON (docs/session-state.md)
+  ${program} context import state.json           a new session seeded with it, for any model
+  ${program} context status --session ~/.claude/projects/my-app/3f2a.jsonl   Claude Code, read-only
+  ${program} context status --session openclaw:main      OpenClaw agent main's latest session, read-only
+  ${" ".repeat(program.length + 37)}(SQLite under ~/.openclaw/agents/main/agent/)
 
 Sessions: --session takes a file path or a session id (or its start); without it, the latest
 session of the current directory in ~/.pi/agent/sessions/ (or --sessions-dir, or
@@ -67,6 +70,7 @@ Counts: each session's token counts are kept in $XDG_CACHE_HOME/compaction/count
 ~/.cache/compaction/counts), so a later run encodes only new messages, and the built o200k encoder
 in .../compaction/encoders (28 MB), so a later run starts it sooner; COMPACTION_NO_COUNT_CACHE=1
 turns both off.`;
+}
 
 /** Runs the command line `argv` (without `node` and the script) and returns the exit code. */
 export async function main(argv: readonly string[], io: CliIo = processIo()): Promise<number> {
@@ -95,7 +99,9 @@ const SESSION_COMMANDS: readonly CliCommand[] = [sessionBranchCommand, sessionUp
 
 function buildProgram(runtime: CommandRuntime): Command {
   const { io } = runtime;
-  const program = new Command("compaction");
+  // `npx compaction` or `compaction`, as the user ran it: the usage lines and every command printed.
+  const name = programName(io.env);
+  const program = new Command(name);
   program
     .description("See and control context compaction on pi-coding-agent, OpenClaw, Claude Code and Codex sessions (the last three read-only), and choose a preset for them with compare.")
     .version(packageVersion(), "-V, --version", "print the version")
@@ -110,9 +116,9 @@ function buildProgram(runtime: CommandRuntime): Command {
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
-      outputError: (text, write) => write(`compaction: ${text.replace(/^error: /, "").trimEnd()}\nhint: run 'compaction --help' for usage.\n`),
+      outputError: (text, write) => write(`compaction: ${text.replace(/^error: /, "").trimEnd()}\nhint: run '${name} --help' for usage.\n`),
     })
-    .addHelpText("after", `\n${EXAMPLES}\n\n${EXIT_CODES_HELP}\n`);
+    .addHelpText("after", `\n${examples(name)}\n\n${EXIT_CODES_HELP}\n`);
 
   for (const command of COMMANDS) command.register(program, runtime);
   const context = program.command("context").description("look at a session's context");

@@ -1,8 +1,10 @@
 /**
  * The sample runs cli/README.md quotes (`$ npx compaction …` and what follows, up to the block's
- * end) are what the commands print: each is run, in the order a reader meets them, on a copy of
- * the session this repository ships (and, for the other agents' formats, on a real Claude Code
- * transcript and a Codex rollout), and compared line by line, figures included.
+ * end) are what the commands print: each is run as quoted, through npx in a project that has the
+ * CLI installed (so the commands the output names are spelled as npx runs them), in the order a
+ * reader meets them, on a copy of the session this repository ships (and, for the other agents'
+ * formats, on a real Claude Code transcript and a Codex rollout), and compared line by line,
+ * figures included. The example command under Development is context history's source.
  *
  * What differs per machine is mapped to what the README shows (the session's folder to
  * `/home/me/.pi/agent/sessions/--home-me-app--`, the project to `/home/me/app`), and what differs
@@ -10,13 +12,12 @@
  * output alike. `…` in a sample stands for anything within its line, and a line of only `…` for any
  * lines: the README shortens long paths and lists that way.
  */
-import { spawnSync } from "node:child_process";
 import { copyFileSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { FIXTURES_DIR } from "@compaction/fixtures";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createSandbox, REAL_SESSION, type Sandbox } from "./test-support/cli-sandbox.js";
+import { type CliRun, createSandbox, installCli, REAL_SESSION, runNpx, type Sandbox } from "./test-support/cli-sandbox.js";
 
 const README = readFileSync(fileURLToPath(new URL("../README.md", import.meta.url)), "utf8");
 const SHOWN_SESSIONS_DIR = "/home/me/.pi/agent/sessions/--home-me-app--";
@@ -77,7 +78,7 @@ describe("cli/README.md's sample runs", () => {
   /** Runs a sample's command (its session paths as this machine has them) and compares. */
   const check = (command: string, env: Record<string, string> = {}) => {
     const { args, lines } = sample(command);
-    const run = sandbox.run(
+    const run = sandbox.npx(
       args.map((arg) => arg.replace(SHOWN_SESSIONS_DIR.replace("/home/me", "~"), dirname(sandbox.sessionPath))),
       { NO_COLOR: "1", ...env },
     );
@@ -106,7 +107,7 @@ describe("cli/README.md's sample runs", () => {
     const at = README.indexOf("Right after `compact`:");
     const start = README.indexOf("$ npx compaction context status\n", at);
     const lines = README.slice(start, README.indexOf("```", start)).trimEnd().split("\n").slice(1);
-    const run = sandbox.run(["context", "status"], { NO_COLOR: "1" });
+    const run = sandbox.npx(["context", "status"], { NO_COLOR: "1" });
     expect(matches(lines, shown(sandbox, run.stdout)), run.stdout).toBe(true);
   });
   it("context history", () => check("npx compaction context history --depth 1"));
@@ -142,10 +143,18 @@ describe("cli/README.md's sample runs", () => {
       ["npx compaction context status --session ~/.codex/sessions/2025/10/21/rollout-….jsonl", "codex-pomodoro-example.jsonl"],
     ] as const) {
       const { lines } = sample(command);
-      const run = sandbox.run(["context", "status", "--session", join(FIXTURES_DIR, file)], { NO_COLOR: "1" });
+      const run = sandbox.npx(["context", "status", "--session", join(FIXTURES_DIR, file)], { NO_COLOR: "1" });
       expect(run.code, run.stderr).toBe(0);
       expect(matches(lines, run.stdout.trimEnd().split("\n")), `${command}:\n${run.stdout}`).toBe(true);
     }
+  });
+
+  it("shows a command as its source has it (the context history command, in Development)", () => {
+    const shown = /```ts\n(export const contextHistoryCommand = defineCommand\(\{[\s\S]*?)```/.exec(README)?.[1];
+    expect(shown).toBeDefined();
+    const source = readFileSync(fileURLToPath(new URL("./commands/context-history.ts", import.meta.url)), "utf8");
+    // Line for line and in order: the README's lines are a contiguous part of the file.
+    expect(source).toContain(shown as string);
   });
 
   it("tells a sample from an edited one (the matcher itself)", () => {
@@ -158,9 +167,8 @@ describe("cli/README.md's sample runs", () => {
   });
 });
 
-/** The CLI in `cwd` with the sandbox's environment (for the upgrade, which runs in a clone). */
-function spawnIn(cwd: string, args: readonly string[]): { code: number | null; stdout: string; stderr: string } {
-  const bin = fileURLToPath(new URL("../bin/compaction.js", import.meta.url));
-  const result = spawnSync(process.execPath, [bin, ...args], { cwd, encoding: "utf8", input: "", env: { PATH: process.env["PATH"] ?? "", HOME: join(cwd, ".home"), NO_COLOR: "1" } });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+/** `npx compaction` in `cwd`, with the CLI installed there as a clone has it (for the upgrade, which runs in a clone). */
+function spawnIn(cwd: string, args: readonly string[]): CliRun {
+  installCli(cwd);
+  return runNpx(cwd, args, { HOME: join(cwd, ".home"), NO_COLOR: "1" });
 }

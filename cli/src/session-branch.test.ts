@@ -36,7 +36,22 @@ describe("compaction session branch", () => {
     expect(lines).toEqual(onBranch);
   });
 
-  it("refuses without --at and without a terminal: exit 2 with a hint to pass --at, no new file", () => {
+  it("refuses a version 1 file (no entry ids) with the command that upgrades it, and branches once that ran", async () => {
+    const v1 = await createSandbox({ version1: true });
+    try {
+      const refused = v1.run(["session", "branch", "--at", "l00000918"], { NO_COLOR: "1" });
+      expect(refused.code).toBe(3);
+      const hint = /^hint: Upgrade it first with (compaction session upgrade --session \S+) \(keeps a \.bak copy\)/m.exec(refused.stderr)?.[1];
+      expect(hint, refused.stderr).toBe(`compaction session upgrade --session ${v1.sessionPath}`);
+      // The hint, typed as printed.
+      expect(v1.run((hint as string).split(" ").slice(1)).code).toBe(0);
+      expect(v1.run(["session", "branch", "--at", "l00000918"], { NO_COLOR: "1" }).code).toBe(0);
+    } finally {
+      v1.remove();
+    }
+  });
+
+    it("refuses without --at and without a terminal: exit 2 with a hint to pass --at, no new file", () => {
     const run = sandbox.run(["session", "branch"], { NO_COLOR: "1" });
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/\nhint: Pass --at <entry-id>/);

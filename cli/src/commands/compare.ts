@@ -152,7 +152,7 @@ export interface CompareReport {
 const COMPARE_HELP = `${wrap(RECOMMENDATION_RULE, 80).join("\n")}
 
 Example, on the session a clone of the repository ships:
-  npx compaction compare --window 64000 \\
+  compaction compare --window 64000 \\
     --session examples/sessions/pi-large-session.jsonl`;
 
 /** `compaction compare`. */

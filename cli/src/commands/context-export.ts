@@ -139,13 +139,13 @@ function exportReport(state: SessionState, path: string): ExportReport {
   };
 }
 
-function renderExported(state: SessionState, path: string, { out: c }: CommandContext): string {
+function renderExported(state: SessionState, path: string, { out: c, program }: CommandContext): string {
   const source = state.source;
   return [
     `${c.green("Exported:")} ${path}`,
     `${c.bold("From")}      ${sessionLabel({ id: source.session, format: source.format === "messages" ? "pi" : source.format })} (${plural(source.messages, "message")})`,
     `${c.bold("State")}     ${plural(state.goal.length, "goal")}, ${plural(state.openTasks.length, "open task")}, ${plural(state.decisions.length, "decision")}, ${plural(state.files.modified.length, "file")} modified, ${plural(state.identifiers.length, "identifier")}`,
-    c.dim("Start a new session from it with: compaction context import <file>"),
+    c.dim(`Start a new session from it with: ${program} context import <file>`),
     "",
   ].join("\n");
 }

@@ -21,6 +21,7 @@ import type { CommandContext } from "../command-context.js";
 import { type CommandCall, type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { CliError } from "../errors.js";
 import { ExitCode } from "../exit-codes.js";
+import type { ProgramName } from "../program-name.js";
 
 interface ImportOptions extends CommonOptions {
   readonly cwd?: string;
@@ -62,7 +63,7 @@ async function importState({ context, options, input: file }: CommandScope<Impor
     const why = code === "EISDIR" ? "it is a directory" : code === "EACCES" ? "permission denied" : (error as Error).message;
     throw new CliError(ExitCode.SESSION, `Cannot read ${file}: ${why}.`, "Pass the path of a file written by 'compaction context export'.");
   }
-  const state = parseStateFile(text, file);
+  const state = parseStateFile(text, file, context.program);
   const cwd = resolve(context.io.cwd, options.cwd ?? ".");
   if (!existsSync(cwd)) context.io.stderr.write(`compaction: note: ${cwd} does not exist; the session is filed under it anyway.\n`);
   const now = new Date();
@@ -82,10 +83,13 @@ async function importState({ context, options, input: file }: CommandScope<Impor
   };
 }
 
-/** The state in `file`; a transcript or an empty file gets its own message instead of a JSON error. */
-function parseStateFile(text: string, file: string): SessionState {
+/**
+ * The state in `file`; a transcript or an empty file gets its own message instead of a JSON error.
+ * The messages name `export` as `program` runs it (a hint's commands are spelled when it is shown).
+ */
+function parseStateFile(text: string, file: string, program: ProgramName): SessionState {
   if (text.trim() === "") {
-    throw new CliError(ExitCode.SESSION, `${file} is empty: expected a session state written by 'compaction context export'.`, "Export a session first: compaction context export state.json.");
+    throw new CliError(ExitCode.SESSION, `${file} is empty: expected a session state written by '${program} context export'.`, "Export a session first: compaction context export state.json.");
   }
   try {
     return parseSessionState(text, file);
@@ -98,19 +102,19 @@ function parseStateFile(text: string, file: string): SessionState {
     }
     throw new CliError(
       ExitCode.SESSION,
-      `${file} is a ${format} transcript, not a session state: import takes the JSON document 'compaction context export' writes.`,
+      `${file} is a ${format} transcript, not a session state: import takes the JSON document '${program} context export' writes.`,
       `Export it first: compaction context export state.json --session ${file}, then compaction context import state.json.`,
     );
   }
 }
 
-function renderImported(imported: ImportedSession, { out: c }: CommandContext): string {
+function renderImported(imported: ImportedSession, { out: c, program }: CommandContext): string {
   const from = imported.from.session === null ? `a ${imported.from.format} session` : `${imported.from.format} session ${imported.from.session}`;
   return [
     `${c.green("Imported:")} ${imported.path}`,
     `${c.bold("Session")}   ${imported.id} (for ${imported.cwd})`,
     `${c.bold("Seeded")}    with the state of ${from}, exported ${imported.from.exportedAt} (${formatCount(imported.seedChars)} characters, one user message)`,
-    c.dim(`It is now the most recent session of ${imported.cwd}: 'pi --continue' there opens it; 'compaction context status' there shows it.`),
+    c.dim(`It is now the most recent session of ${imported.cwd}: 'pi --continue' there opens it; '${program} context status' there shows it.`),
     "",
   ].join("\n");
 }

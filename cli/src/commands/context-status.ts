@@ -8,6 +8,7 @@ import { compactionHistory, degradationRisk, riskAdvice, type DegradationRisk } 
 import { chooseContextWindow, type ContextWindowSource, parseWindow, recordedWindowNote, windowOption } from "../context-window.js";
 import { configOf, configSummary, type ConfigSummary } from "../load-compactor.js";
 import { describeMeasure, formatAge, formatTokens, percentUsed, sessionLabel, tokenMeasure, type TokenMeasure, usageBar, usableWindowNote } from "../output.js";
+import { spellCommands } from "../program-name.js";
 import type { TargetSession } from "../session-target.js";
 
 /** Everything `context status` reports; `--json` prints it as is. */
@@ -140,6 +141,8 @@ async function contextStatus(scope: CommandScope<StatusOptions, StatusInput>): P
   const tokens = size?.tokens ?? base.usageTokens;
   const lastMs = facts.lastAt === null ? Number.NaN : Date.parse(facts.lastAt);
   const risk = degradationRisk(facts.compactions);
+  // The context manager's advice names commands (`compaction context export`): as the user runs the CLI.
+  const advice = riskAdvice(risk);
   const thresholdTokens = compactor.autoCompactTokens(window);
   const background = await backgroundStatus(scope.session.database);
   return {
@@ -163,12 +166,12 @@ async function contextStatus(scope: CommandScope<StatusOptions, StatusInput>): P
     },
     compactions: { count: facts.compactions, lastAt: facts.lastAt, sinceLastMs: Number.isNaN(lastMs) ? null : Math.max(0, Date.now() - lastMs) },
     risk,
-    advice: riskAdvice(risk),
+    advice: advice === null ? null : spellCommands(advice, scope.context.program),
     background,
   };
 }
 
-function renderStatus(status: ContextStatus, { out: c }: CommandContext): string {
+function renderStatus(status: ContextStatus, { out: c, program }: CommandContext): string {
   const auto = status.autoCompact;
   const autoText = auto.enabled
     ? `${c.green("on")} at ${Math.round(auto.threshold * 100)}% (${formatTokens(auto.thresholdTokens)} tokens${usableWindowNote(auto.usableWindow, status.contextWindow)})`
@@ -181,7 +184,7 @@ function renderStatus(status: ContextStatus, { out: c }: CommandContext): string
   const source = auto.source === "session" ? ", set for this session" : "";
   // Past the threshold, say what follows from it: with auto-compaction on, the host compacts
   // before it sends the next request; with it off, nothing does until someone compacts.
-  const past = !auto.pastThreshold ? "" : `; ${c.yellow("past it")}: ${auto.enabled ? "the host compacts before its next request" : "compact by hand (compaction compact)"}`;
+  const past = !auto.pastThreshold ? "" : `; ${c.yellow("past it")}: ${auto.enabled ? "the host compacts before its next request" : `compact by hand (${program} compact)`}`;
   const lines = [
     `${c.bold("Session")}          ${sessionLabel(status.session)} ${c.dim(`(${status.session.path})`)}`,
     usageBar(status.tokens, status.contextWindow, c),

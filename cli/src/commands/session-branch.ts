@@ -4,7 +4,7 @@
  * branch's user messages.
  */
 import { branchSession, buildContext, type MessageEntry } from "@compaction/transcript";
-import { createPiAdapter } from "@compaction/core";
+import { CompactionError, createPiAdapter, ErrorCodes } from "@compaction/core";
 import type { CommandContext } from "../command-context.js";
 import { type CommandScope, type CommonOptions, defineCommand } from "../command-scaffold.js";
 import { askLine } from "../confirm.js";
@@ -43,6 +43,7 @@ export const sessionBranchCommand = defineCommand({
     session.requirePiFormat("branch the session");
     session.refuseOpenClawSnapshot("branch the session");
     session.refuseDatabase("branch the session");
+    refuseUnversioned(session);
     const atEntryId = options.at ?? (await pickEntry(context, session));
     session.assertWholeBranch();
     const branched = await branchSession(session.path, { atEntryId });
@@ -50,6 +51,19 @@ export const sessionBranchCommand = defineCommand({
   },
   text: (report, { context: { out: c } }) => `${c.green("Branched:")} ${report.path}\n${c.bold("Session")}   ${report.id}\n${c.bold("Ends at")}   entry ${report.atEntryId}\n`,
 });
+
+/**
+ * A version 1 file has no entry ids to branch at. transcript's branchSession refuses it too, with
+ * the library's fix (`upgradeSession`); on the command line the fix is a command.
+ */
+function refuseUnversioned(session: TargetSession): void {
+  const { version } = session.boundary();
+  if (version >= 2) return;
+  throw new CompactionError(ErrorCodes.TRANSCRIPT_INVALID, `Cannot branch ${session.path}: it is a version ${version} session file, whose entries have no ids to branch at.`, {
+    file: session.path,
+    hint: `Upgrade it first with compaction session upgrade --session ${session.path} (keeps a .bak copy), or open it once in pi.`,
+  });
+}
 
 /** Lists the branch's user messages on stderr and reads the number of one from the terminal. */
 async function pickEntry(context: CommandContext, session: TargetSession): Promise<string> {

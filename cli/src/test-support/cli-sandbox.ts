@@ -3,7 +3,7 @@
  * its own HOME and sessions folder, on a version 3 copy of a real pi session.
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,6 +14,7 @@ import { main } from "../index.js";
 import type { CliIo } from "../io.js";
 
 const BIN = fileURLToPath(new URL("../../bin/compaction.js", import.meta.url));
+const CLI_PACKAGE = fileURLToPath(new URL("../../", import.meta.url));
 /** The real pi session (version 1) the sandboxes start from. Read-only. */
 export const REAL_SESSION = join(FIXTURES_DIR, "pi-large-session.jsonl");
 /** A real Claude Code transcript (read-only imports). */
@@ -36,6 +37,8 @@ export interface Sandbox {
   readonly sessionPath: string;
   /** Runs `node bin/compaction.js ...args` in the project; stdin is empty and not a terminal. */
   run(args: readonly string[], env?: Readonly<Record<string, string>>): CliRun;
+  /** Runs `npx compaction ...args` in the project, the CLI installed in it (`installCli`), as `run` does the binary. */
+  npx(args: readonly string[], env?: Readonly<Record<string, string>>): CliRun;
   /** Runs the CLI's `main` in this process, as `run` does the binary (NO_COLOR set, stdin empty). */
   runMain(args: readonly string[], env?: Readonly<Record<string, string>>): Promise<CliRun>;
   bytes(): Buffer;
@@ -72,6 +75,10 @@ export async function createSandbox(options: { readonly version1?: boolean } = {
       });
       return { code: result.status, stdout: result.stdout, stderr: result.stderr };
     },
+    npx(args, env = {}) {
+      installCli(project);
+      return runNpx(project, args, { HOME: join(root, "home"), COMPACTION_SESSIONS_DIR: sessionsDir, ...env });
+    },
     async runMain(args, env = {}) {
       let stdout = "";
       let stderr = "";
@@ -89,6 +96,39 @@ export async function createSandbox(options: { readonly version1?: boolean } = {
     writeConfig: (name, text) => writeFileSync(join(project, name), text),
     remove: () => rmSync(root, { recursive: true, force: true }),
   };
+}
+
+/**
+ * Makes `dir` a project with @compaction/cli installed as a dev dependency, as `npm install -D
+ * @compaction/cli` leaves it: the package in node_modules (a link to this one) and its bin in
+ * node_modules/.bin, which is what `npx compaction` runs. Once per folder.
+ */
+export function installCli(dir: string): void {
+  const bin = join(dir, "node_modules", ".bin", "compaction");
+  if (existsSync(bin)) return;
+  const version = (JSON.parse(readFileSync(join(CLI_PACKAGE, "package.json"), "utf8")) as { version: string }).version;
+  if (!existsSync(join(dir, "package.json"))) {
+    writeFileSync(join(dir, "package.json"), `${JSON.stringify({ name: "app", private: true, devDependencies: { "@compaction/cli": `^${version}` } }, null, 2)}\n`);
+  }
+  mkdirSync(join(dir, "node_modules", "@compaction"), { recursive: true });
+  mkdirSync(dirname(bin), { recursive: true });
+  symlinkSync(CLI_PACKAGE, join(dir, "node_modules", "@compaction", "cli"), "dir");
+  symlinkSync(join("..", "@compaction", "cli", "bin", "compaction.js"), bin);
+}
+
+/**
+ * Runs `npx compaction ...args` in `dir` (a project `installCli` set up) with npm's own npx on the
+ * PATH, in an environment of only PATH and `env`: none of the npm_* variables of the npm that
+ * started the tests. npm's update check is off (it would ask the registry). stdin is empty.
+ */
+export function runNpx(dir: string, args: readonly string[], env: Readonly<Record<string, string>>): CliRun {
+  const result = spawnSync("npx", ["compaction", ...args], {
+    cwd: dir,
+    input: "",
+    encoding: "utf8",
+    env: { PATH: process.env["PATH"] ?? "", npm_config_update_notifier: "false", ...env },
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
 /**

@@ -82,7 +82,7 @@ export async function beforeCompact(
   // own setting: cancel rather than let pi summarise instead.
   if (inferTrigger(event, contextWindow) === "auto" && autoCompactSetting(event, ctx) === false) {
     if (!event.signal.aborted) {
-      settings.report("info", "compaction: auto-compaction is off for this session ('compaction autocompact off'); not compacting. /compact still works.", ctx);
+      settings.report("info", "compaction: auto-compaction is off for this session (set by the compaction CLI's 'autocompact off'; its 'autocompact on' turns it back on); not compacting. /compact still works.", ctx);
     }
     return { cancel: true };
   }
