@@ -89,7 +89,7 @@ export {
   type ToolCallInfo,
 } from "./messages/adapter.js";
 /** For adapters written outside the core: `mapText` over string-or-parts content. */
-export { mapTextContent } from "./messages/message-fields.js";
+export { mapArgumentStrings, mapTextContent, withoutBlocks } from "./messages/message-fields.js";
 export {
   createPiAdapter,
   PI_NOTE_CUSTOM_TYPE,

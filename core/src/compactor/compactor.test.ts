@@ -766,6 +766,22 @@ describe("Compactor.compact", () => {
     expect(result.warnings.join("\n")).toContain("the request being worked on stays in the context");
   });
 
+  it("keeps the newest messages when the context holds no user message (a split turn going on) and a plugin cuts after all of them", async () => {
+    // What a pi file holds after a split: the summary carrying the request, then the turn's newest steps, the last output larger than the budget.
+    const input = [
+      summaryMessage(`${CARRIED_REQUEST_HEADING}\n\nimplement the plan: step by step`),
+      ...Array.from({ length: 3 }, (_, i) => [assistant(`step ${i}`, [{ id: `c${i}` }]), toolResult(`c${i}`, `output ${i}: ${words(300)}`)]).flat(),
+      assistant("step 3", [{ id: "c3" }]),
+      toolResult("c3", `output 3: ${words(3000)}`),
+    ];
+    const c = compactor([cutAt(input.length)]);
+    const result = await c.compact({ messages: input, contextWindow: Math.floor(c.tokens.total(input) * 0.6), suffixOnly: true });
+    expect(result.status).toBe("compacted");
+    expect(result.cut?.firstKeptIndex).toBe(input.length - 2);
+    expect(result.messages.slice(1)).toEqual(input.slice(-2));
+    expect(result.warnings.join("\n")).toContain("so the newest messages stay in the context");
+  });
+
   it("pulls a cut inside a newest turn that fits the run's target back to its request, also for suffixOnly", async () => {
     const input = oneLongTurn(2);
     const c = compactor([cutAt(input.length - 1)]);

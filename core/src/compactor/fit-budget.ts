@@ -71,12 +71,28 @@ export function keepNewestRequest(view: MessageView, proposed: Cut, plugin: stri
   const request = lastUserIndex(view.facts);
   const first = (proposed as Partial<Cut> | null | undefined)?.firstKeptIndex;
   if (typeof first !== "number" || !Number.isInteger(first) || first > view.facts.length) return { cut: proposed, repair: null };
-  if (request < 0 || !(first > request) || view.facts[request]?.pinned === true) return { cut: proposed, repair: null };
+  if (request < 0) return keepNewestMessages(view, proposed, first, plugin);
+  if (!(first > request) || view.facts[request]?.pinned === true) return { cut: proposed, repair: null };
   // A split keeps something of the turn after its request (a cut that keeps nothing is pulled back).
   if (first < view.facts.length && maySplitNewestTurn(view, rule)) return { cut: proposed, repair: null };
   return {
     cut: { ...proposed, firstKeptIndex: request },
     repair: `Plugin '${plugin}' cut at message ${first}, after the newest user message; the cut was moved back to message ${request} so the request being worked on stays in the context.`,
+  };
+}
+
+/**
+ * Rule 1 where the context holds no user message (a split turn goes on, its request carried in
+ * the summary): a cut that keeps nothing is pulled back to the last cut point, so the newest
+ * messages the agent is working from stay (shrunk to the budget if they must be) and a pi file,
+ * which records a summary and a suffix, has a suffix to record.
+ */
+function keepNewestMessages(view: MessageView, proposed: Cut, first: number, plugin: string): { cut: Cut; repair: string | null } {
+  const last = lastCutPoint(view);
+  if (first < view.facts.length || last <= 0 || last >= first) return { cut: proposed, repair: null };
+  return {
+    cut: { ...proposed, firstKeptIndex: last },
+    repair: `Plugin '${plugin}' cut at message ${first}, keeping no message; the cut was moved back to message ${last} so the newest messages stay in the context.`,
   };
 }
 

@@ -210,6 +210,48 @@ describe("createAiSdkAdapter: mapText", () => {
   });
 });
 
+describe("createAiSdkAdapter: what the core's shrinking may shorten beyond text", () => {
+  const written = "line of the file\n".repeat(200);
+  const writing: ModelMessage = {
+    role: "assistant",
+    content: [
+      { type: "reasoning", text: "the file needs a header" },
+      { type: "text", text: "Writing it." },
+      { type: "tool-call", toolCallId: "w1", toolName: "write", input: { path: "src/a.ts", content: written, mode: 420 } },
+      { type: "tool-call", toolCallId: "w2", toolName: "write", input: JSON.stringify({ path: "src/b.ts", content: written }) },
+    ],
+  };
+
+  it("rewrites every string inside a tool call's input, keys, numbers, ids and a JSON string's form kept", () => {
+    const mapped = adapter.mapToolArguments!(writing, (text) => (text.length > 100 ? "[cut]" : text)) as { content: Array<Record<string, unknown>> };
+    expect(mapped.content[2]).toEqual({ type: "tool-call", toolCallId: "w1", toolName: "write", input: { path: "src/a.ts", content: "[cut]", mode: 420 } });
+    expect(JSON.parse(mapped.content[3]!["input"] as string)).toEqual({ path: "src/b.ts", content: "[cut]" });
+    expect(mapped.content.slice(0, 2)).toEqual((writing as { content: unknown[] }).content.slice(0, 2));
+    expect(modelMessageSchema.safeParse(mapped).success).toBe(true);
+    expect(adapter.mapToolArguments!(results, () => "x")).toBe(results);
+  });
+
+  it("drops an assistant message's reasoning and nothing else; a message with none is returned as it is", () => {
+    const dropped = adapter.dropThinking!(writing) as { content: Array<Record<string, unknown>> };
+    expect(dropped.content.map((part) => part["type"])).toEqual(["text", "tool-call", "tool-call"]);
+    const plain: ModelMessage = { role: "assistant", content: [{ type: "text", text: "Done." }] };
+    expect(adapter.dropThinking!(plain)).toBe(plain);
+    expect(adapter.dropThinking!(results)).toBe(results);
+  });
+
+  it("lets a compaction bring a newest turn whose tool call wrote a large file under a small budget", async () => {
+    const history: ModelMessage[] = [
+      { role: "user", content: "write both files" },
+      writing,
+      { role: "tool", content: [{ type: "tool-result", toolCallId: "w1", toolName: "write", output: { type: "text", value: "ok" } }, { type: "tool-result", toolCallId: "w2", toolName: "write", output: { type: "text", value: "ok" } }] },
+    ];
+    const compactor = new Compactor<ModelMessage>({ adapter, counter: createEstimateCounter(), summarizer: createExtractiveSummarizer() });
+    const shaped = compactor.shapeRequest(history, { contextWindow: 1_000, budget: 600 });
+    expect(shaped.tokens).toBeLessThanOrEqual(600);
+    expect(JSON.stringify(shaped.messages)).toContain("src/a.ts");
+  });
+});
+
 /**
  * A generated conversation: turns of a user request, then steps of tool calls (some asking for
  * approval) and results; it may end waiting on an approved call whose result is not there yet

@@ -10,6 +10,7 @@
 import {
   type AdapterOptions,
   CompactionError,
+  mapArgumentStrings,
   describeValue,
   ErrorCodes,
   type MessageAdapter,
@@ -17,6 +18,7 @@ import {
   type MessageKind,
   type ToolCallInfo,
   unwrapSummary,
+  withoutBlocks,
   wrapSummary,
 } from "@compaction/core";
 import type { ModelMessage, ToolModelMessage, UserModelMessage } from "ai";
@@ -313,6 +315,21 @@ export function createAiSdkAdapter(options: AiSdkAdapterOptions = {}): MessageAd
       if (typeof content === "string") return { ...fields, content: rewrite(content) } as ModelMessage;
       if (!Array.isArray(content)) return message;
       return { ...fields, content: mapTextParts(content, rewrite) } as ModelMessage;
+    },
+    dropThinking(message) {
+      const fields = requireMessage(message);
+      if (fields["role"] !== "assistant") return message;
+      const content = withoutBlocks(fields["content"], "reasoning");
+      return content === fields["content"] ? message : ({ ...fields, content } as ModelMessage);
+    },
+    // A file written by a tool call is the call's `input`: its strings may be cut to head and tail.
+    mapToolArguments(message, rewrite) {
+      const fields = requireMessage(message);
+      if (fields["role"] !== "assistant" || !Array.isArray(fields["content"])) return message;
+      const content = (fields["content"] as unknown[]).map((part) =>
+        isFields(part) && part["type"] === "tool-call" && part["input"] !== undefined ? { ...part, input: mapArgumentStrings(part["input"], rewrite) } : part,
+      );
+      return { ...fields, content } as ModelMessage;
     },
     // The AI SDK's Anthropic provider reads a message-level cache breakpoint from
     // providerOptions.anthropic.cacheControl; other providers ignore the anthropic key.

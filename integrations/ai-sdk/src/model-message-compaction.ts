@@ -70,14 +70,10 @@ interface Compacted {
 const REMEMBERED = 16;
 /** Usage figures remembered, newest kept. */
 const USAGE_REMEMBERED = 4096;
-/** The request is pinned while it takes at most this share of the budget (a longer one may be shrunk). */
-const PINNED_REQUEST_SHARE = 0.25;
 
 export class ModelMessageCompaction {
   readonly #options: AiSdkCompactionOptions;
   readonly #usage = new Map<string, number>();
-  /** The pinned stand-ins of the request being worked on, one per compaction (see #pinRequest). */
-  readonly #pinnedRequests = new WeakSet<object>();
   #compactor: Promise<Compactor<ModelMessage>> | undefined;
   #remembered: Compacted[] = [];
   /** The prompt of the last step this memory prepared, and what no message shows (system, tools). */
@@ -165,7 +161,7 @@ export class ModelMessageCompaction {
     if (this.#options.compactor !== undefined) return this.#options.compactor;
     const { cwd, agent, configPath, preset, isPinned, trusted } = this.#options;
     const adapter = createAiSdkAdapter({
-      isPinned: (message) => this.#pinnedRequests.has(message) || isPinned?.(message) === true,
+      ...(isPinned !== undefined ? { isPinned } : {}),
       usageOf: (message) => this.#usage.get(messageKey(message)),
     });
     const compactor = await createCompactor<ModelMessage>({
@@ -295,7 +291,6 @@ export class ModelMessageCompaction {
   ): Promise<readonly ModelMessage[]> {
     const { contextWindow } = loop;
     this.#emit({ type: "compaction-start", tokens, threshold: loop.threshold, contextWindow, messages: messages.length, stepNumber });
-    const pinned = this.#pinRequest(compactor, messages, this.#budget(compactor, loop, messages));
     // What no message shows takes room too: the kept messages and the summary get the rest. When a
     // usage figure is among the messages, the run's own ratio (Before, which holds that part, over
     // our count) already sizes its budget with it, so it is not taken off the window again.
@@ -303,7 +298,7 @@ export class ModelMessageCompaction {
     let result: CompactionResult<ModelMessage>;
     try {
       result = await compactor.compact({
-        messages: pinned.messages,
+        messages,
         contextWindow,
         reserveTokens: Math.min(contextWindow - 1, loop.reserveTokens + unseen),
         trigger: "auto",
@@ -314,8 +309,7 @@ export class ModelMessageCompaction {
       this.#emit({ type: "warning", message: `Compaction could not run: ${describeError(error)}. ${afterFailure(loop.settle(tokens, messages))}`, code, stepNumber });
       return messages;
     }
-    const output: readonly ModelMessage[] =
-      result.status === "compacted" ? result.messages.map((message): ModelMessage => (pinned.standIn !== undefined && message === pinned.standIn ? (pinned.request as ModelMessage) : message)) : messages;
+    const output: readonly ModelMessage[] = result.status === "compacted" ? result.messages : messages;
     const after = this.#measure(compactor, output);
     const growth = loop.settle(after, output);
     this.#emit({ type: "compaction-end", result, tokens: after, stepNumber });
@@ -340,30 +334,6 @@ export class ModelMessageCompaction {
     for (const warning of request.warnings) this.#emit({ type: "warning", message: warning, code: null, stepNumber });
     if (problem !== null) this.#emit({ type: "warning", message: `${problem.message} ${problem.hint ?? ""}`.trim(), code: problem.code, stepNumber });
     return request.fits ? request.messages : context;
-  }
-
-  /**
-   * The working set with the request being worked on (the newest user message) pinned, so a long
-   * tool loop's early steps are summarised while the request stays verbatim in every prompt (the
-   * core would otherwise keep the whole turn and only shrink it). Pinning goes on a stand-in copy
-   * made for this compaction alone: facts are cached per message object, and the same message is
-   * no longer the request once the user sends another. A request over a quarter of the budget is
-   * left unpinned, so the core may shrink it to fit.
-   */
-  #pinRequest(
-    compactor: Compactor<ModelMessage>,
-    messages: readonly ModelMessage[],
-    budget: number,
-  ): { messages: readonly ModelMessage[]; request?: ModelMessage; standIn?: ModelMessage } {
-    for (let index = messages.length - 1; index >= 0; index--) {
-      const request = messages[index] as ModelMessage;
-      if (compactor.facts.of(request).kind !== "user") continue;
-      if (compactor.tokens.count(request) > budget * PINNED_REQUEST_SHARE) return { messages };
-      const standIn = { ...request } as ModelMessage;
-      this.#pinnedRequests.add(standIn);
-      return { messages: messages.map((message, i) => (i === index ? standIn : message)), request, standIn };
-    }
-    return { messages };
   }
 
   #emit(event: AiSdkCompactionEvent): void {
