@@ -19,16 +19,18 @@ import {
   type Compactor,
   describeError,
   type ErrorCode,
-  type BackgroundStep,
+  backgroundCheck,
   type DroppedPreparation,
   ErrorCodes,
   type HostLoop,
+  type PrepareInput,
   type PrepareReason,
   type Summarizer,
   isCompactionError,
   lastUserIndex,
   markCacheBreakpoints,
   type ShapedRequest,
+  untouchedResult,
   whatCannotShrink,
 } from "@compaction/core";
 import { ContextSize } from "./context-size.js";
@@ -38,7 +40,7 @@ import { TypedEmitter } from "./emitter.js";
 import type { CompactionReason, ContextManagerEvents, ContextWarningKind } from "./events.js";
 import { isCompactionSuperseded } from "./entry-context-store.js";
 import { isContextOverflowError } from "./overflow.js";
-import { failedResult, untouchedResult } from "./results.js";
+import { failedResult } from "./results.js";
 import { USAGE_LINE_MIN_RATIO, type UsageLineOptions, formatUsageLine } from "./usage-line.js";
 
 /**
@@ -387,80 +389,41 @@ export class ContextManager<T> {
   }
 
   /**
-   * `check()` with background preparation (`HostLoop.next`): start preparing past the prepare
-   * mark; at the threshold (or with the cache cold) put the prepared result in place with what was
-   * appended since; wait only when a request cannot be sent otherwise, at most `waitMs`, then
-   * compact with the no-model summary.
+   * `check()` with background preparation (core's `backgroundCheck`): start preparing past the
+   * prepare mark; at the threshold (or with the cache cold) put the prepared result in place with
+   * what was appended since; wait only when a request cannot be sent otherwise, at most `waitMs`,
+   * then compact with the no-model summary.
    */
-  async #backgroundCheck(): Promise<CompactionResult<T> | null> {
-    for (;;) {
-      const step: BackgroundStep<T> = this.#loop.next(this.#size.tokens, this.#store.messages, this.#store.keys ?? this.#store.messages);
-      this.#reportDropped(step.dropped);
-      switch (step.action) {
-        case "none":
-          return null;
-        case "prepare":
-          if (this.#nothingToCompact()) return null;
-          if (step.reason === "threshold" ? this.#stoppedAtMax() : this.#maxReached()) return null;
-          this.#prepare(step.reason);
-          return null;
-        case "apply":
-          return this.#settle(await this.#applyPrepared(step.preparation, step.appended, step.cold));
-        case "wait": {
-          this.#emitter.emit("background", { type: "waiting", tokens: this.#size.tokens });
-          const started = this.#loop.now();
-          const realStart = performance.now();
-          const ready = await this.#loop.wait(step.preparation);
-          const waited = Math.max(this.#loop.now() - started, 0) || Math.round(performance.now() - realStart);
-          this.#emitter.emit("background", { type: "wait", ms: waited, timedOut: !ready });
-          if (ready) continue;
-          // The deadline: the model's summary is given up for the no-model one, now.
-          this.#reportDropped(this.#loop.drop(`a request could not be sent without it, and it was not ready within waitMs (${this.#loop.waitMs} ms)`));
-          const summarizer = await this.#loop.fallbackSummarizer();
-          return this.#settle(await this.#compactNow("threshold", "auto", {}, summarizer ?? undefined));
-        }
-        case "compact":
-          // Nothing in flight and a request that cannot be sent: start it, and wait for it as for any (at most waitMs).
-          if (this.#nothingToCompact() || this.#stoppedAtMax()) return null;
-          this.#prepare("threshold");
-          continue;
-      }
-    }
+  #backgroundCheck(): Promise<CompactionResult<T> | null> {
+    return backgroundCheck<T, CompactionResult<T>>(this.#loop, {
+      context: () => ({ tokens: this.#size.tokens, messages: this.#store.messages, keys: this.#store.keys ?? this.#store.messages }),
+      mayStart: (reason) => !this.#nothingToCompact() && !(reason === "threshold" ? this.#stoppedAtMax() : this.#maxReached()),
+      run: (snapshot, input) => this.#prepared(snapshot, input),
+      apply: async (preparation, appended, cold) => this.#settle(await this.#applyPrepared(preparation, appended, cold)),
+      compactNow: async (summarizer) => this.#settle(await this.#compactNow("threshold", "auto", {}, summarizer)),
+      report: (event) => this.#emitter.emit("background", event),
+    });
   }
 
-  /** Starts the compaction of the context as it is now, beside the queue (appends go on). */
-  #prepare(reason: PrepareReason): void {
+  /** The compaction of `snapshot` prepared beside the queue (appends go on), recorded the way the store records one; never throws. */
+  async #prepared(snapshot: readonly T[], { targetTokens, signal }: PrepareInput): Promise<CompactionResult<T>> {
     const tokens = this.#size.tokens;
     const anchor = this.#store.anchor;
-    const messages = this.#store.messages;
-    const preparation = this.#loop.prepare(
-      reason,
-      messages,
-      tokens,
-      async (snapshot, { targetTokens, signal }) => {
-        try {
-          return await this.#store.compact(this.compactor, {
-            messages: snapshot,
-            trigger: "auto",
-            contextWindow: this.contextWindow,
-            reserveTokens: this.reserveTokens,
-            signal,
-            ...(targetTokens === undefined ? {} : { targetTokens }),
-            ...(anchor === undefined ? {} : { anchor }),
-            ...(this.#agent === undefined ? {} : { agent: this.#agent }),
-          });
-        } catch (error) {
-          const failure = asCompactionError(error, ErrorCodes.INPUT_INVALID, "The compaction prepared in the background failed");
-          return untouchedResult(snapshot, tokens, "failed", failure.message, failure);
-        }
-      },
-      this.#store.keys ?? messages,
-    );
-    this.#emitter.emit("background", { type: "start", reason, tokens, messages: preparation.snapshot.length, at: preparation.startedAt });
-    void preparation.done.then(() => {
-      if (this.#loop.prepared !== preparation) return;
-      this.#emitter.emit("background", { type: "ready", status: preparation.result?.status ?? "failed", ms: (preparation.readyAt ?? preparation.startedAt) - preparation.startedAt });
-    });
+    try {
+      return await this.#store.compact(this.compactor, {
+        messages: snapshot,
+        trigger: "auto",
+        contextWindow: this.contextWindow,
+        reserveTokens: this.reserveTokens,
+        signal,
+        ...(targetTokens === undefined ? {} : { targetTokens }),
+        ...(anchor === undefined ? {} : { anchor }),
+        ...(this.#agent === undefined ? {} : { agent: this.#agent }),
+      });
+    } catch (error) {
+      const failure = asCompactionError(error, ErrorCodes.INPUT_INVALID, "The compaction prepared in the background failed");
+      return untouchedResult(snapshot, tokens, "failed", failure.message, failure);
+    }
   }
 
   /** Puts a prepared compaction in place, followed by `appended` (the messages since its snapshot, the end of the context now). */

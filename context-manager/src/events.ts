@@ -1,5 +1,5 @@
 /** What a context manager tells its host, by event name. */
-import type { CompactionError, CompactionResult, CompactionTrigger, DroppedPreparation, PrepareReason } from "@compaction/core";
+import type { BackgroundEvent, CompactionError, CompactionResult, CompactionTrigger } from "@compaction/core";
 
 /**
  * Why a compaction runs: the context passed the auto-compaction threshold, the provider rejected
@@ -29,19 +29,11 @@ export interface CompactionStartEvent {
 }
 
 /**
- * What a compaction prepared in the background did: `start` (past the prepare mark, at the
- * threshold with nothing prepared, or when the cache went cold), `ready`, `waiting` then `wait` (a
- * request could not be sent without it: the host waited `ms`, and `timedOut` when it gave up for the no-model
- * summary), `dropped` (it no longer applied, or was cancelled: never applied; `cost` says what it
- * cost). Putting one in place is a `compaction-start` and `compaction-end`.
+ * What a compaction prepared in the background did (core's `BackgroundEvent`): `start`, `ready`,
+ * `waiting` then `wait`, `dropped` (`cost`). Putting one in place is a `compaction-start` and
+ * `compaction-end`.
  */
-export type BackgroundEvent =
-  | { readonly type: "start"; readonly reason: PrepareReason; readonly tokens: number; readonly messages: number; readonly at: number }
-  | { readonly type: "ready"; readonly status: CompactionResult<unknown>["status"]; readonly ms: number }
-  /** A request cannot be sent without the compaction in flight: the host waits from now (`wait` says when it ended). */
-  | { readonly type: "waiting"; readonly tokens: number }
-  | { readonly type: "wait"; readonly ms: number; readonly timedOut: boolean }
-  | { readonly type: "dropped"; readonly cost: DroppedPreparation };
+export type { BackgroundEvent } from "@compaction/core";
 
 /** Sent after every compaction that started, whatever came of it. */
 export interface CompactionEndEvent<T> {

@@ -35,6 +35,8 @@ import type { Summarizer } from "../summarizer/summarizer.js";
 import {
   type BackgroundMode,
   type BackgroundOptions,
+  backgroundFor,
+  checkBackgroundOptions,
   DEFAULT_CACHE_TTL_MS,
   DEFAULT_EXPECTED_MS,
   DEFAULT_WAIT_MS,
@@ -131,16 +133,11 @@ export class HostLoop<T> {
   constructor(compactor: Compactor<T>, options: HostLoopOptions) {
     this.compactor = compactor;
     this.contextWindow = options.contextWindow;
+    checkBackgroundOptions(options, options.host);
     this.#backgroundMode = options.background ?? "auto";
-    if (this.#backgroundMode !== true && this.#backgroundMode !== false && this.#backgroundMode !== "auto") {
-      throw invalidOption(options.host, "background", `true, false or "auto"`, this.#backgroundMode);
-    }
     this.waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
-    if (!(this.waitMs >= 0)) throw invalidOption(options.host, "waitMs", "a number of milliseconds of at least 0 (Infinity: no deadline)", options.waitMs);
     this.cacheTtlMs = options.cacheTtlMs === undefined ? DEFAULT_CACHE_TTL_MS : options.cacheTtlMs;
-    if (this.cacheTtlMs !== null && !(this.cacheTtlMs > 0)) throw invalidOption(options.host, "cacheTtlMs", "a positive number of milliseconds, or null", options.cacheTtlMs);
     this.#expectedMs = options.expectedMs ?? DEFAULT_EXPECTED_MS;
-    if (!(this.#expectedMs >= 0) || !Number.isFinite(this.#expectedMs)) throw invalidOption(options.host, "expectedMs", "a finite number of milliseconds of at least 0", options.expectedMs);
     this.now = options.now ?? Date.now;
     this.#fallbackSummarizer = options.fallbackSummarizer;
     const host: ReserveSetting = {
@@ -232,8 +229,7 @@ export class HostLoop<T> {
 
   /** Whether compactions are prepared in the background (`background`; `auto`: unless the summarizer is the extractive one). */
   get background(): boolean {
-    if (this.#backgroundMode !== "auto") return this.#backgroundMode;
-    return this.compactor.hasSummarizer && this.compactor.summarizer.name !== "extractive";
+    return backgroundFor(this.#backgroundMode, this.compactor);
   }
 
   /**
@@ -463,13 +459,6 @@ export function whatCannotShrink<T>(compactor: Compactor<T>, messages: readonly 
     else parts.other += tokens;
   });
   return parts;
-}
-
-function invalidOption(host: string | undefined, name: string, expected: string, found: unknown): CompactionError {
-  return new CompactionError(ErrorCodes.INPUT_INVALID, `The ${name} option of ${host ?? "the host"} must be ${expected}; found ${String(found)}.`, {
-    path: `/${name}`,
-    hint: `Leave ${name} out for its default.`,
-  });
 }
 
 /**
