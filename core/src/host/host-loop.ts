@@ -66,6 +66,12 @@ export interface HostLoopOptions extends BackgroundOptions {
   readonly maxOutputTokens?: number | undefined;
   /** Which host's option `reserveTokens` is, for its error: `the reserveTokens option of <host>`. */
   readonly host?: string;
+  /**
+   * The size, as the provider counts it, at which the host compacts, where that is the host's own
+   * decision and not the preset's (pi compacts at its window less its own reserve): the loop's
+   * threshold, which its prepare mark leads. Default the preset's (`Compactor.autoCompactTokens`).
+   */
+  readonly threshold?: number;
 }
 
 /** A request to send, and the error the host must pass on about it, if any. */
@@ -129,6 +135,7 @@ export class HostLoop<T> {
   #duration: number | null = null;
   readonly #expectedMs: number;
   readonly #pace = new GrowthRate();
+  readonly #threshold: number | undefined;
 
   constructor(compactor: Compactor<T>, options: HostLoopOptions) {
     this.compactor = compactor;
@@ -147,11 +154,18 @@ export class HostLoop<T> {
     };
     this.reserveTokens = compactor.reserveFor(options.contextWindow, host);
     this.#shaper = compactor.createRequestShaper();
+    if (options.threshold !== undefined && !(options.threshold > 0 && options.threshold <= options.contextWindow)) {
+      throw new CompactionError(ErrorCodes.INPUT_INVALID, `The threshold of ${options.host ?? "the host"}'s loop must be a number of tokens above 0 and at most the window (${options.contextWindow}); found ${String(options.threshold)}.`, {
+        path: "/threshold",
+        hint: "Leave threshold out for the preset's.",
+      });
+    }
+    this.#threshold = options.threshold;
   }
 
-  /** The size, as the provider counts it, past which the host compacts on its own (`Compactor.autoCompactTokens`). */
+  /** The size, as the provider counts it, past which the host compacts on its own (the host's `threshold`, else `Compactor.autoCompactTokens`). */
   get threshold(): number {
-    return this.compactor.autoCompactTokens(this.contextWindow, this.reserveTokens);
+    return this.#threshold ?? this.compactor.autoCompactTokens(this.contextWindow, this.reserveTokens);
   }
 
   /** Most tokens a request may hold by our count: the window less the reserve, at the provider's `ratio` to our count. */
