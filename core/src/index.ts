@@ -272,7 +272,17 @@ export { ConfigError, type ConfigErrorDetails, type ConfigProblem } from "./conf
 export { CONFIG_MODULE_NAME, loadConfig, type LoadConfigOptions } from "./config/load-config.js";
 export { type ConfigWarning, DEFAULT_TRUST_HINT, isCodeConfigFile } from "./config/project-trust.js";
 export { checkHostOptions, configWarnings, type HostCompactionOptions, type HostOptionsCheck } from "./config/host-options.js";
-export { type BackgroundEvent, type BackgroundHost, backgroundCheck, type HeldContext, startPreparation, waitFor } from "./host/background-check.js";
+export {
+  type BackgroundEvent,
+  type BackgroundHost,
+  backgroundCheck,
+  describeBackgroundEvent,
+  type HeldContext,
+  startPreparation,
+  type TakenPreparation,
+  takePreparation,
+  waitFor,
+} from "./host/background-check.js";
 export { type BackgroundStep, HostLoop, type HostLoopOptions, type LoopRequest, RETRY_GROWTH_SHARE, whatCannotShrink } from "./host/host-loop.js";
 export {
   type BackgroundMode,

@@ -7,7 +7,7 @@ import { words } from "../testing/builders.js";
 import { keepRecent } from "../testing/keep-recent.js";
 import { assistant, user } from "../testing/pi-messages.js";
 import { createEstimateCounter } from "../tokens/estimate-counter.js";
-import { type BackgroundEvent, type BackgroundHost, backgroundCheck } from "./background-check.js";
+import { type BackgroundEvent, type BackgroundHost, backgroundCheck, describeBackgroundEvent, takePreparation } from "./background-check.js";
 import type { PrepareInput } from "./background.js";
 import { HostLoop } from "./host-loop.js";
 
@@ -104,5 +104,66 @@ describe("backgroundCheck", () => {
     expect(events.map((event) => event.type)).toEqual(["start", "waiting", "ready", "wait"]);
     expect(events[0]).toMatchObject({ reason: "threshold" });
     expect(calls.foreground).toEqual([]);
+  });
+});
+
+describe("takePreparation", () => {
+  it("gives the ready preparation and the messages appended since while its snapshot starts the context", async () => {
+    const loop = loopOf();
+    const context = { tokens: loop.prepareMark + 1, messages: turns(8) };
+    const { side, release } = host(loop, context);
+    await backgroundCheck(loop, side);
+    release();
+    await loop.prepared?.done;
+    const later = turns(1, "late");
+    const taken = await takePreparation(loop, { tokens: context.tokens + 300, messages: [...context.messages, ...later] }, { trigger: "manual" }, side);
+    expect(taken).toMatchObject({ kind: "prepared", appended: later, result: { status: "compacted" } });
+  });
+
+  it("drops it, reported, for a compaction with a focus and for a context it no longer starts", async () => {
+    for (const [ask, messages] of [
+      [{ trigger: "manual" as const, focus: "the parser" }, turns(8)],
+      [{ trigger: "auto" as const }, turns(8, "other")],
+    ] as const) {
+      const loop = loopOf();
+      const { side, events, release } = host(loop, { tokens: loop.prepareMark + 1, messages: turns(8) });
+      await backgroundCheck(loop, side);
+      release();
+      await loop.prepared?.done;
+      expect(await takePreparation(loop, { tokens: loop.prepareMark + 1, messages }, ask, side)).toEqual({ kind: "compact" });
+      expect(events.at(-1)).toMatchObject({ type: "dropped" });
+      expect(loop.prepared).toBeNull();
+    }
+  });
+
+  it("waits at most waitMs for one in flight; past that an automatic compaction gets the no-model summarizer, a manual one the compactor's own", async () => {
+    for (const [trigger, expected] of [
+      ["auto", { kind: "compact", summarizer: noModel }],
+      ["manual", { kind: "compact" }],
+    ] as const) {
+      const loop = loopOf({ waitMs: 10 });
+      const context = { tokens: loop.prepareMark + 1, messages: turns(8) };
+      const { side, events } = host(loop, context);
+      await backgroundCheck(loop, side);
+      expect(await takePreparation(loop, context, { trigger }, side)).toEqual(expected);
+      expect(events.map((event) => event.type)).toEqual(["start", "waiting", "wait", "dropped"]);
+    }
+  });
+
+  it("has nothing to give when nothing is prepared", async () => {
+    const loop = loopOf();
+    expect(await takePreparation(loop, { tokens: 100, messages: turns(1) }, { trigger: "auto" }, { report: () => undefined })).toEqual({ kind: "compact" });
+  });
+});
+
+describe("describeBackgroundEvent", () => {
+  it("says what happened in one line, and nothing for waiting", () => {
+    expect(describeBackgroundEvent({ type: "start", reason: "prepare", tokens: 150_000, messages: 900, at: 0 })).toBe(
+      "compaction: preparing the next compaction in the background (the context is 150000 tokens, 900 messages; past the prepare mark).",
+    );
+    expect(describeBackgroundEvent({ type: "dropped", cost: { reason: "prepare", why: "a branch", tokens: 10, compactedMessages: 3, ms: 1500 } })).toBe(
+      "compaction: the compaction prepared in the background was dropped: a branch (it compacted 3 messages of a 10-token context in 1.5 s).",
+    );
+    expect(describeBackgroundEvent({ type: "waiting", tokens: 1 })).toBeNull();
   });
 });

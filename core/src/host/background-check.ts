@@ -14,10 +14,13 @@
  *    waited for as in 3.
  * Every step is reported to the host as a `BackgroundEvent`, and a preparation the loop dropped on
  * the way (it no longer applies) as `dropped`.
+ *
+ * A host that does not decide when to compact (pi, OpenClaw: they ask) prepares with
+ * `startPreparation` and, when asked, takes the preparation with `takePreparation`.
  */
 import type { CompactionResult } from "../compactor/result.js";
 import type { Summarizer } from "../summarizer/summarizer.js";
-import type { DroppedPreparation, Preparation, PrepareInput, PrepareReason } from "./background.js";
+import { type DroppedPreparation, type Preparation, type PrepareInput, type PrepareReason, prefixChange } from "./background.js";
 import type { HostLoop } from "./host-loop.js";
 
 /**
@@ -125,4 +128,62 @@ export async function waitFor<T>(loop: HostLoop<T>, preparation: Preparation<T>,
 
 function reportDropped(host: Pick<BackgroundHost<unknown, unknown>, "report">, dropped: DroppedPreparation | null): void {
   if (dropped !== null) host.report({ type: "dropped", cost: dropped });
+}
+
+/** What `takePreparation` found for a compaction the host was asked for now. */
+export type TakenPreparation<T> =
+  /** Its result still applies: put it in place (then `loop.applied`), followed by `appended`; or drop it for a reason of the host's. */
+  | { readonly kind: "prepared"; readonly preparation: Preparation<T>; readonly result: CompactionResult<T>; readonly appended: readonly T[] }
+  /** Compact now, with `summarizer` when given (the no-model one: an automatic compaction could not wait longer for the prepared one). */
+  | { readonly kind: "compact"; readonly summarizer?: Summarizer };
+
+/**
+ * For a compaction the host is asked for now, where the host does not decide when (a user's
+ * `/compact`, the provider's overflow, pi's or OpenClaw's own threshold): the loop's preparation
+ * when it still applies. One asked for with a focus (instructions for the summary) gets a new
+ * summary: the preparation is dropped. So is one whose snapshot is no longer the start of
+ * `context`, or that did not compact. One in flight is waited for, at most `waitMs`; past that it
+ * is dropped, and an automatic compaction gets the no-model summarizer. Every drop is reported.
+ */
+export async function takePreparation<T>(
+  loop: HostLoop<T>,
+  context: HeldContext<T>,
+  ask: { readonly trigger: "auto" | "manual"; readonly focus?: string | undefined; readonly signal?: AbortSignal | undefined },
+  host: Pick<BackgroundHost<T, unknown>, "report">,
+): Promise<TakenPreparation<T>> {
+  const preparation = loop.prepared;
+  if (preparation === null) return { kind: "compact" };
+  const drop = (why: string): TakenPreparation<T> => {
+    reportDropped(host, loop.drop(why));
+    return { kind: "compact" };
+  };
+  if (ask.focus !== undefined && ask.focus.trim() !== "") return drop("the compaction asked for was given instructions for its summary (a focus), which the prepared one was not written with");
+  const change = prefixChange(preparation.snapshot, preparation.keys, context.messages, context.keys ?? context.messages, loop.compactor.facts);
+  if (change !== null) return drop(`it no longer applies: ${change}`);
+  if (!preparation.ready && !(await waitFor(loop, preparation, context.tokens, host))) {
+    drop(`a compaction is asked for now, and it was not ready within waitMs (${loop.waitMs} ms)`);
+    const summarizer = ask.trigger === "auto" ? await loop.fallbackSummarizer() : null;
+    return summarizer === null ? { kind: "compact" } : { kind: "compact", summarizer };
+  }
+  if (ask.signal?.aborted === true) return { kind: "compact" };
+  const result = preparation.result;
+  if (result === null || result.status !== "compacted") return drop(`it did not compact (${result?.status ?? "failed"}): ${result?.reason ?? preparation.error ?? "no reason given"}`);
+  return { kind: "prepared", preparation, result, appended: context.messages.slice(preparation.snapshot.length) };
+}
+
+/** A background event as one line for a host's log or its user (`what` names what the compaction is for), or null for `waiting` (its `wait` says how long). */
+export function describeBackgroundEvent(event: BackgroundEvent, what = "the next compaction"): string | null {
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+  switch (event.type) {
+    case "start":
+      return `compaction: preparing ${what} in the background (the context is ${event.tokens} tokens, ${event.messages} messages; ${event.reason === "prepare" ? "past the prepare mark" : event.reason === "threshold" ? "past the threshold" : "the prompt cache went cold"}).`;
+    case "ready":
+      return `compaction: the compaction prepared in the background is ready (${event.status}, ${seconds(event.ms)}).`;
+    case "waiting":
+      return null;
+    case "wait":
+      return `compaction: waited ${seconds(event.ms)} for the compaction prepared in the background${event.timedOut ? ", and gave up on it" : ""}.`;
+    case "dropped":
+      return `compaction: the compaction prepared in the background was dropped: ${event.cost.why} (it compacted ${event.cost.compactedMessages} messages of a ${event.cost.tokens}-token context in ${seconds(event.cost.ms)}).`;
+  }
 }

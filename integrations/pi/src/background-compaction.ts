@@ -20,13 +20,13 @@ import {
   type BackgroundEvent,
   type CompactionResult,
   type Compactor,
+  describeBackgroundEvent,
   type HostLoop,
   type PiMessage,
-  prefixChange,
   startPreparation,
   type Summarizer,
+  takePreparation,
   untouchedResult,
-  waitFor,
 } from "@compaction/core";
 import { buildContext, compactionAnchor, compactPiBranch, planPiCompaction, type SessionEntry, withAppended } from "@compaction/transcript";
 import { type BranchCompactEvent, type BranchCompaction, compactionWindow } from "./compact-branch.js";
@@ -87,7 +87,8 @@ export type PreparedOutcome =
 
 /**
  * The compaction pi asked for (`event`, with `trigger`), from the loop's preparation when it still
- * applies (see the file's comment); else what to compact with.
+ * applies (core's `takePreparation`, see the file's comment) and pi's entry can record it; else
+ * what to compact with.
  */
 export async function takePrepared(
   loop: HostLoop<PiMessage>,
@@ -95,83 +96,37 @@ export async function takePrepared(
   trigger: "auto" | "manual",
   report: BackgroundReport,
 ): Promise<PreparedOutcome> {
-  const prepared = loop.prepared;
-  if (prepared === null) return { kind: "compact" };
-  const drop = (why: string): void => {
-    const cost = loop.drop(why);
-    if (cost !== null) reportBackground({ type: "dropped", cost }, report);
-  };
-  if (event.customInstructions?.trim()) {
-    drop("/compact was given instructions for its summary (a focus), which the prepared one was not written with");
-    return { kind: "compact" };
-  }
   const context = buildContext(event.branchEntries as unknown as SessionEntry[]);
-  const change = prefixChange(prepared.snapshot, prepared.keys, context.messages, context.entryIds, loop.compactor.facts);
-  if (change !== null) {
-    drop(`it no longer applies: ${change}`);
+  const tokens = event.preparation.tokensBefore;
+  const host = { report: (e: BackgroundEvent) => reportBackground(e, report) };
+  const taken = await takePreparation(loop, { tokens, messages: context.messages, keys: context.entryIds }, { trigger, focus: event.customInstructions, signal: event.signal }, host);
+  if (taken.kind === "compact") return taken.summarizer === undefined ? { kind: "compact" } : { kind: "compact", summarizer: taken.summarizer };
+  const { preparation, result, appended } = taken;
+  const drop = (why: string): PreparedOutcome => {
+    const cost = loop.drop(why);
+    if (cost !== null) host.report({ type: "dropped", cost });
     return { kind: "compact" };
-  }
-  if (!prepared.ready && !(await waitFor(loop, prepared, event.preparation.tokensBefore, { report: (e) => reportBackground(e, report) }))) {
-    drop(`pi compacts now, and it was not ready within waitMs (${loop.waitMs} ms)`);
-    // An automatic compaction cannot wait longer for a model: the no-model summary. `/compact` asked for the model's.
-    return trigger === "auto" ? withSummarizer(await loop.fallbackSummarizer()) : { kind: "compact" };
-  }
-  if (event.signal.aborted) return { kind: "compact" };
-  const result = prepared.result;
-  if (result === null || result.status !== "compacted") {
-    drop(`it did not compact (${result?.status ?? "failed"}): ${result?.reason ?? prepared.error ?? "no reason given"}`);
-    return { kind: "compact" };
-  }
-  const grown = Math.max(0, event.preparation.tokensBefore - prepared.tokens);
+  };
+  const grown = Math.max(0, tokens - preparation.tokens);
   // pi's overflow recovery: the provider refused a context of about tokensBefore, so what is put in place must be smaller than that.
   const limit = compactionWindow(event, loop.contextWindow);
-  if (event.reason === "overflow" && result.tokensAfter + grown >= limit) {
-    drop(`the provider refused a context of ${limit} tokens, and it would leave ${result.tokensAfter + grown}`);
-    return { kind: "compact" };
-  }
-  const plan = planPiCompaction(result, prepared.keys as readonly string[]);
-  if (!plan.ok) {
-    drop(plan.reason);
-    return { kind: "compact" };
-  }
-  loop.applied(prepared);
-  const appended = context.messages.slice(prepared.snapshot.length);
+  if (event.reason === "overflow" && result.tokensAfter + grown >= limit) return drop(`the provider refused a context of ${limit} tokens, and it would leave ${result.tokensAfter + grown}`);
+  const plan = planPiCompaction(result, preparation.keys as readonly string[]);
+  if (!plan.ok) return drop(plan.reason);
+  loop.applied(preparation);
   const compaction: BranchCompaction = {
     result,
     plan: { ok: true, compaction: withAppended(plan.compaction, { messages: appended, tokens: grown }) },
     trigger,
     contextWindow: loop.contextWindow,
     // The messages it compacted (what its tokensBefore measured).
-    messages: prepared.snapshot,
+    messages: preparation.snapshot,
   };
-  return { kind: "prepared", compaction, ageMs: prepared.age(loop.now()), appended: appended.length };
+  return { kind: "prepared", compaction, ageMs: preparation.age(loop.now()), appended: appended.length };
 }
 
-function withSummarizer(summarizer: Summarizer | null): PreparedOutcome {
-  return summarizer === null ? { kind: "compact" } : { kind: "compact", summarizer };
-}
-
-/** A background event as a message for the user (`compaction: ...`), or none for `waiting` (its `wait` says how long). */
+/** A background event as a message for the user (`compaction: ...`); none for `waiting` (its `wait` says how long). */
 export function reportBackground(event: BackgroundEvent, report: BackgroundReport): void {
-  switch (event.type) {
-    case "start":
-      report("info", `compaction: preparing the next compaction in the background (the context is ${event.tokens} tokens, ${event.messages} messages); pi's next compaction will use it.`);
-      return;
-    case "ready":
-      report("info", `compaction: the compaction prepared in the background is ready (${event.status}, ${seconds(event.ms)}).`);
-      return;
-    case "waiting":
-      return;
-    case "wait":
-      report("info", `compaction: waited ${seconds(event.ms)} for the compaction prepared in the background${event.timedOut ? ", and gave up on it" : ""}.`);
-      return;
-    case "dropped": {
-      const { cost } = event;
-      report("info", `compaction: the compaction prepared in the background was dropped: ${cost.why} (it compacted ${cost.compactedMessages} messages of a ${cost.tokens}-token context in ${seconds(cost.ms)}).`);
-    }
-  }
-}
-
-function seconds(ms: number): string {
-  return `${(ms / 1000).toFixed(1)} s`;
+  const message = describeBackgroundEvent(event, "pi's next compaction");
+  if (message !== null) report("info", message);
 }

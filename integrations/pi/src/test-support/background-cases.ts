@@ -84,7 +84,7 @@ export async function focusDropsPrepared(start: StartRuntime): Promise<void> {
     const result = await runtime.session.compact("the theme selector port");
     expect(server.requests.length).toBeGreaterThan(asked);
     expect(Math.max(...summariesIn(result.summary))).toBeGreaterThan(asked);
-    expect(reports.of("info")).toContainEqual(expect.stringMatching(/^compaction: the compaction prepared in the background was dropped: \/compact was given instructions .* \(it compacted \d+ messages of a \d+-token context in [\d.]+ s\)\.$/));
+    expect(reports.of("info")).toContainEqual(expect.stringMatching(/^compaction: the compaction prepared in the background was dropped: the compaction asked for was given instructions for its summary .* \(it compacted \d+ messages of a \d+-token context in [\d.]+ s\)\.$/));
   } finally {
     await scenario.end();
   }

@@ -128,7 +128,7 @@ export async function prepareDuringSecondPrompt(runtime: PiRuntime, reports: Rep
   const asked = server.requests.length;
   await runtime.session.prompt(FIRST_PROMPT);
   await until(() => server.requests.length > asked, "the end of the first turn asked the summary model for the prepared compaction");
-  expect(reports.of("info").some((message) => message.startsWith("compaction: preparing the next compaction in the background"))).toBe(true);
+  expect(reports.of("info").some((message) => message.startsWith("compaction: preparing pi's next compaction in the background"))).toBe(true);
   // The model is writing the summary: the agent goes on meanwhile.
   const prompt = runtime.session.prompt(second);
   server.release();
