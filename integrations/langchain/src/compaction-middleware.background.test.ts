@@ -28,7 +28,8 @@ afterEach(async () => {
 
 const REQUEST = "Audit every module under src/ and list the functions that never close their file handles.";
 const STEPS = 14;
-const WINDOW = 12_000;
+/** Each step adds about 4,000 tokens: a tenth of the threshold, so some steps fall between the prepare mark and the threshold. */
+const WINDOW = 48_000;
 const adapter = createLangChainAdapter();
 
 /** A project (inside the repo, so packages resolve as installed) whose safeguard preset summarises with a held model. */
@@ -52,7 +53,7 @@ interface Seen {
 }
 
 /**
- * A 14-step tool loop (about 2,500 tokens per result) in a 12,000-token window. `whileReading`
+ * A 14-step tool loop (about 2,500 tokens per result) in a 48,000-token window. `whileReading`
  * runs in each tool call: the step the agent is on while a summary is written.
  */
 async function run(cwd: string, server: HeldModelServer, options: Partial<LangChainCompactionOptions>, whileReading: (seen: Seen) => Promise<void> = async () => undefined) {
