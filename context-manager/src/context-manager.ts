@@ -35,6 +35,7 @@ import {
   lastUserIndex,
   markCacheBreakpoints,
   type ShapedRequest,
+  untouchedResult,
   whatCannotShrink,
 } from "@compaction/core";
 import type { PreparationClaim, PreparationClaimOutcome } from "@compaction/transcript";
@@ -46,7 +47,7 @@ import type { CompactionReason, ContextManagerEvents, ContextWarningKind } from 
 import { isCompactionSuperseded } from "./entry-context-store.js";
 import { isContextOverflowError } from "./overflow.js";
 import { PreparationClaimKeeper } from "./preparation-claim.js";
-import { failedResult, untouchedResult } from "./results.js";
+import { failedResult } from "./results.js";
 import { USAGE_LINE_MIN_RATIO, type UsageLineOptions, formatUsageLine } from "./usage-line.js";
 
 /**

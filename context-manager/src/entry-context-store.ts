@@ -26,9 +26,9 @@ import {
   type PiCompaction,
   type PiCompactionPlan,
   type PreparationClaims,
+  withAppended,
 } from "@compaction/transcript";
 import type { AppendedSince, ContextStore } from "./context-store.js";
-import { withAppended } from "./session-store.js";
 
 /** Thrown by `EntryContextStore.commit` when another writer compacted the session first: nothing was written. */
 export class CompactionSupersededError extends CompactionError {

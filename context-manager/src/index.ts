@@ -29,6 +29,7 @@ export type {
 export { ContextSize } from "./context-size.js";
 export {
   forwardThreadEvents,
+  type ThreadBackgroundEvent,
   type ThreadCompactionEndEvent,
   type ThreadCompactionStartEvent,
   type ThreadEvent,

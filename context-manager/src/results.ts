@@ -1,28 +1,5 @@
-/** Compaction results the context manager makes itself, for runs that changed nothing. */
-import type { CompactionError, CompactionResult } from "@compaction/core";
-
-/** A result that leaves `messages` as they are, saying why. */
-export function untouchedResult<T>(
-  messages: readonly T[],
-  tokens: number,
-  status: "noop" | "failed",
-  reason: string,
-  error: CompactionError | null = null,
-  warnings: readonly string[] = [],
-): CompactionResult<T> {
-  return {
-    status,
-    messages,
-    summary: null,
-    cut: null,
-    event: null,
-    tokensBefore: tokens,
-    tokensAfter: tokens,
-    warnings,
-    reason,
-    error,
-  };
-}
+/** A compaction result the context manager makes itself (core's `untouchedResult` makes the others). */
+import { type CompactionError, type CompactionResult, untouchedResult } from "@compaction/core";
 
 /** `result` turned into a failure: it compacted, but its new context could not be put in place. */
 export function failedResult<T>(result: CompactionResult<T>, input: readonly T[], error: CompactionError): CompactionResult<T> {

@@ -25,6 +25,7 @@ import {
   readSession,
   sessionAutoCompact,
   type SessionEntry,
+  withAppended,
 } from "@compaction/transcript";
 import type { AppendedSince, ContextStore } from "./context-store.js";
 
@@ -147,17 +148,6 @@ export class SessionStore<T> implements ContextStore<T> {
     this.#facts = branchFacts(buildContext(readSession(this.path).entries, { file: this.path }).branch);
     this.#knownSize = size;
   }
-}
-
-/**
- * The entry for a compaction put in place after messages appended since its snapshot: pi's entry
- * goes after them (they stay in the context, between the kept messages and the entry), so the
- * After it records (the anchor the context's size starts from, up to the entry) counts them too.
- */
-export function withAppended(compaction: PiCompaction, since: AppendedSince<unknown> | undefined): PiCompaction {
-  if (since === undefined || since.messages.length === 0) return compaction;
-  const details = compaction.details;
-  return { ...compaction, details: { ...details, tokensAfterCompaction: details.tokensAfterCompaction + since.tokens } };
 }
 
 function branchFacts(branch: readonly SessionEntry[]): BranchFacts {

@@ -4,6 +4,7 @@
  * plain shape of their own, so a thread's user needs no context manager type.
  */
 import type { CompactionStatus } from "@compaction/core";
+import type { BackgroundEvent } from "./events.js";
 import type { ContextManager } from "./context-manager.js";
 
 /** Sent before the thread's context is compacted. */
@@ -16,6 +17,8 @@ export interface ThreadCompactionStartEvent {
   readonly contextWindow: number;
   /** Messages in the context now. */
   readonly messages: number;
+  /** Only for a compaction prepared in the background: when it started, the size it was prepared at, and the messages appended since. */
+  readonly prepared?: { readonly startedAt: number; readonly tokens: number; readonly appended: number };
 }
 
 /** Sent after every compaction that started, whatever came of it. */
@@ -41,13 +44,30 @@ export interface ThreadWarningEvent {
   readonly code: string | null;
 }
 
-export type ThreadEvent = ThreadCompactionStartEvent | ThreadCompactionEndEvent | ThreadWarningEvent;
+/**
+ * A compaction prepared in the background (`background` on): `background.type` is `start`, `ready`,
+ * `waiting`, `wait`, `dropped` or `claimed-elsewhere` (see the context manager's `BackgroundEvent`). Putting one in place is a
+ * `compaction-start` and `compaction-end`, with `prepared` on the start.
+ */
+export interface ThreadBackgroundEvent {
+  readonly type: "background";
+  readonly background: BackgroundEvent;
+}
+
+export type ThreadEvent = ThreadCompactionStartEvent | ThreadCompactionEndEvent | ThreadWarningEvent | ThreadBackgroundEvent;
 
 /** Forwards a context manager's events to `on` in the thread's shape. */
 export function forwardThreadEvents(manager: ContextManager<unknown>, on: ((event: ThreadEvent) => void) | undefined): void {
   if (on === undefined) return;
   manager.on("compaction-start", (event) =>
-    on({ type: "compaction-start", tokens: event.tokens, threshold: event.threshold, contextWindow: event.contextWindow, messages: event.messages }),
+    on({
+      type: "compaction-start",
+      tokens: event.tokens,
+      threshold: event.threshold,
+      contextWindow: event.contextWindow,
+      messages: event.messages,
+      ...(event.prepared === undefined ? {} : { prepared: event.prepared }),
+    }),
   );
   manager.on("compaction-end", (event) =>
     on({
@@ -60,5 +80,6 @@ export function forwardThreadEvents(manager: ContextManager<unknown>, on: ((even
     }),
   );
   manager.on("warning", (event) => on({ type: "warning", message: event.message, code: event.kind }));
+  manager.on("background", (event) => on({ type: "background", background: event }));
   manager.on("error", (event) => on({ type: "warning", message: event.error.message, code: (event.error as { code?: string }).code ?? null }));
 }

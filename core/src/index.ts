@@ -16,7 +16,7 @@ export {
   DEFAULT_AUTO_COMPACT_THRESHOLD,
 } from "./compactor/compactor.js";
 export { CompactionRun, type CompactInput, isEmptyDraft, type SummaryDraft, type SummarizeOptions } from "./compactor/run.js";
-export type { CompactionResult, CompactionStatus } from "./compactor/result.js";
+export { type CompactionResult, type CompactionStatus, untouchedResult } from "./compactor/result.js";
 export type { RequestShaping, ShapedRequest, ShapeRequestInput } from "./compactor/shape-request.js";
 export { RequestShaper, type RequestShaperEngine } from "./compactor/request-shaper.js";
 export { cacheBreakpoints, markCacheBreakpoints, MAX_MESSAGE_BREAKPOINTS } from "./compactor/cache-breakpoints.js";
@@ -272,10 +272,23 @@ export { ConfigError, type ConfigErrorDetails, type ConfigProblem } from "./conf
 export { CONFIG_MODULE_NAME, loadConfig, type LoadConfigOptions } from "./config/load-config.js";
 export { type ConfigWarning, DEFAULT_TRUST_HINT, isCodeConfigFile } from "./config/project-trust.js";
 export { checkHostOptions, configWarnings, type HostCompactionOptions, type HostOptionsCheck } from "./config/host-options.js";
+export {
+  type BackgroundEvent,
+  type BackgroundHost,
+  backgroundCheck,
+  describeBackgroundEvent,
+  type HeldContext,
+  startPreparation,
+  type TakenPreparation,
+  takePreparation,
+  waitFor,
+} from "./host/background-check.js";
 export { type BackgroundStep, HostLoop, type HostLoopOptions, type LoopRequest, RETRY_GROWTH_SHARE, whatCannotShrink } from "./host/host-loop.js";
 export {
   type BackgroundMode,
   type BackgroundOptions,
+  backgroundFor,
+  checkBackgroundOptions,
   DEFAULT_CACHE_TTL_MS,
   DEFAULT_EXPECTED_MS,
   DEFAULT_WAIT_MS,

@@ -64,7 +64,7 @@ export {
   type RecordedCompaction,
 } from "./claude-code-import.js";
 export { type CodexRolloutImport, type IgnoredFigure, importCodexRollout } from "./codex-import.js";
-export { type PiCompaction, type PiCompactionPlan, planPiCompaction } from "./pi-compaction-plan.js";
+export { type PiCompaction, type PiCompactionPlan, planPiCompaction, withAppended } from "./pi-compaction-plan.js";
 export { appendPiCompaction, compactPiBranch, type PiBranchCompaction, type PiBranchMessages } from "./compact-pi-session.js";
 export { parseSessionState } from "./state/parse-session-state.js";
 export { renderSessionSeed, SESSION_SEED_TITLE, sessionSeedEntries, type SessionSeedOptions } from "./state/seed.js";

@@ -78,3 +78,15 @@ export function planPiCompaction(result: CompactionResult<unknown>, entryIds: re
     },
   };
 }
+
+/**
+ * The entry for a compaction prepared in the background and put in place after `since` (the
+ * messages appended since its snapshot, and their tokens): pi's entry goes after them (they stay in
+ * the context, between the kept messages and the entry), so the After it records (the anchor the
+ * context's size starts from, up to the entry) counts them too.
+ */
+export function withAppended(compaction: PiCompaction, since: { readonly messages: readonly unknown[]; readonly tokens: number } | undefined): PiCompaction {
+  if (since === undefined || since.messages.length === 0) return compaction;
+  const details = compaction.details;
+  return { ...compaction, details: { ...details, tokensAfterCompaction: details.tokensAfterCompaction + since.tokens } };
+}

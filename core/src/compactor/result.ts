@@ -54,3 +54,15 @@ export interface CompactionResult<T> {
   /** The error behind a `failed` or `cancelled` run, with a stable code. */
   readonly error: CompactionError | null;
 }
+
+/** A result built by a host for a run that changed nothing (it threw, or was never started): `messages` as they are, and why. */
+export function untouchedResult<T>(
+  messages: readonly T[],
+  tokens: number,
+  status: "noop" | "failed" | "cancelled",
+  reason: string,
+  error: CompactionError | null = null,
+  warnings: readonly string[] = [],
+): CompactionResult<T> {
+  return { status, messages, summary: null, cut: null, event: null, tokensBefore: tokens, tokensAfter: tokens, warnings, reason, error };
+}

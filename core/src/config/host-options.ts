@@ -7,6 +7,7 @@ import type { Compactor } from "../compactor/compactor.js";
 import type { CompactionPlugin } from "../compactor/plugin.js";
 import { replyReserveTokens } from "../compactor/reply-reserve.js";
 import { CompactionError, ErrorCodes } from "../errors.js";
+import { type BackgroundMode, checkBackgroundOptions } from "../host/background.js";
 import type { ConfigWarning } from "./project-trust.js";
 import { describeValue } from "./schema-problems.js";
 import type { ResolvedConfig } from "./types.js";
@@ -50,6 +51,17 @@ export interface HostCompactionOptions<T, E> {
   readonly on?: (event: E) => void;
   /** Use this compactor instead of one from the config; the config options are then not read. */
   readonly compactor?: Compactor<T>;
+  /**
+   * Background compaction (docs/background-compaction.md): `"auto"` (default) prepares a
+   * compaction past the prepare mark while the agent goes on, unless the summarizer is the
+   * extractive one, and puts it in place at the threshold with what was appended since; `true`:
+   * always; `false`: compact at the threshold, the agent waiting for the summary.
+   */
+  readonly background?: BackgroundMode;
+  /** The longest a request that cannot be sent otherwise waits for the compaction in flight, then the no-model summary. Default 30,000 ms. */
+  readonly waitMs?: number;
+  /** The provider's prompt-cache lifetime: past it since the last request, a ready compaction is put in place early. Default 300,000 ms; `null`: never. */
+  readonly cacheTtlMs?: number | null;
 }
 
 export interface HostOptionsCheck {
@@ -86,6 +98,7 @@ export function checkHostOptions<T, E>(options: HostCompactionOptions<T, E>, { h
       throw invalid(`/${key}`, `${key} must be a function, found ${describeValue(options[key])}.`, `Pass a function or leave ${key} out.`);
     }
   }
+  checkBackgroundOptions(options, host);
   if (options.plugins !== undefined && !Array.isArray(options.plugins)) {
     throw invalid("/plugins", `plugins must be an array of plugins, found ${describeValue(options.plugins)}.`, `Pass e.g. [${pluginExample}].`);
   }

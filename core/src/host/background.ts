@@ -12,8 +12,9 @@
  *    only a request that could not be sent otherwise waits, and then at most `waitMs` for the
  *    compaction in flight, after which the host compacts with the no-model summary.
  */
+import type { Compactor } from "../compactor/compactor.js";
 import type { CompactionResult } from "../compactor/result.js";
-import { describeError } from "../errors.js";
+import { CompactionError, describeError, ErrorCodes } from "../errors.js";
 import type { FactsCache } from "../messages/adapter.js";
 import { EXTRACTIVE_SUMMARIZER_PACKAGE, type Summarizer } from "../summarizer/summarizer.js";
 
@@ -70,6 +71,32 @@ export interface BackgroundOptions {
   readonly now?: () => number;
   /** The summarizer that needs no model, for the wait's deadline. Default the extractive one (loaded when needed). */
   readonly fallbackSummarizer?: Summarizer;
+}
+
+/**
+ * Throws COMPACTION_INPUT_INVALID, naming `host`'s option, for a background option that is not one
+ * (`HostLoop` checks them when it is made; a host that makes its loops later checks them when it is
+ * created, so a wrong option fails there and not at the first compaction).
+ */
+export function checkBackgroundOptions(options: BackgroundOptions, host?: string): void {
+  const { background, waitMs, cacheTtlMs, expectedMs } = options;
+  if (background !== undefined && background !== true && background !== false && background !== "auto") throw invalidOption(host, "background", `true, false or "auto"`, background);
+  if (waitMs !== undefined && !(waitMs >= 0)) throw invalidOption(host, "waitMs", "a number of milliseconds of at least 0 (Infinity: no deadline)", waitMs);
+  if (cacheTtlMs !== undefined && cacheTtlMs !== null && !(cacheTtlMs > 0)) throw invalidOption(host, "cacheTtlMs", "a positive number of milliseconds, or null", cacheTtlMs);
+  if (expectedMs !== undefined && (!(expectedMs >= 0) || !Number.isFinite(expectedMs))) throw invalidOption(host, "expectedMs", "a finite number of milliseconds of at least 0", expectedMs);
+}
+
+function invalidOption(host: string | undefined, name: string, expected: string, found: unknown): CompactionError {
+  return new CompactionError(ErrorCodes.INPUT_INVALID, `The ${name} option of ${host ?? "the host"} must be ${expected}; found ${String(found)}.`, {
+    path: `/${name}`,
+    hint: `Leave ${name} out for its default.`,
+  });
+}
+
+/** Whether `mode` prepares in the background with `compactor`: `auto` does unless its summarizer is the extractive one (or it has none). */
+export function backgroundFor(mode: BackgroundMode, compactor: Pick<Compactor<unknown>, "hasSummarizer" | "summarizer">): boolean {
+  if (mode !== "auto") return mode;
+  return compactor.hasSummarizer && compactor.summarizer.name !== "extractive";
 }
 
 /** Why a preparation started: the context passed the prepare mark, the threshold with nothing prepared, or the cache went cold. */

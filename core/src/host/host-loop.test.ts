@@ -27,6 +27,17 @@ describe("HostLoop", () => {
     );
   });
 
+  it("takes the host's own threshold where the host decides when to compact, and prepares before it", () => {
+    const loop = new HostLoop(compactor(), { contextWindow: 8_000, threshold: 7_000 });
+    expect(loop.threshold).toBe(7_000);
+    expect(loop.coldMark).toBe(5_600);
+    expect(loop.due(7_000, turns(2))).toBe(false);
+    expect(loop.due(7_001, turns(2))).toBe(true);
+    expect(() => new HostLoop(compactor(), { contextWindow: 8_000, threshold: 9_000, host: "my-host" })).toThrow(
+      expect.objectContaining({ code: ErrorCodes.INPUT_INVALID, path: "/threshold", message: expect.stringContaining("my-host") }),
+    );
+  });
+
   it("is due past the threshold, then waits a quarter of the window after a compaction that left the context over it", () => {
     const loop = new HostLoop(compactor(), { contextWindow: 8_000 });
     const messages = turns(4);

@@ -35,6 +35,8 @@ import type { Summarizer } from "../summarizer/summarizer.js";
 import {
   type BackgroundMode,
   type BackgroundOptions,
+  backgroundFor,
+  checkBackgroundOptions,
   DEFAULT_CACHE_TTL_MS,
   DEFAULT_EXPECTED_MS,
   DEFAULT_WAIT_MS,
@@ -64,6 +66,12 @@ export interface HostLoopOptions extends BackgroundOptions {
   readonly maxOutputTokens?: number | undefined;
   /** Which host's option `reserveTokens` is, for its error: `the reserveTokens option of <host>`. */
   readonly host?: string;
+  /**
+   * The size, as the provider counts it, at which the host compacts, where that is the host's own
+   * decision and not the preset's (pi compacts at its window less its own reserve): the loop's
+   * threshold, which its prepare mark leads. Default the preset's (`Compactor.autoCompactTokens`).
+   */
+  readonly threshold?: number;
 }
 
 /** A request to send, and the error the host must pass on about it, if any. */
@@ -127,20 +135,16 @@ export class HostLoop<T> {
   #duration: number | null = null;
   readonly #expectedMs: number;
   readonly #pace = new GrowthRate();
+  readonly #threshold: number | undefined;
 
   constructor(compactor: Compactor<T>, options: HostLoopOptions) {
     this.compactor = compactor;
     this.contextWindow = options.contextWindow;
+    checkBackgroundOptions(options, options.host);
     this.#backgroundMode = options.background ?? "auto";
-    if (this.#backgroundMode !== true && this.#backgroundMode !== false && this.#backgroundMode !== "auto") {
-      throw invalidOption(options.host, "background", `true, false or "auto"`, this.#backgroundMode);
-    }
     this.waitMs = options.waitMs ?? DEFAULT_WAIT_MS;
-    if (!(this.waitMs >= 0)) throw invalidOption(options.host, "waitMs", "a number of milliseconds of at least 0 (Infinity: no deadline)", options.waitMs);
     this.cacheTtlMs = options.cacheTtlMs === undefined ? DEFAULT_CACHE_TTL_MS : options.cacheTtlMs;
-    if (this.cacheTtlMs !== null && !(this.cacheTtlMs > 0)) throw invalidOption(options.host, "cacheTtlMs", "a positive number of milliseconds, or null", options.cacheTtlMs);
     this.#expectedMs = options.expectedMs ?? DEFAULT_EXPECTED_MS;
-    if (!(this.#expectedMs >= 0) || !Number.isFinite(this.#expectedMs)) throw invalidOption(options.host, "expectedMs", "a finite number of milliseconds of at least 0", options.expectedMs);
     this.now = options.now ?? Date.now;
     this.#fallbackSummarizer = options.fallbackSummarizer;
     const host: ReserveSetting = {
@@ -150,11 +154,18 @@ export class HostLoop<T> {
     };
     this.reserveTokens = compactor.reserveFor(options.contextWindow, host);
     this.#shaper = compactor.createRequestShaper();
+    if (options.threshold !== undefined && !(options.threshold > 0 && options.threshold <= options.contextWindow)) {
+      throw new CompactionError(ErrorCodes.INPUT_INVALID, `The threshold of ${options.host ?? "the host"}'s loop must be a number of tokens above 0 and at most the window (${options.contextWindow}); found ${String(options.threshold)}.`, {
+        path: "/threshold",
+        hint: "Leave threshold out for the preset's.",
+      });
+    }
+    this.#threshold = options.threshold;
   }
 
-  /** The size, as the provider counts it, past which the host compacts on its own (`Compactor.autoCompactTokens`). */
+  /** The size, as the provider counts it, past which the host compacts on its own (the host's `threshold`, else `Compactor.autoCompactTokens`). */
   get threshold(): number {
-    return this.compactor.autoCompactTokens(this.contextWindow, this.reserveTokens);
+    return this.#threshold ?? this.compactor.autoCompactTokens(this.contextWindow, this.reserveTokens);
   }
 
   /** Most tokens a request may hold by our count: the window less the reserve, at the provider's `ratio` to our count. */
@@ -232,8 +243,7 @@ export class HostLoop<T> {
 
   /** Whether compactions are prepared in the background (`background`; `auto`: unless the summarizer is the extractive one). */
   get background(): boolean {
-    if (this.#backgroundMode !== "auto") return this.#backgroundMode;
-    return this.compactor.hasSummarizer && this.compactor.summarizer.name !== "extractive";
+    return backgroundFor(this.#backgroundMode, this.compactor);
   }
 
   /**
@@ -463,13 +473,6 @@ export function whatCannotShrink<T>(compactor: Compactor<T>, messages: readonly 
     else parts.other += tokens;
   });
   return parts;
-}
-
-function invalidOption(host: string | undefined, name: string, expected: string, found: unknown): CompactionError {
-  return new CompactionError(ErrorCodes.INPUT_INVALID, `The ${name} option of ${host ?? "the host"} must be ${expected}; found ${String(found)}.`, {
-    path: `/${name}`,
-    hint: `Leave ${name} out for its default.`,
-  });
 }
 
 /**

@@ -2,6 +2,7 @@
 export { builders, FORMATS, words, type Builders, type CallSpec, type Format, type ResultSpec } from "./builders.js";
 export { answers, calls, fact } from "./facts.js";
 export { freePort } from "./free-port.js";
+export { type HeldModelServer, type HeldModelServerOptions, heldSummaryText, startHeldModelServer } from "./held-model-server.js";
 export { type ModelServer, type RecordedRequest, type Reply, startModelServer } from "./model-server.js";
 export { keepRecent } from "./keep-recent.js";
 export { type RecordedDraft, recordDrafts } from "./record-drafts.js";

@@ -245,7 +245,7 @@ describe("createAiSdkAdapter: what the core's shrinking may shorten beyond text"
       writing,
       { role: "tool", content: [{ type: "tool-result", toolCallId: "w1", toolName: "write", output: { type: "text", value: "ok" } }, { type: "tool-result", toolCallId: "w2", toolName: "write", output: { type: "text", value: "ok" } }] },
     ];
-    const compactor = new Compactor<ModelMessage>({ adapter, counter: createEstimateCounter(), summarizer: createExtractiveSummarizer() });
+    const compactor = new Compactor<ModelMessage>({ adapter, tokenCounter: createEstimateCounter(), summarizer: createExtractiveSummarizer() });
     const shaped = compactor.shapeRequest(history, { contextWindow: 1_000, budget: 600 });
     expect(shaped.tokens).toBeLessThanOrEqual(600);
     expect(JSON.stringify(shaped.messages)).toContain("src/a.ts");

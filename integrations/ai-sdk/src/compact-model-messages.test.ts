@@ -150,7 +150,7 @@ describe("compactModelMessages", () => {
     const contextWindow = 8_000;
     const failing = failingSummarizer();
     const events: AiSdkCompactionEvent[] = [];
-    const compaction = new ModelMessageCompaction({ cwd: project(), contextWindow, reserveTokens: 1_000, plugins: [failing.plugin], on: (event) => events.push(event) });
+    const compaction = new ModelMessageCompaction({ cwd: project(), contextWindow, reserveTokens: 1_000, plugins: [failing.plugin], background: false, on: (event) => events.push(event) });
     let trimmedBefore = 0;
     let leftBefore = 0;
     for (let turns = 1; turns <= TURNS; turns++) {
@@ -193,7 +193,7 @@ describe("compactModelMessages", () => {
     const chatA = await convertToModelMessages(chat(13));
     const chatB = await convertToModelMessages(chat(13).map((message) => ({ ...message, id: `b-${message.id}`, parts: message.parts.map((part) => (part.type === "text" ? { ...part, text: `Topic B. ${part.text}` } : part)) })));
     const events: AiSdkCompactionEvent[] = [];
-    const compaction = new ModelMessageCompaction({ cwd: project(), contextWindow: 16_000, reserveTokens: 2_000, plugins: [flaky], on: (event) => events.push(event) });
+    const compaction = new ModelMessageCompaction({ cwd: project(), contextWindow: 16_000, reserveTokens: 2_000, plugins: [flaky], background: false, on: (event) => events.push(event) });
     const statuses = () => events.filter((event) => event.type === "compaction-end").map((event) => event.type === "compaction-end" && event.result.status);
     await compaction.compact(chatA);
     expect(statuses()).toEqual(["failed"]);

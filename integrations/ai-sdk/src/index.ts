@@ -9,6 +9,7 @@ export { type CompactContext, ModelMessageCompaction, type StepUsage } from "./m
 export type {
   AiSdkCompactionEvent,
   AiSdkCompactionOptions,
+  BackgroundCompactionEvent,
   CompactionEndEvent,
   CompactionStartEvent,
   CompactionWarningEvent,

@@ -19,8 +19,16 @@
  * once per quarter of the window appended, not at every step), and what a step sends: the context
  * shaped to the budget by one prefix-stable shaper, with a `warning` event carrying the loop's
  * COMPACTION_CONTEXT_TRIMMED or COMPACTION_CONTEXT_OVERFLOW when the step cannot send it whole.
+ *
+ * With background compaction (`background`, on by default with a model summarizer) the loop's
+ * preparation goes with it too (core's `backgroundCheck`): past the prepare mark a step starts the
+ * compaction of its context and goes on sending the full context; the step that reaches the
+ * threshold puts the prepared result in place, followed by every message appended since, without
+ * waiting for a summary; a step waits only when its prompt could not be sent otherwise.
  */
 import {
+  backgroundCheck,
+  backgroundFor,
   cacheBreakpoints,
   CompactionError,
   type CompactionResult,
@@ -34,6 +42,10 @@ import {
   HostLoop,
   isCompactionError,
   markCacheBreakpoints,
+  type Preparation,
+  type PrepareInput,
+  type Summarizer,
+  untouchedResult,
 } from "@compaction/core";
 import type { ModelMessage } from "ai";
 import { createAiSdkAdapter } from "./ai-sdk-adapter.js";
@@ -138,21 +150,26 @@ export class ModelMessageCompaction {
     // window here (the options', else the config's, else the window's own), and one that does not
     // fit the window is an error, not a compaction failing at every step.
     const loop = carried ?? this.#newLoop(compactor);
-    let held = working;
     const tokens = this.#measure(compactor, working);
-    if (compactor.autoCompact.enabled && loop.due(tokens, working)) {
-      held = await this.#compactNow(compactor, loop, working, tokens, stepNumber);
-    }
+    const held = compactor.autoCompact.enabled ? await this.#autoCompact(compactor, loop, working, tokens, stepNumber) : working;
     const sent = this.#send(compactor, loop, held, stepNumber);
     const messageKeys = held.map(messageKey);
     this.#remember({ historyKeys, messages: held, messageKeys, sent, sentKeys: sent === held ? messageKeys : sent.map(messageKey), loop });
     this.#lastPrompt = sent;
     this.#lastShaped = sent !== held;
+    // The step (or the route) sends it now: the provider's prompt cache is warm from here.
+    loop.sent();
     return [...sent];
   }
 
-  /** Frees the token counter of a compactor built from the config. */
+  /** Whether it prepares compactions in the background: its `background` option, `auto` resolved for its compactor (on unless the summarizer is the extractive one). */
+  async prepares(): Promise<boolean> {
+    return backgroundFor(this.#options.background ?? "auto", await this.compactor());
+  }
+
+  /** Cancels the compactions being prepared (each a `dropped` event), then frees the token counter of a compactor built from the config. */
   async dispose(): Promise<void> {
+    await Promise.all(this.#remembered.map(({ loop }) => this.#forget(loop, "the compaction memory was disposed")));
     if (this.#compactor === undefined || this.#options.compactor !== undefined) return;
     (await this.#compactor).dispose();
   }
@@ -243,21 +260,79 @@ export class ModelMessageCompaction {
 
   #remember(entry: Compacted): void {
     // The entry this one extends is superseded by it.
-    this.#remembered = this.#remembered.filter(
+    const kept = this.#remembered.filter(
       (old) => !(startsWith(entry.historyKeys, old.historyKeys) || startsWith(entry.messageKeys, old.messageKeys) || startsWith(entry.sentKeys, old.sentKeys)),
     );
-    this.#remembered.push(entry);
-    if (this.#remembered.length > REMEMBERED) this.#remembered.shift();
+    kept.push(entry);
+    if (kept.length > REMEMBERED) kept.shift();
+    // A conversation forgotten takes its preparation with it: nothing could put it in place any more.
+    for (const old of this.#remembered) {
+      if (!kept.some((known) => known.loop === old.loop)) this.#forget(old.loop, "its conversation was forgotten (the memory keeps the 16 it served last)");
+    }
+    this.#remembered = kept;
+  }
+
+  /** Cancels the loop's preparation, if any, reported as `dropped`; its promise, to wait for its end. */
+  #forget(loop: HostLoop<ModelMessage>, why: string): Promise<void> {
+    const preparation = loop.prepared;
+    const cost = loop.drop(why);
+    if (cost !== null) this.#emit({ type: "background", background: { type: "dropped", cost }, stepNumber: null });
+    return preparation?.done ?? Promise.resolve();
   }
 
   /** A new conversation's loop, for the window of the options or the config (throws when the reserve does not fit it). */
   #newLoop(compactor: Compactor<ModelMessage>): HostLoop<ModelMessage> {
+    const { background, waitMs, cacheTtlMs } = this.#options;
     return new HostLoop(compactor, {
       contextWindow: this.#options.contextWindow ?? compactor.contextWindow ?? 200_000,
       reserveTokens: this.#options.reserveTokens,
       maxOutputTokens: this.#options.maxOutputTokens,
       host: "@compaction/ai-sdk",
+      ...(background === undefined ? {} : { background }),
+      ...(waitMs === undefined ? {} : { waitMs }),
+      ...(cacheTtlMs === undefined ? {} : { cacheTtlMs }),
     });
+  }
+
+  /**
+   * The context after the automatic compaction due now, if any: with background preparation,
+   * core's `backgroundCheck` (start one past the prepare mark, put a prepared one in place at the
+   * threshold, wait only when the prompt could not be sent otherwise); without, one compaction at
+   * the threshold, which the step waits for.
+   */
+  async #autoCompact(compactor: Compactor<ModelMessage>, loop: HostLoop<ModelMessage>, working: readonly ModelMessage[], tokens: number, stepNumber: number | null): Promise<readonly ModelMessage[]> {
+    if (!loop.background) return loop.due(tokens, working) ? this.#compactNow(compactor, loop, working, tokens, stepNumber) : working;
+    const keys = working.map(messageKey);
+    const put = await backgroundCheck<ModelMessage, readonly ModelMessage[]>(loop, {
+      context: () => ({ tokens, messages: working, keys }),
+      run: (snapshot, input) => this.#run(compactor, loop, snapshot, input),
+      apply: async (preparation, appended) => this.#applyPrepared(compactor, loop, preparation, appended, tokens, stepNumber),
+      compactNow: (summarizer) => this.#compactNow(compactor, loop, working, tokens, stepNumber, summarizer),
+      report: (background) => this.#emit({ type: "background", background, stepNumber }),
+    });
+    return put ?? working;
+  }
+
+  /**
+   * Puts a compaction prepared in the background in place: its messages, then `appended` (every
+   * message since its snapshot), reported as any compaction is (`compaction-start` says when it was
+   * prepared); the loop is told the size after, as after any automatic compaction.
+   */
+  #applyPrepared(
+    compactor: Compactor<ModelMessage>,
+    loop: HostLoop<ModelMessage>,
+    preparation: Preparation<ModelMessage>,
+    appended: readonly ModelMessage[],
+    tokens: number,
+    stepNumber: number | null,
+  ): readonly ModelMessage[] {
+    loop.applied(preparation);
+    const result = preparation.result as CompactionResult<ModelMessage>;
+    const messages = [...preparation.snapshot, ...appended];
+    const prepared = { startedAt: preparation.startedAt, tokens: preparation.tokens, appended: appended.length };
+    this.#emit({ type: "compaction-start", tokens, threshold: loop.threshold, contextWindow: loop.contextWindow, messages: messages.length, stepNumber, prepared });
+    const output = result.status === "compacted" ? [...result.messages, ...appended] : messages;
+    return this.#settled(compactor, loop, result, messages, output, tokens, stepNumber);
   }
 
   /** The prompt's size: the provider's figure plus what follows it, else our count plus what no message shows. */
@@ -277,10 +352,9 @@ export class ModelMessageCompaction {
   }
 
   /**
-   * One automatic compaction of `messages` (the prompt is `tokens`): the compacted context, or
-   * `messages` when nothing was compacted. The loop is told the size after (`settle`), so one that
-   * left the prompt over the threshold is not run again before the prompt has grown by a quarter
-   * of the window.
+   * One automatic compaction of `messages` (the prompt is `tokens`), which the step waits for: the
+   * compacted context, or `messages` when nothing was compacted. `summarizer`: the no-model one,
+   * when a step could not wait longer for the one prepared in the background.
    */
   async #compactNow(
     compactor: Compactor<ModelMessage>,
@@ -288,9 +362,25 @@ export class ModelMessageCompaction {
     messages: readonly ModelMessage[],
     tokens: number,
     stepNumber: number | null,
+    summarizer?: Summarizer,
   ): Promise<readonly ModelMessage[]> {
+    this.#emit({ type: "compaction-start", tokens, threshold: loop.threshold, contextWindow: loop.contextWindow, messages: messages.length, stepNumber });
+    const result = await this.#run(compactor, loop, messages, { targetTokens: undefined }, summarizer);
+    return this.#settled(compactor, loop, result, messages, result.status === "compacted" ? result.messages : messages, tokens, stepNumber);
+  }
+
+  /**
+   * The compactor's run over `messages`; never throws (a compactor that throws is a `failed` result). What both a step's
+   * compaction and one prepared in the background run.
+   */
+  async #run(
+    compactor: Compactor<ModelMessage>,
+    loop: HostLoop<ModelMessage>,
+    messages: readonly ModelMessage[],
+    input: Partial<PrepareInput>,
+    summarizer?: Summarizer,
+  ): Promise<CompactionResult<ModelMessage>> {
     const { contextWindow } = loop;
-    this.#emit({ type: "compaction-start", tokens, threshold: loop.threshold, contextWindow, messages: messages.length, stepNumber });
     // What no message shows takes room too: the kept messages and the summary get the rest. When a
     // usage figure is among the messages, the run's own ratio (Before, which holds that part, over
     // our count) already sizes its budget with it, so it is not taken off the window again.
@@ -303,14 +393,33 @@ export class ModelMessageCompaction {
         reserveTokens: Math.min(contextWindow - 1, loop.reserveTokens + unseen),
         trigger: "auto",
         ...(this.#options.agent !== undefined ? { agent: this.#options.agent } : {}),
+        ...(input.targetTokens === undefined ? {} : { targetTokens: input.targetTokens }),
+        ...(input.signal === undefined ? {} : { signal: input.signal }),
+        ...(summarizer === undefined ? {} : { summarizer }),
       });
     } catch (error) {
-      const code = isCompactionError(error) ? error.code : null;
-      this.#emit({ type: "warning", message: `Compaction could not run: ${describeError(error)}. ${afterFailure(loop.settle(tokens, messages))}`, code, stepNumber });
-      return messages;
+      const failure = isCompactionError(error) ? error : new CompactionError(ErrorCodes.INPUT_INVALID, `Compaction could not run: ${describeError(error)}`);
+      return untouchedResult(messages, this.#measure(compactor, messages), "failed", `Compaction could not run: ${describeError(error)}`, failure);
     }
-    const output: readonly ModelMessage[] = result.status === "compacted" ? result.messages : messages;
-    const after = this.#measure(compactor, output);
+    return result;
+  }
+
+  /**
+   * After an automatic compaction of `input` (the prompt was `tokens`) that left `output`: the
+   * loop is told the size after (`settle`), so one that left the prompt over the threshold is not
+   * run again before the prompt has grown by a quarter of the window; `compaction-end`, and a
+   * warning when it failed. Returns `output`.
+   */
+  #settled(
+    compactor: Compactor<ModelMessage>,
+    loop: HostLoop<ModelMessage>,
+    result: CompactionResult<ModelMessage>,
+    input: readonly ModelMessage[],
+    output: readonly ModelMessage[],
+    tokens: number,
+    stepNumber: number | null,
+  ): readonly ModelMessage[] {
+    const after = output === input ? tokens : this.#measure(compactor, output);
     const growth = loop.settle(after, output);
     this.#emit({ type: "compaction-end", result, tokens: after, stepNumber });
     if (result.status === "failed" || result.status === "cancelled") {

@@ -1,5 +1,6 @@
 /** The options of `compactionPrepareStep` and `compactModelMessages`, and the events they send. */
 import {
+  type BackgroundEvent,
   checkHostOptions,
   CompactionError,
   type CompactionPlugin,
@@ -58,6 +59,8 @@ export interface CompactionStartEvent {
   readonly messages: number;
   /** The step about to run (prepareStep), or null (compactModelMessages). */
   readonly stepNumber: number | null;
+  /** Only for a compaction prepared in the background, put in place now: when it started (ms since the epoch), the size it was prepared at, and the messages appended since. */
+  readonly prepared?: { readonly startedAt: number; readonly tokens: number; readonly appended: number };
 }
 
 /** Sent after every compaction that started, whatever came of it. */
@@ -79,7 +82,20 @@ export interface CompactionWarningEvent {
   readonly stepNumber: number | null;
 }
 
-export type AiSdkCompactionEvent = CompactionStartEvent | CompactionEndEvent | CompactionWarningEvent;
+/**
+ * A compaction prepared in the background (`background`): `background.type` is `start` (at the
+ * step it started at), `ready`, `waiting` then `wait` (a step that could not be sent without it
+ * waited), or `dropped` (it no longer applied: never put in place; `cost` says what it cost).
+ * Putting one in place is a `compaction-start` (with `prepared`) and a `compaction-end`.
+ */
+export interface BackgroundCompactionEvent {
+  readonly type: "background";
+  readonly background: BackgroundEvent;
+  /** The step that started it, waited, or found it stale; null for compactModelMessages. */
+  readonly stepNumber: number | null;
+}
+
+export type AiSdkCompactionEvent = CompactionStartEvent | CompactionEndEvent | CompactionWarningEvent | BackgroundCompactionEvent;
 
 /** Throws COMPACTION_INPUT_INVALID naming the option, what was expected and what was found. */
 export function checkOptions(options: AiSdkCompactionOptions): void {

@@ -127,7 +127,8 @@ for (const version of VERSIONS) {
       const perQuarter = Math.floor(appended / (CONTEXT_WINDOW / 4)) + 1;
       const summarizer = failingSummarizer();
       const events: AiSdkCompactionEvent[] = [];
-      const prepareStep = compactionPrepareStep({ cwd: project(), plugins: [summarizer.plugin], on: (event) => events.push(event) });
+      // At the threshold, in the foreground (background compaction has tests of its own).
+      const prepareStep = compactionPrepareStep({ cwd: project(), plugins: [summarizer.plugin], background: false, on: (event) => events.push(event) });
       const { prompts } = await runToolLoop(pkg, "generateText", prepareStep, STEPS);
 
       expect(prompts).toHaveLength(STEPS + 1);

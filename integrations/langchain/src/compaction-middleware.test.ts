@@ -264,7 +264,8 @@ describe("compactionMiddleware when compaction cannot free room", () => {
     const agent = createAgent({
       model,
       tools: [readFile],
-      middleware: [compactionMiddleware({ cwd, contextWindow: 8_000, agent: "auditor", plugins: [flaky], on: (event) => events.push(event) })],
+      // At the threshold, in the foreground (background compaction has tests of its own).
+      middleware: [compactionMiddleware({ cwd, contextWindow: 8_000, agent: "auditor", plugins: [flaky], background: false, on: (event) => events.push(event) })],
     });
     const threadB = shortChat(170, "b").map((message) =>
       message.type === "human" ? new HumanMessage({ id: message.id, content: `Topic B. ${message.text}` }) : message,

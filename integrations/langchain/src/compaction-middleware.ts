@@ -19,6 +19,13 @@
  * call over it (a failing summarizer is called at most once per quarter of the window appended,
  * not before every call), and the prefix-stable shaping of what is sent, whose
  * COMPACTION_CONTEXT_TRIMMED (older messages left out of the call) is a `warning` event.
+ * With background compaction (`background`, on by default with a model summarizer) the loop's
+ * preparation goes with the thread too (core's `backgroundCheck`): past the prepare mark a
+ * `beforeModel` starts the compaction of the agent's messages and the call goes on with all of them;
+ * the one at the threshold replaces the state with the prepared result followed by every message
+ * appended since, without waiting for a summary; a call waits only when it could not be made
+ * otherwise. The middleware outlives a run, so a compaction prepared in one run of a thread is put
+ * in place in a later one, while its messages (by id) still start the thread's.
  * The window is the provider's measure (Claude counts about 1.25x o200k), so our counts are
  * compared with it at the calibrated ratio (`tokens.budgetRatio`, learned from the usage figures
  * of the AI messages), or at the newest figure's when that is higher (`callRatio`); a
@@ -26,6 +33,7 @@
  */
 import { type BaseMessage, RemoveMessage } from "@langchain/core/messages";
 import {
+  backgroundCheck,
   budgetRatioOf,
   cacheBreakpoints,
   CompactionError,
@@ -37,6 +45,9 @@ import {
   ErrorCodes,
   HostLoop,
   markCacheBreakpoints,
+  type Preparation,
+  type PrepareInput,
+  type Summarizer,
 } from "@compaction/core";
 import { createMiddleware } from "langchain";
 import { createLangChainAdapter } from "./langchain-adapter.js";
@@ -48,6 +59,16 @@ const REMOVE_ALL_MESSAGES = "__remove_all__";
 
 /** The middleware's name in the agent graph. */
 export const COMPACTION_MIDDLEWARE_NAME = "CompactionMiddleware";
+
+/**
+ * A message's key for the loop: its id (LangGraph gives every message of the state one, and keeps
+ * it in its checkpoints, where the objects are new at each run), else what it says.
+ */
+function keyOf(engine: Compactor<BaseMessage>, message: BaseMessage): string {
+  if (typeof message.id === "string" && message.id !== "") return `id:${message.id}`;
+  const facts = engine.facts.of(message);
+  return `${facts.kind}\u0000${facts.text}\u0000${facts.toolCalls.map((call) => call.id).join(",")}\u0000${facts.toolResultIds.join(",")}`;
+}
 
 /** Threads whose loop the middleware remembers at once (an agent serves many), the newest used kept. */
 const THREADS_REMEMBERED = 256;
@@ -152,8 +173,23 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     if (loop !== undefined) {
       loops.delete(key);
     } else {
-      loop = new HostLoop(engine, { contextWindow: windowOf(engine), reserveTokens: options.reserveTokens, maxOutputTokens: options.maxOutputTokens, host: "@compaction/langchain" });
-      if (loops.size >= THREADS_REMEMBERED) loops.delete(loops.keys().next().value as string);
+      const { background, waitMs, cacheTtlMs } = options;
+      loop = new HostLoop(engine, {
+        contextWindow: windowOf(engine),
+        reserveTokens: options.reserveTokens,
+        maxOutputTokens: options.maxOutputTokens,
+        host: "@compaction/langchain",
+        ...(background === undefined ? {} : { background }),
+        ...(waitMs === undefined ? {} : { waitMs }),
+        ...(cacheTtlMs === undefined ? {} : { cacheTtlMs }),
+      });
+      if (loops.size >= THREADS_REMEMBERED) {
+        // A thread forgotten takes its preparation with it: nothing could put it in place any more.
+        const oldest = loops.keys().next().value as string;
+        const cost = loops.get(oldest)?.drop("its thread was forgotten (the middleware keeps the 256 it served last)") ?? null;
+        if (cost !== null) emit({ type: "background", background: { type: "dropped", cost } });
+        loops.delete(oldest);
+      }
     }
     loops.set(key, loop);
     return loop;
@@ -167,10 +203,64 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
   };
 
   /**
-   * Compacts `messages` so that, with `extra` tokens beside them (our count), the call fits the
-   * loop's window, and tells the loop the size after (`settle`). The window is the provider's
-   * measure, so every figure here is: our counts at the calibrated ratio (`ratioOf`).
+   * The compactor's run over `messages`, so that, with `extra` tokens beside them (our count), the
+   * call fits the loop's window (`input`: the loop's target and signal, for one prepared in the
+   * background; `summarizer`: the no-model one, past the wait's deadline). The compaction's own
+   * budget scales by its run's ratio, which holds the system prompt and tools when a usage figure
+   * is among the messages (Before over our count of the messages): they are taken off the window
+   * only when it is not. The reply's reserve stays below what they leave, so a large prompt never
+   * makes the compaction itself refuse to run.
    */
+  const run = (
+    engine: Compactor<BaseMessage>,
+    loop: HostLoop<BaseMessage>,
+    messages: readonly BaseMessage[],
+    extra: number,
+    input: Partial<PrepareInput>,
+    summarizer?: Summarizer,
+  ): Promise<CompactionResult<BaseMessage>> => {
+    const window = loop.contextWindow;
+    const ratio = callRatio(engine, messages, extra);
+    const usageHeld = engine.tokens.contextBase(messages).base === "usage";
+    const room = usageHeld ? window : Math.max(1, window - Math.ceil(extra * ratio));
+    return engine.compact({
+      messages,
+      contextWindow: room,
+      reserveTokens: Math.max(0, Math.min(loop.reserveTokens, room - 1)),
+      trigger: "auto",
+      ...(options.agent === undefined ? {} : { agent: options.agent }),
+      ...(input.signal === undefined ? {} : { signal: input.signal }),
+      ...(input.targetTokens === undefined ? {} : { targetTokens: input.targetTokens }),
+      ...(summarizer === undefined ? {} : { summarizer }),
+    });
+  };
+
+  /**
+   * After an automatic compaction of `messages` that left `output`: the loop is told the size
+   * after (`settle`), `compaction-end`, and a warning when it failed. The window is the provider's
+   * measure, so every figure here is: our counts at the calibrated ratio (`callRatio`).
+   */
+  const settled = (
+    engine: Compactor<BaseMessage>,
+    loop: HostLoop<BaseMessage>,
+    result: CompactionResult<BaseMessage>,
+    messages: readonly BaseMessage[],
+    output: readonly BaseMessage[],
+    extra: number,
+    scope: "state" | "request",
+  ): Fit => {
+    const ratio = callRatio(engine, messages, extra);
+    const tokens = result.status === "compacted" ? callTokens(engine, output, extra, ratio) : callTokens(engine, messages, extra, ratio);
+    const growth = loop.settle(tokens, output);
+    emit({ type: "compaction-end", result, tokens, scope });
+    if (result.status === "failed" || result.status === "cancelled") {
+      const wait = growth === null ? "" : ` The next automatic compaction waits until the call has grown by ${growth} tokens (a quarter of the window); until then each call is shaped to the budget.`;
+      emit({ type: "warning", message: `Compaction ${result.status}: ${result.reason ?? ""}`.trim() + wait, code: result.error?.code ?? null });
+    }
+    return { result, messages: output, tokens, growth };
+  };
+
+  /** Compacts `messages` now, the call waiting (see `run` and `settled`). */
   const fit = async (
     engine: Compactor<BaseMessage>,
     loop: HostLoop<BaseMessage>,
@@ -178,33 +268,39 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
     extra: number,
     scope: "state" | "request",
     signal: AbortSignal | undefined,
+    summarizer?: Summarizer,
   ): Promise<Fit> => {
-    const window = loop.contextWindow;
-    const ratio = callRatio(engine, messages, extra);
-    // The compaction's own budget scales by its run's ratio, which holds the system prompt and tools
-    // when a usage figure is among the messages (Before over our count of the messages): they are
-    // taken off the window only when it is not. The reply's reserve stays below what they leave,
-    // so a large prompt never makes the compaction itself refuse to run.
-    const usageHeld = engine.tokens.contextBase(messages).base === "usage";
-    const room = usageHeld ? window : Math.max(1, window - Math.ceil(extra * ratio));
-    const before = callTokens(engine, messages, extra, ratio);
-    emit({ type: "compaction-start", tokens: before, threshold: loop.threshold, contextWindow: window, messages: messages.length, scope });
-    const result = await engine.compact({
-      messages,
-      contextWindow: room,
-      reserveTokens: Math.max(0, Math.min(loop.reserveTokens, room - 1)),
-      trigger: "auto",
-      ...(options.agent === undefined ? {} : { agent: options.agent }),
-      ...(signal === undefined ? {} : { signal }),
+    const before = callTokens(engine, messages, extra, callRatio(engine, messages, extra));
+    emit({ type: "compaction-start", tokens: before, threshold: loop.threshold, contextWindow: loop.contextWindow, messages: messages.length, scope });
+    const result = await run(engine, loop, messages, extra, { signal }, summarizer);
+    return settled(engine, loop, result, messages, result.status === "compacted" ? result.messages : messages, extra, scope);
+  };
+
+  /** Puts a compaction prepared in the background in place: its messages, then `appended` (every message since its snapshot). */
+  const putPrepared = (engine: Compactor<BaseMessage>, loop: HostLoop<BaseMessage>, preparation: Preparation<BaseMessage>, appended: readonly BaseMessage[], tokens: number): Fit => {
+    loop.applied(preparation);
+    const result = preparation.result as CompactionResult<BaseMessage>;
+    const messages = [...preparation.snapshot, ...appended];
+    const prepared = { startedAt: preparation.startedAt, tokens: preparation.tokens, appended: appended.length };
+    emit({ type: "compaction-start", tokens, threshold: loop.threshold, contextWindow: loop.contextWindow, messages: messages.length, scope: "state", prepared });
+    return settled(engine, loop, result, messages, result.status === "compacted" ? [...result.messages, ...appended] : messages, overhead, "state");
+  };
+
+  /**
+   * `beforeModel`'s compaction of the state: with background preparation, core's `backgroundCheck`
+   * (start one past the prepare mark, put a prepared one in place at the threshold, wait only when
+   * the call could not be made otherwise); without, one compaction at the threshold. Null: none.
+   */
+  const compactState = async (engine: Compactor<BaseMessage>, loop: HostLoop<BaseMessage>, messages: readonly BaseMessage[], tokens: number, signal: AbortSignal | undefined): Promise<Fit | null> => {
+    if (!loop.background) return loop.due(tokens, messages) ? fit(engine, loop, messages, overhead, "state", signal) : null;
+    const keys = messages.map((message) => keyOf(engine, message));
+    return backgroundCheck<BaseMessage, Fit>(loop, {
+      context: () => ({ tokens, messages, keys }),
+      run: (snapshot, input) => run(engine, loop, snapshot, overhead, input),
+      apply: async (preparation, appended) => putPrepared(engine, loop, preparation, appended, tokens),
+      compactNow: (summarizer) => fit(engine, loop, messages, overhead, "state", signal, summarizer),
+      report: (background) => emit({ type: "background", background }),
     });
-    const tokens = result.status === "compacted" ? callTokens(engine, result.messages, extra, ratio) : before;
-    const growth = loop.settle(tokens, result.messages);
-    emit({ type: "compaction-end", result, tokens, scope });
-    if (result.status === "failed" || result.status === "cancelled") {
-      const wait = growth === null ? "" : ` The next automatic compaction waits until the call has grown by ${growth} tokens (a quarter of the window); until then each call is shaped to the budget.`;
-      emit({ type: "warning", message: `Compaction ${result.status}: ${result.reason ?? ""}`.trim() + wait, code: result.error?.code ?? null });
-    }
-    return { result, messages: result.messages, tokens, growth };
   };
 
   return createMiddleware({
@@ -214,10 +310,10 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
       const loop = loopOf(engine, runtime);
       const messages = state.messages as BaseMessage[];
       const tokens = callTokens(engine, messages, overhead, callRatio(engine, messages, overhead));
-      if (!engine.autoCompact.enabled || !loop.due(tokens, messages)) return undefined;
+      if (!engine.autoCompact.enabled) return undefined;
       const signal = (runtime as { signal?: AbortSignal } | undefined)?.signal;
-      const done = await fit(engine, loop, messages, overhead, "state", signal);
-      if (done.result.status !== "compacted") return undefined;
+      const done = await compactState(engine, loop, messages, tokens, signal);
+      if (done === null || done.result.status !== "compacted") return undefined;
       const budget = loop.contextWindow - loop.reserveTokens;
       if (done.tokens > budget) {
         emit({
@@ -265,6 +361,8 @@ export function compactionMiddleware(options: LangChainCompactionOptions = {}) {
         );
       }
       if (problem !== null) emit({ type: "warning", message: `${problem.message} ${problem.hint ?? ""}`.trim(), code: problem.code });
+      // The call goes out now: the provider's prompt cache is warm from here.
+      loop.sent();
       if (shaped.messages === request.messages) return handler(marked(engine, request));
       return handler(marked(engine, { ...request, messages: [...shaped.messages] }));
     },

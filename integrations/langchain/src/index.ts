@@ -12,6 +12,7 @@ export {
 } from "./langchain-adapter.js";
 export { COMPACTION_MIDDLEWARE_NAME, compactionMiddleware } from "./compaction-middleware.js";
 export {
+  type BackgroundCompactionEvent,
   type CompactionEndEvent,
   type CompactionStartEvent,
   type CompactionWarningEvent,

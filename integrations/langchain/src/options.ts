@@ -1,5 +1,6 @@
 /** The options of `compactionMiddleware`, and the events it sends. */
 import {
+  type BackgroundEvent,
   checkHostOptions,
   CompactionError,
   type CompactionResult,
@@ -39,6 +40,8 @@ export interface CompactionStartEvent {
   readonly messages: number;
   /** `state`: the agent's history is replaced (beforeModel). `request`: only this call's messages are (the window would be exceeded). */
   readonly scope: "state" | "request";
+  /** Only for a compaction prepared in the background, put in place now: when it started (ms since the epoch), the size it was prepared at, and the messages appended since. */
+  readonly prepared?: { readonly startedAt: number; readonly tokens: number; readonly appended: number };
 }
 
 /** Sent after every compaction that started, whatever came of it. */
@@ -59,7 +62,18 @@ export interface CompactionWarningEvent {
   readonly code: string | null;
 }
 
-export type LangChainCompactionEvent = CompactionStartEvent | CompactionEndEvent | CompactionWarningEvent;
+/**
+ * A compaction prepared in the background (`background`): `background.type` is `start`, `ready`,
+ * `waiting` then `wait` (a model call that could not be made without it waited), or `dropped` (it
+ * no longer applied: never put in place; `cost` says what it cost). Putting one in place is a
+ * `compaction-start` (with `prepared`) and a `compaction-end`.
+ */
+export interface BackgroundCompactionEvent {
+  readonly type: "background";
+  readonly background: BackgroundEvent;
+}
+
+export type LangChainCompactionEvent = CompactionStartEvent | CompactionEndEvent | CompactionWarningEvent | BackgroundCompactionEvent;
 
 /** Throws COMPACTION_INPUT_INVALID naming the option, what was expected and what was found. */
 export function checkOptions(options: LangChainCompactionOptions): void {

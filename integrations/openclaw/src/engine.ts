@@ -29,8 +29,32 @@
  * COMPACTION_CONTEXT_OVERFLOW (nothing fits) are logged as warnings. OpenClaw's budget changes with
  * every call of a turn (it is its context budget less the turn's pending messages), so a new
  * budget alone does not make a new loop: that would forget the wait and the forms already sent.
+ *
+ * With background compaction (`background`, on with a model summarizer) the loop also prepares:
+ * after a turn (`commitTurn` / `afterTurn`), past the prepare mark, the preset compacts the view as
+ * it is then while OpenClaw goes on (core's `backgroundCheck`); the prepared compaction is put in
+ * place, with the messages OpenClaw appended since, after the turn that passes the threshold, at
+ * `assemble` (past the threshold, or with the prompt cache cold), or when OpenClaw asks to
+ * `compact` (core's `takePreparation`: a `/compact` with instructions, or a view the snapshot no
+ * longer starts, drops it). Each step is logged as info, a dropped one with what it cost.
  */
-import { type Compactor, countedBudget, defaultReserveTokens, HostLoop, type PiMessage, type ResolvedConfig } from "@compaction/core";
+import {
+  backgroundCheck,
+  type CompactionResult,
+  type Compactor,
+  countedBudget,
+  defaultReserveTokens,
+  describeBackgroundEvent,
+  describeError,
+  type HeldContext,
+  HostLoop,
+  type PiMessage,
+  type Preparation,
+  type ResolvedConfig,
+  type Summarizer,
+  takePreparation,
+  untouchedResult,
+} from "@compaction/core";
 import { ensureRequestPruning } from "@compaction/plugin-layered";
 import { planPiCompaction } from "@compaction/transcript";
 import { anchorOf, findAnchor, sameAnchor } from "./anchor.js";
@@ -65,10 +89,28 @@ export interface EngineDeps {
   readonly factory: ContextEngineFactoryContext;
   readonly readTranscript?: TranscriptReader;
   readonly warn: (message: string) => void;
+  /** Where news goes (a compaction prepared in the background, put in place or dropped). Default: nowhere. */
+  readonly info?: (message: string) => void;
   readonly version?: string;
   /** Keeps recall's index of each session current, for agents whose preset has recall. */
   readonly recall?: SessionRecall;
+  /**
+   * Each session's host loop, shared by the engines the plugin makes (OpenClaw makes one per run),
+   * so that a compaction prepared after one turn is put in place in a later run, and the wait after
+   * a compaction that could not free enough holds across runs. Default: the engine's own.
+   */
+  readonly loops?: SessionLoops;
 }
+
+/** A session's host loop, with the compactor and model it was made for (a change of either makes a new one). */
+export interface SessionLoop {
+  readonly compactor: Compactor<PiMessage>;
+  readonly model: string | undefined;
+  readonly loop: HostLoop<PiMessage>;
+}
+
+/** The sessions' loops, by session id. */
+export type SessionLoops = Map<string, SessionLoop>;
 
 /** Why a compaction was asked for, in our terms: `/compact` and forced runs are manual. */
 function triggerOf(params: CompactParams): "auto" | "manual" {
@@ -84,11 +126,12 @@ export class CompactionEngine implements ContextEngine {
   readonly #budgets = new Map<string, number>();
   readonly #models = new Map<string, string | undefined>();
   /** Each session's host loop, with the compactor and model it was made for (a change of either makes a new one). */
-  readonly #loops = new Map<string, { readonly compactor: Compactor<PiMessage>; readonly model: string | undefined; readonly loop: HostLoop<PiMessage> }>();
+  readonly #loops: SessionLoops;
   readonly #warned = new Set<string>();
 
   constructor(deps: EngineDeps) {
     this.#deps = deps;
+    this.#loops = deps.loops ?? new Map();
     this.info = {
       id: ENGINE_ID,
       name: "Compaction (.compactionrc presets)",
@@ -133,8 +176,8 @@ export class CompactionEngine implements ContextEngine {
     this.#seen.set(params.sessionId, params.messages);
     if (params.tokenBudget !== undefined && params.tokenBudget > 0) this.#budgets.set(params.sessionId, params.tokenBudget);
     this.#models.set(params.sessionId, params.model);
-    const compaction = await this.#deps.store.compaction(params.sessionId);
-    const view = this.#applied(params.messages, compaction, params.sessionId);
+    let compaction = await this.#deps.store.compaction(params.sessionId);
+    let view = this.#applied(params.messages, compaction, params.sessionId);
     let compactor: Compactor<PiMessage>;
     try {
       compactor = await this.#compactorFor(params.sessionKey);
@@ -143,6 +186,15 @@ export class CompactionEngine implements ContextEngine {
       return { messages: [...view], estimatedTokens: roughTokens(view) };
     }
     await this.#journal(compactor, params.sessionId, params.messages);
+    // A compaction prepared in the background is put in place here when this request is past the
+    // threshold (or the prompt cache went cold); one that cannot be sent otherwise waits for it.
+    if (params.tokenBudget !== undefined && params.tokenBudget > 0 && compactor.autoCompact.enabled) {
+      const loop = this.#loopFor(params.sessionId, compactor, params.tokenBudget);
+      if (loop.background && (await this.#backgroundCheck(loop, compactor, params.sessionId, params.sessionKey, params.messages, params.tokenBudget)) !== null) {
+        compaction = await this.#deps.store.compaction(params.sessionId);
+        view = this.#applied(params.messages, compaction, params.sessionId);
+      }
+    }
     let messages = view;
     // From OpenClaw's whole transcript: the compacted view holds too few usage figures to learn from.
     const ratio = budgetRatio(compactor, params.messages);
@@ -156,6 +208,8 @@ export class CompactionEngine implements ContextEngine {
         if (pruneContext) ensureRequestPruning(compactor);
         const loop = this.#loopFor(params.sessionId, compactor, params.tokenBudget);
         const { request, problem } = loop.request(view as unknown as PiMessage[], countedBudget(params.tokenBudget, ratio), { plugins: pruneContext });
+        // OpenClaw sends it now: the provider's prompt cache is warm from here.
+        loop.sent();
         for (const warning of request.warnings) this.#warnOnce(`compaction: ${warning}`);
         if (problem !== null) this.#warnOnce(`compaction: session ${params.sessionId}: ${problem.message} ${problem.hint ?? ""} [${problem.code}]`);
         messages = request.messages as unknown as AgentMessage[];
@@ -194,6 +248,10 @@ export class CompactionEngine implements ContextEngine {
   ): Promise<void> {
     if (sessionKey === undefined || tokenBudget === undefined || !compactor.autoCompact.enabled) return;
     const loop = this.#loopFor(sessionId, compactor, tokenBudget);
+    if (loop.background) {
+      await this.#backgroundCheck(loop, compactor, sessionId, sessionKey, messages, tokenBudget);
+      return;
+    }
     // The budget is the provider's measure: our count at the calibrated ratio is compared with it.
     const ratio = budgetRatio(compactor, messages);
     const view = this.#applied(messages, await this.#deps.store.compaction(sessionId), sessionId);
@@ -223,6 +281,15 @@ export class CompactionEngine implements ContextEngine {
   }
 
   async compact(params: CompactParams): Promise<CompactResult> {
+    return this.#compactSession(params);
+  }
+
+  /**
+   * OpenClaw's `compact`, and the foreground compaction of `#backgroundCheck` (`summarizer`: the
+   * no-model one, past the wait's deadline). Takes the compaction prepared in the background when
+   * it still applies (core's `takePreparation`), else runs the agent's preset over the view.
+   */
+  async #compactSession(params: CompactParams, summarizer?: Summarizer): Promise<CompactResult> {
     const messages = this.#seen.get(params.sessionId) ?? (await this.#read(params));
     if (messages === undefined) {
       return { ok: false, compacted: false, reason: `The compaction engine has no messages of session ${params.sessionId} (OpenClaw has not assembled it in this process, and its transcript could not be read).` };
@@ -235,25 +302,67 @@ export class CompactionEngine implements ContextEngine {
     }
     // Every message OpenClaw has is journaled for recall before any of them is evicted.
     await this.#journal(compactor, params.sessionId, messages);
-    const previous = await this.#deps.store.compaction(params.sessionId);
-    const view = this.#applied(messages, previous, params.sessionId);
-    const contextWindow = params.tokenBudget ?? compactor.contextWindow ?? (compactor.config as ResolvedConfig | undefined)?.contextWindow;
-    // The reply's reserve for OpenClaw's budget (the config's, else the budget's own: an eighth of
-    // a small model's). OpenClaw learns of the budget only per call, so a config reserve that
-    // cannot fit it is said once and the budget's own reserve used, not a compaction failing at every turn.
-    const reserveTokens = params.tokenBudget === undefined ? undefined : this.#reserveFor(compactor, params.tokenBudget);
+    const view = this.#applied(messages, await this.#deps.store.compaction(params.sessionId), params.sessionId);
     const focus = params.customInstructions?.trim();
     const agent = this.#agentOf(params.sessionKey, params.agentId);
-    const result = await compactor.compact({
-      messages: view as unknown as PiMessage[],
-      suffixOnly: true,
+    const known = this.#loops.get(params.sessionId);
+    let noModel = summarizer;
+    if (known !== undefined && known.compactor === compactor && known.loop.prepared !== null) {
+      const held = this.#held(compactor, view, budgetRatio(compactor, messages));
+      const taken = await takePreparation(known.loop, held, { trigger: triggerOf(params), focus, signal: params.abortSignal }, { report: (event) => this.#info(describeBackgroundEvent(event)) });
+      if (taken.kind === "prepared") return this.#putPrepared(params.sessionId, compactor, known.loop, taken.preparation, held.tokens, agent);
+      noModel ??= taken.summarizer;
+    }
+    const result = await this.#run(compactor, view, {
       trigger: triggerOf(params),
-      ...(contextWindow === undefined ? {} : { contextWindow }),
-      ...(reserveTokens === undefined ? {} : { reserveTokens }),
+      tokenBudget: params.tokenBudget,
       ...(focus ? { focus } : {}),
       ...(agent === undefined ? {} : { agent }),
       ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }),
+      ...(noModel === undefined ? {} : { summarizer: noModel }),
     });
+    return this.#save(params.sessionId, compactor, result, view, agent, 0);
+  }
+
+  /**
+   * The agent's preset over `view` (`suffixOnly`: OpenClaw's transcript is never rewritten), for
+   * OpenClaw's budget: its window, and the reply's reserve for it (the config's, else the budget's
+   * own: an eighth of a small model's; OpenClaw learns of the budget only per call, so a config
+   * reserve that cannot fit it is said once and the budget's own used, not a compaction failing at
+   * every turn). Never throws: a compactor that throws is a `failed` result.
+   */
+  async #run(
+    compactor: Compactor<PiMessage>,
+    view: readonly AgentMessage[],
+    input: { trigger: "auto" | "manual"; tokenBudget: number | undefined; focus?: string; agent?: string; signal?: AbortSignal; targetTokens?: number; summarizer?: Summarizer },
+  ): Promise<CompactionResult<PiMessage>> {
+    const contextWindow = input.tokenBudget ?? compactor.contextWindow ?? (compactor.config as ResolvedConfig | undefined)?.contextWindow;
+    const reserveTokens = input.tokenBudget === undefined ? undefined : this.#reserveFor(compactor, input.tokenBudget);
+    try {
+      return await compactor.compact({
+        messages: view as unknown as PiMessage[],
+        suffixOnly: true,
+        trigger: input.trigger,
+        ...(contextWindow === undefined ? {} : { contextWindow }),
+        ...(reserveTokens === undefined ? {} : { reserveTokens }),
+        ...(input.focus === undefined ? {} : { focus: input.focus }),
+        ...(input.agent === undefined ? {} : { agent: input.agent }),
+        ...(input.signal === undefined ? {} : { signal: input.signal }),
+        ...(input.targetTokens === undefined ? {} : { targetTokens: input.targetTokens }),
+        ...(input.summarizer === undefined ? {} : { summarizer: input.summarizer }),
+      });
+    } catch (error) {
+      return untouchedResult(view as unknown as PiMessage[], countTokens(compactor, view), "failed", `the compactor rejected the run: ${describeError(error)}`);
+    }
+  }
+
+  /**
+   * Records `result`, a compaction of `view`, as the session's compaction (its head, then the
+   * messages from the first one kept; `appendedTokens`: what OpenClaw appended since the view, for
+   * one prepared in the background, counted in its After). The loop's wait is forgotten: the
+   * context was replaced.
+   */
+  async #save(sessionId: string, compactor: Compactor<PiMessage>, result: CompactionResult<PiMessage>, view: readonly AgentMessage[], agent: string | undefined, appendedTokens: number): Promise<CompactResult> {
     const plan = planPiCompaction(result, view.map((_, index) => String(index)));
     if (!plan.ok) {
       const failed = result.status === "failed" || result.status === "cancelled";
@@ -261,7 +370,7 @@ export class CompactionEngine implements ContextEngine {
     }
     // After in Before's measure (the provider's, as the run sized what it kept), as our pi and CLI
     // records give it; the result's own tokensAfter is our plain count.
-    const tokensAfter = result.event?.tokensAfterCompaction ?? result.tokensAfter;
+    const tokensAfter = (result.event?.tokensAfterCompaction ?? result.tokensAfter) + appendedTokens;
     const keptFrom = Number(plan.compaction.firstKeptEntryId);
     const kept = view.length - keptFrom;
     const head = result.messages.slice(0, result.messages.length - kept) as unknown as AgentMessage[];
@@ -276,9 +385,13 @@ export class CompactionEngine implements ContextEngine {
       preset: (compactor.config as ResolvedConfig | undefined)?.preset ?? null,
       at: new Date().toISOString(),
     };
-    await this.#deps.store.saveCompaction(params.sessionId, record);
-    // The context was replaced: what the loop waited for no longer applies (the shaper sees the new view itself).
-    this.#loops.get(params.sessionId)?.loop.reset();
+    await this.#deps.store.saveCompaction(sessionId, record);
+    // The context was replaced: what the loop waited for no longer applies (the shaper sees the new
+    // view itself), and a compaction prepared from the old one never will.
+    const loop = this.#loops.get(sessionId)?.loop;
+    loop?.reset();
+    const cost = loop?.drop("a compaction replaced the context it was prepared from") ?? null;
+    if (cost !== null) this.#info(describeBackgroundEvent({ type: "dropped", cost }));
     return {
       ok: true,
       compacted: true,
@@ -286,10 +399,79 @@ export class CompactionEngine implements ContextEngine {
     };
   }
 
+  /** Records a compaction prepared in the background (its snapshot still starts the view, `tokens` now) as the session's. */
+  async #putPrepared(sessionId: string, compactor: Compactor<PiMessage>, loop: HostLoop<PiMessage>, preparation: Preparation<PiMessage>, tokens: number, agent: string | undefined): Promise<CompactResult> {
+    loop.applied(preparation);
+    const result = preparation.result as CompactionResult<PiMessage>;
+    const appended = Math.max(0, Math.round(tokens - preparation.tokens));
+    const saved = await this.#save(sessionId, compactor, result, preparation.snapshot as unknown as AgentMessage[], agent, appended);
+    if (saved.compacted) {
+      this.#info(`compaction: session ${sessionId}: put the compaction prepared in the background ${(preparation.age(loop.now()) / 1000).toFixed(1)} s ago in place, ${result.tokensBefore} -> ${saved.result?.tokensAfter} tokens, with the messages appended since after it.`);
+    }
+    return saved;
+  }
+
+  /**
+   * The view as the loop reads it: its size in the provider's measure (the budget's: our count at
+   * `ratio`, calibrated on OpenClaw's whole transcript), and each message's anchor as its key.
+   */
+  #held(compactor: Compactor<PiMessage>, view: readonly AgentMessage[], ratio: number): HeldContext<PiMessage> {
+    const keys = view.map((message) => {
+      const anchor = anchorOf(message);
+      return `${anchor.role}\u0000${anchor.timestamp}\u0000${anchor.digest}`;
+    });
+    return { tokens: Math.ceil(countTokens(compactor, view) * ratio), messages: view as unknown as PiMessage[], keys };
+  }
+
+  /**
+   * After a turn, and at `assemble`: core's `backgroundCheck` over the session's view (start
+   * preparing past the prepare mark, put a ready one in place past the threshold or with the cache
+   * cold, wait only when the view cannot be sent otherwise). Returns what was put in place, or null.
+   */
+  async #backgroundCheck(
+    loop: HostLoop<PiMessage>,
+    compactor: Compactor<PiMessage>,
+    sessionId: string,
+    sessionKey: string | undefined,
+    messages: readonly AgentMessage[],
+    tokenBudget: number,
+  ): Promise<CompactResult | null> {
+    const agent = this.#agentOf(sessionKey);
+    const view = this.#applied(messages, await this.#deps.store.compaction(sessionId), sessionId);
+    const ratio = budgetRatio(compactor, messages);
+    const held = this.#held(compactor, view, ratio);
+    const put = await backgroundCheck<PiMessage, CompactResult>(loop, {
+      context: () => held,
+      run: (snapshot, { targetTokens, signal }) =>
+        this.#run(compactor, snapshot as unknown as AgentMessage[], { trigger: "auto", tokenBudget, signal, ...(targetTokens === undefined ? {} : { targetTokens }), ...(agent === undefined ? {} : { agent }) }),
+      apply: (preparation) => this.#putPrepared(sessionId, compactor, loop, preparation, held.tokens, agent),
+      compactNow: (summarizer) => this.#compactSession({ sessionId, sessionKey: sessionKey ?? "", tokenBudget }, summarizer),
+      report: (event) => this.#info(describeBackgroundEvent(event)),
+    });
+    if (put === null) return null;
+    // As after any automatic compaction: the loop waits when it could not bring the view under the threshold.
+    const after = this.#applied(messages, await this.#deps.store.compaction(sessionId), sessionId);
+    const growth = loop.settle(countTokens(compactor, after) * ratio, after as unknown as PiMessage[]);
+    if (!put.ok) {
+      const wait = growth === null ? "" : ` The next one after a turn waits until the context has grown by ${growth} tokens (a quarter of the budget).`;
+      this.#warnOnce(`compaction: the compaction after a turn failed: ${put.reason ?? "no reason given"}${wait}`);
+    }
+    return put;
+  }
+
   async dispose(): Promise<void> {
     this.#seen.clear();
     this.#budgets.clear();
     this.#models.clear();
+    // Loops shared with the plugin's other engines go on (a later run puts their preparations in
+    // place); the engine's own have no one to put a preparation in place any more.
+    if (this.#deps.loops !== undefined) return;
+    const preparations = [...this.#loops.values()].map(({ loop }) => {
+      const preparation = loop.prepared;
+      loop.drop("the engine was disposed");
+      return preparation?.done;
+    });
+    await Promise.all(preparations);
     this.#loops.clear();
   }
 
@@ -304,7 +486,11 @@ export class CompactionEngine implements ContextEngine {
     const model = this.#models.get(sessionId);
     const known = this.#loops.get(sessionId);
     if (known !== undefined && known.compactor === compactor && known.model === model) return known.loop;
-    const loop = new HostLoop(compactor, { contextWindow: tokenBudget, reserveTokens: 0, host: "@compaction/openclaw" });
+    const { background, waitMs } = this.#deps.options;
+    const loop = new HostLoop(compactor, { contextWindow: tokenBudget, reserveTokens: 0, host: "@compaction/openclaw", background, waitMs });
+    // A compaction prepared by the session's former loop (another compactor or model) has no one to put it in place.
+    const cost = known?.loop.drop("the session's model or config changed") ?? null;
+    if (cost !== null) this.#info(describeBackgroundEvent({ type: "dropped", cost }));
     this.#loops.set(sessionId, { compactor, model, loop });
     return loop;
   }
@@ -359,6 +545,10 @@ export class CompactionEngine implements ContextEngine {
     } catch (error) {
       this.#warnOnce(`compaction: could not record session ${sessionId} for ${recall.toolName}: ${describe(error)}. Evicted messages may not be found by it.`);
     }
+  }
+
+  #info(message: string | null): void {
+    if (message !== null) this.#deps.info?.(message);
   }
 
   #warnOnce(message: string): void {

@@ -7,7 +7,7 @@
 import type { OpenClawPluginApi } from "./openclaw-api.js";
 import { PLUGIN_ID, registerCompaction } from "./plugin.js";
 
-export { CompactionEngine, ENGINE_ID, type EngineDeps, type TranscriptReader } from "./engine.js";
+export { CompactionEngine, ENGINE_ID, type EngineDeps, type SessionLoop, type SessionLoops, type TranscriptReader } from "./engine.js";
 export { compactionProvider, PROVIDER_ID } from "./summary-provider.js";
 export { type EngineStore, fileEngineStore, memoryEngineStore, openEngineStore, type SessionCompaction } from "./engine-store.js";
 export { anchorOf, findAnchor, type MessageAnchor } from "./anchor.js";

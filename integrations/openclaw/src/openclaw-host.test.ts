@@ -11,6 +11,9 @@
  * - agent roller (rolling): `openclaw sessions compact` (the Gateway's manual compaction) evicts
  *   the first turn, and the agent's call of `compaction_recall` returns it;
  * - agent auto (safeguard at 30%): a turn past the threshold compacts, with no overflow or command;
+ * - agent prepper (safeguard at 50%, summaries by the real `summarizer-openai` from a model on
+ *   127.0.0.1 that holds each until the test lets it answer): the compaction is prepared after a
+ *   turn, and put in place at a later one without a summary asked for then;
  * - agent keeper, with OpenClaw's own engine and `agents.defaults.compaction.provider:
  *   "compaction"`: OpenClaw's cut, our summary.
  * Each time the agent's preset from `.compactionrc` must have run, and OpenClaw's transcript must
@@ -28,6 +31,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openClawAgentDatabase, parseOpenClawSession, readOpenClawSession, buildContext } from "@compaction/transcript";
+import { type HeldModelServer, startHeldModelServer } from "@compaction/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { copyPluginForInstall } from "./test-support/plugin-copy.js";
 import { isCi, nodeSatisfies } from "../../../scripts/host-tests.mjs";
@@ -233,6 +237,8 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
   });
   let home: string;
   let gateway: Awaited<ReturnType<typeof startGateway>> | undefined;
+  /** Agent prepper's summary model. */
+  let summaries: HeldModelServer;
   /** Why an OpenClaw command failed: its output, and the end of the Gateway's log. */
   const explain = (run: Run) => `${run.stderr}\n--- stdout (end):\n${run.stdout.slice(-2000)}\n--- Gateway log (end):\n${gateway?.log().slice(-6000) ?? "(no Gateway)"}`;
   /**
@@ -277,11 +283,12 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
     mkdirSync(join(home, ".openclaw"), { recursive: true });
     mkdirSync(workspace, { recursive: true });
     const [modelPort, gatewayPort] = [await model.start(), await freePort()];
+    summaries = await startHeldModelServer({ answerAfterMs: 60_000 });
     const fake = (id: string, contextWindow: number) => ({ id, name: id, reasoning: false, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow, maxTokens: 1000 });
     const config = {
       ...OFFLINE,
       models: { ...OFFLINE_MODELS, providers: { fake: { baseUrl: `http://127.0.0.1:${modelPort}/v1`, apiKey: "test-key", api: "openai-completions", models: [fake("fake-model", 64000), fake("small-model", 32000)] } } },
-      agents: { ownership: "explicit", defaults: { model: { primary: "fake/fake-model" }, workspace }, entries: { main: { model: "fake/fake-model" }, roller: { model: "fake/small-model" }, auto: { model: "fake/small-model" }, keeper: { model: "fake/fake-model" } } },
+      agents: { ownership: "explicit", defaults: { model: { primary: "fake/fake-model" }, workspace }, entries: { main: { model: "fake/fake-model" }, roller: { model: "fake/small-model" }, auto: { model: "fake/small-model" }, prepper: { model: "fake/small-model" }, keeper: { model: "fake/fake-model" } } },
       gateway: { mode: "local", port: gatewayPort, bind: "loopback", auth: { mode: "token", token: GATEWAY_TOKEN } },
     };
     writeFileSync(join(home, ".openclaw", "openclaw.json"), JSON.stringify(config, null, 2));
@@ -289,20 +296,23 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
     // rolling with recall; it compacts when asked (no compaction after a turn), so the test says when.
     writeFileSync(
       join(workspace, ".compactionrc"),
-      "preset: sliding-window\ntokenizer: { counter: estimate }\nagents:\n  main:\n    preset: safeguard\n    options: { safeguard: { keepRecentTokens: 400 } }\n  auto:\n    preset: safeguard\n    autoCompact: { threshold: 0.3 }\n  roller:\n    preset: rolling\n    autoCompact: { enabled: false }\n",
+      "preset: sliding-window\ntokenizer: { counter: estimate }\nagents:\n  main:\n    preset: safeguard\n    options: { safeguard: { keepRecentTokens: 400 } }\n  auto:\n    preset: safeguard\n    autoCompact: { threshold: 0.3 }\n  roller:\n    preset: rolling\n    autoCompact: { enabled: false }\n" +
+        `  prepper:\n    preset: safeguard\n    autoCompact: { threshold: 0.5 }\n    plugins: [[summarizer-openai, { model: held-model, baseUrl: "${summaries.baseUrl}", maxRetries: 0 }]]\n`,
     );
   }, TURN_TIMEOUT);
 
   afterAll(async () => {
     await gateway?.stop();
     await model.stop();
+    await summaries?.close();
     if (home !== undefined) rmSync(home, { recursive: true, force: true });
   }, TURN_TIMEOUT);
 
   it("installs from a local path and takes the context-engine slot", async () => {
     // A copy, as an install lays it out: OpenClaw captures a linked plugin's package tree on load,
     // and the workspace changes under it while other packages' tests run (see plugin-copy.ts).
-    const source = copyPluginForInstall(PLUGIN_DIR, join(PLUGIN_DIR, "..", "..", "node_modules"), join(home, "plugin"));
+    // With the model summarizer installed beside it, as a user would for agent prepper's config.
+    const source = copyPluginForInstall(PLUGIN_DIR, join(PLUGIN_DIR, "..", "..", "node_modules"), join(home, "plugin"), ["@compaction/plugin-summarizer-openai"]);
     const install = await openclaw(home, ["plugins", "install", "-l", "--force", "--accept-capabilities", source]);
     expect(install.code, explain(install)).toBe(0);
     const config = JSON.parse(readFileSync(join(home, ".openclaw", "openclaw.json"), "utf8"));
@@ -400,6 +410,42 @@ describe.skipIf(SKIP !== undefined)("@compaction/openclaw in the real OpenClaw, 
     expect(sent).toContain("AUTOTHREE");
     expect(sent).not.toContain(JSON.stringify(turn("AUTOONE", 2800)).slice(1, -1));
   }, 4 * TURN_TIMEOUT);
+
+  it("agent prepper (a model summarizer): the compaction prepared after a turn is put in place at a later one, which asks for no summary", async () => {
+    const records = () => [...readPluginState(join(home, ".openclaw", "state", "openclaw.sqlite")), ...readRecordFiles(join(home, ".openclaw", "agents", "prepper", "agent", "compaction-plugin", "sessions"))].filter((record) => record["agent"] === "prepper");
+    let turns = 0;
+    // Short turns (about 700 tokens): several between the prepare mark and the threshold, and between it and the budget.
+    const next = async (words = 150) => {
+      turns += 1;
+      const run = await agentTurn(["agent", "--agent", "prepper", "--message", turn(`PREPTURN${turns}`, words), "--json"]);
+      expect(run.code, explain(run)).toBe(0);
+    };
+    // Turns until one ends past the prepare mark: the engine asks the summary model, beside OpenClaw.
+    /** Our lines in the Gateway's log (the engine logs each background step). */
+    const log = () => (gateway?.log() ?? "").split("\n").filter((line) => line.includes("compaction:")).join("\n").slice(-6000);
+    for (let i = 0; i < 24 && summaries.requests.length === 0; i++) await next();
+    expect(summaries.requests.length, `a turn's end asked the summary model\n${log()}`).toBeGreaterThan(0);
+    expect(records(), log()).toHaveLength(0);
+    // The user reads the answer and types: the summary is written meanwhile.
+    summaries.release();
+    for (let i = 0; i < 100 && summaries.pending > 0; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    summaries.hold();
+    const asked = summaries.requests.length;
+    // Turns until the context is past the threshold: the prepared compaction is put in place.
+    for (let i = 0; i < 24 && records().length === 0; i++) await next();
+    expect(records(), log()).toHaveLength(1);
+    expect(records()[0]).toMatchObject({ agent: "prepper", preset: "safeguard" });
+    expect(String(records()[0]?.["summary"]), log()).toContain("held summary");
+    expect(summaries.requests.length, "no summary asked for when it was put in place").toBe(asked);
+    expect(gateway?.log()).toMatch(/put the compaction prepared in the background [\d.]+ s ago in place/);
+    // The next request carries the summary instead of the first turn.
+    await next(20);
+    const sent = sentText(model.requests.at(-1));
+    expect(sent).toContain("held summary");
+    expect(sent).not.toContain(JSON.stringify(turn("PREPTURN1", 150)).slice(1, -1));
+    expect(sent).toContain(`PREPTURN${turns}`);
+  }, 8 * TURN_TIMEOUT);
 
   it("summary-only: with OpenClaw's own engine and our compaction provider, OpenClaw's cut carries our summary", async () => {
     // Select OpenClaw's legacy engine and our provider, and restart the Gateway to apply it.

@@ -2,7 +2,7 @@
  * The plugin's settings: `plugins.entries.compaction.config` in openclaw.json (validated by
  * OpenClaw against the manifest's configSchema first, and checked again here).
  */
-import { CompactionError, ErrorCodes } from "@compaction/core";
+import { type BackgroundMode, CompactionError, DEFAULT_WAIT_MS, ErrorCodes } from "@compaction/core";
 
 export interface OpenClawCompactionOptions {
   /** Where the `.compactionrc` search starts. Default: the agent's workspace directory. */
@@ -15,6 +15,14 @@ export interface OpenClawCompactionOptions {
   readonly pruneContext?: boolean;
   /** Load the workspace's code configuration and plugins (`.compactionrc.mjs`, `./my-plugin.js`). Default false. */
   readonly projectCode?: boolean;
+  /**
+   * Background compaction: `"auto"` (default) prepares the compaction after a turn past the
+   * prepare mark, unless the summarizer is the extractive one, and puts it in place after a later
+   * turn, at `assemble` or at OpenClaw's `compact`; `true`: always; `false`: compact at the threshold.
+   */
+  readonly background?: BackgroundMode;
+  /** The longest a compaction that cannot wait any more waits for the one being prepared. Default 30,000 ms. */
+  readonly waitMs?: number;
 }
 
 export interface ResolvedOpenClawOptions {
@@ -23,13 +31,15 @@ export interface ResolvedOpenClawOptions {
   readonly preset: string | undefined;
   readonly pruneContext: boolean;
   readonly projectCode: boolean;
+  readonly background: BackgroundMode;
+  readonly waitMs: number;
 }
 
-const KEYS = new Set(["cwd", "agent", "preset", "pruneContext", "projectCode"]);
+const KEYS = new Set(["cwd", "agent", "preset", "pruneContext", "projectCode", "background", "waitMs"]);
 
 export function resolveOpenClawOptions(config: unknown): ResolvedOpenClawOptions {
   const where = "plugins.entries.compaction.config";
-  if (config === undefined || config === null) return { cwd: undefined, agent: undefined, preset: undefined, pruneContext: true, projectCode: false };
+  if (config === undefined || config === null) return { cwd: undefined, agent: undefined, preset: undefined, pruneContext: true, projectCode: false, background: "auto", waitMs: DEFAULT_WAIT_MS };
   if (typeof config !== "object" || Array.isArray(config)) {
     throw new CompactionError(ErrorCodes.INPUT_INVALID, `${where} must be an object, found ${Array.isArray(config) ? "an array" : typeof config}.`);
   }
@@ -49,7 +59,11 @@ export function resolveOpenClawOptions(config: unknown): ResolvedOpenClawOptions
     if (typeof value !== "boolean") throw new CompactionError(ErrorCodes.INPUT_INVALID, `${where}.${key} must be true or false.`);
     return value;
   };
-  return { cwd: text("cwd"), agent: text("agent"), preset: text("preset"), pruneContext: flag("pruneContext", true), projectCode: flag("projectCode", false) };
+  const background = record["background"] ?? "auto";
+  if (background !== true && background !== false && background !== "auto") throw new CompactionError(ErrorCodes.INPUT_INVALID, `${where}.background must be true, false or "auto".`);
+  const waitMs = record["waitMs"] ?? DEFAULT_WAIT_MS;
+  if (typeof waitMs !== "number" || !(waitMs >= 0)) throw new CompactionError(ErrorCodes.INPUT_INVALID, `${where}.waitMs must be a number of milliseconds of at least 0.`);
+  return { cwd: text("cwd"), agent: text("agent"), preset: text("preset"), pruneContext: flag("pruneContext", true), projectCode: flag("projectCode", false), background, waitMs };
 }
 
 /** The agent id in an OpenClaw session key (`agent:<id>:<rest>`), or undefined. */

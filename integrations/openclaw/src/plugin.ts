@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { recallSettings } from "@compaction/plugin-recall";
 import { compactorFor, type SessionWhere, settledCompactorFor } from "./agent-compactor.js";
 import { CompactorCache } from "./compactor-cache.js";
-import { CompactionEngine, ENGINE_ID, type TranscriptReader } from "./engine.js";
+import { CompactionEngine, ENGINE_ID, type SessionLoops, type TranscriptReader } from "./engine.js";
 import { type EngineStore, openEngineStore } from "./engine-store.js";
 import type { AgentTool, OpenClawPluginApi, ToolFactoryContext } from "./openclaw-api.js";
 import { resolveOpenClawOptions } from "./options.js";
@@ -32,6 +32,8 @@ export function registerCompaction(api: OpenClawPluginApi, registerOptions: Regi
   const warn = (message: string): void => (api.logger ? api.logger.warn(message) : console.warn(message));
   const compactors = new CompactorCache({ trusted: options.projectCode, warn, recallTool: RECALL_TOOL_NAME });
   const stores = new Map<string, EngineStore>();
+  /** Each session's host loop, for every engine OpenClaw makes (one per run): see EngineDeps.loops. */
+  const loops: SessionLoops = new Map();
   /** The plugin's records of an agent: `<agentDir>/compaction-plugin` when OpenClaw says where that is. */
   const recordsDir = (agentDir: string | undefined): string => join(agentDir ?? join(homedir(), ".openclaw"), "compaction-plugin");
   const recall = new SessionRecall({ recordsDir, toolName: RECALL_TOOL_NAME });
@@ -55,8 +57,10 @@ export function registerCompaction(api: OpenClawPluginApi, registerOptions: Regi
         factory,
         readTranscript: registerOptions.readTranscript ?? readTranscriptThroughOpenClaw,
         warn,
+        info: (message) => api.logger?.info(message),
         version: VERSION,
         recall,
+        loops,
       }),
   );
   api.registerTool?.((ctx) => recallToolFor(ctx), { name: recall.toolName });

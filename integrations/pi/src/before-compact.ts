@@ -11,6 +11,7 @@ import type { CompactionResult as PiCompactionResult, ExtensionContext } from ".
 import { type BranchCompactEvent, compactBranch, inferTrigger } from "./compact-branch.js";
 import { explain, hintOf } from "./explain.js";
 import type { ResolvedPiCompactionOptions } from "./options.js";
+import type { PreparedOutcome } from "./background-compaction.js";
 import type { RecallStatus } from "./recall-link.js";
 
 /** pi's `SessionBeforeCompactResult` (not exported by pi's package index). */
@@ -25,6 +26,11 @@ export interface BeforeCompactDeps {
   readonly compactorFor: (ctx: ExtensionContext) => Promise<Compactor<PiMessage>>;
   /** Connects recall when the preset has it. */
   readonly recall: (compactor: Compactor<PiMessage>, ctx: ExtensionContext) => Promise<RecallStatus>;
+  /**
+   * The compaction prepared in the background for this session, when it still applies, else what
+   * to compact with (see background-compaction.ts); absent: always compact now.
+   */
+  readonly prepared?: (event: BranchCompactEvent, ctx: ExtensionContext, compactor: Compactor<PiMessage>, contextWindow: number, trigger: "auto" | "manual") => Promise<PreparedOutcome>;
 }
 
 /**
@@ -87,9 +93,16 @@ export async function beforeCompact(
     return { cancel: true };
   }
   let compaction;
+  let prepared: Extract<PreparedOutcome, { kind: "prepared" }> | undefined;
   try {
-    const agent = settings.agent(ctx);
-    compaction = await compactBranch(compactor, event, { contextWindow, ...(agent === undefined ? {} : { agent }) });
+    const outcome = (await deps.prepared?.(event, ctx, compactor, contextWindow, inferTrigger(event, contextWindow))) ?? { kind: "compact" };
+    if (outcome.kind === "prepared") {
+      prepared = outcome;
+      compaction = outcome.compaction;
+    } else {
+      const agent = settings.agent(ctx);
+      compaction = await compactBranch(compactor, event, { contextWindow, ...(agent === undefined ? {} : { agent }), ...(outcome.summarizer === undefined ? {} : { summarizer: outcome.summarizer }) });
+    }
   } catch (error) {
     return refuse(`the compactor rejected the run: ${explain(error)}`, hintOf(error));
   }
@@ -116,9 +129,10 @@ export async function beforeCompact(
     );
   }
   const { details } = plan.compaction;
+  const background = prepared === undefined ? "" : ` (prepared in the background ${(prepared.ageMs / 1000).toFixed(1)} s ago; ${prepared.appended} messages appended since stay after it)`;
   settings.report(
     "info",
-    `compaction: ${details.strategy}${details.layer === null ? "" : ` (${details.layer})`} compacted ${details.messagesCompacted} messages, ${details.tokensBeforeCompaction} -> ${details.tokensAfterCompaction} tokens.`,
+    `compaction: ${details.strategy}${details.layer === null ? "" : ` (${details.layer})`} compacted ${details.messagesCompacted} messages, ${details.tokensBeforeCompaction} -> ${details.tokensAfterCompaction} tokens${background}.`,
     ctx,
   );
   return { compaction: plan.compaction };

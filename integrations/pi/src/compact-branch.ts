@@ -5,7 +5,7 @@
  * `suffixOnly`: presets do not prune in place (the extension prunes in what it sends instead).
  */
 import { buildContext, compactionAnchor, compactPiBranch, type PiCompactionPlan, type SessionEntry } from "@compaction/transcript";
-import { type CompactionResult, type CompactionTrigger, type Compactor, type PiMessage } from "@compaction/core";
+import { type CompactionResult, type CompactionTrigger, type Compactor, type PiMessage, type Summarizer } from "@compaction/core";
 import type { SessionBeforeCompactEvent } from "./pi-types.js";
 
 /** Why pi compacts, as its event says since 0.79.10: `/compact`, its threshold, or a context-overflow error. */
@@ -25,6 +25,8 @@ export interface CompactBranchInput {
   readonly contextWindow: number;
   /** The agent the run is for (plugins may read it). */
   readonly agent?: string;
+  /** The summarizer for this run instead of the compactor's (the no-model one, after waiting for a compaction prepared in the background ran out). */
+  readonly summarizer?: Summarizer;
 }
 
 export interface BranchCompaction {
@@ -58,6 +60,7 @@ export async function compactBranch(
     signal: event.signal,
     ...(focus ? { focus } : {}),
     ...(input.agent === undefined ? {} : { agent: input.agent }),
+    ...(input.summarizer === undefined ? {} : { summarizer: input.summarizer }),
   });
   return { result, plan, trigger, contextWindow, messages: context.messages };
 }

@@ -6,10 +6,17 @@
  * COMPACTION_CONTEXT_TRIMMED / COMPACTION_CONTEXT_OVERFLOW as warnings; when the preset has
  * recall, the session's index is opened and `memory_search` registered. Everything is set up
  * on `session_start`, or on first use by hosts that never emit it (a bare SDK session). When to
- * compact stays pi's decision (its threshold), so the loop's trigger and wait are not used here.
+ * compact stays pi's decision (its threshold), so the loop's wait after a compaction is not used
+ * here, and its threshold is pi's: with background compaction (`background`, on with a model
+ * summarizer) `turn_end` and `agent_end` prepare the compaction past the loop's prepare mark and
+ * `session_before_compact` returns it at once (background-compaction.ts); `session_compact` drops
+ * one that the compaction just written made stale.
  */
 import { fileURLToPath } from "node:url";
 import { type Compactor, configWarnings, HostLoop, type PiMessage, type ResolvedConfig } from "@compaction/core";
+import { sessionAutoCompact, type SessionEntry } from "@compaction/transcript";
+import { PI_DEFAULT_RESERVE_TOKENS, prepareAfterTurn, type PreparedOutcome, reportBackground, takePrepared } from "./background-compaction.js";
+import type { BranchCompactEvent } from "./compact-branch.js";
 import type { ContextEvent, ExtensionAPI, ExtensionContext, ExtensionFactory } from "./pi-types.js";
 import { beforeCompact } from "./before-compact.js";
 import { CompactorCache } from "./compactor-cache.js";
@@ -42,7 +49,10 @@ export function compactionExtension(options: PiCompactionOptions = {}): Extensio
     // Hosts that never emit session_start (a bare SDK session) still prompt: prepare before the first model call.
     pi.on("before_agent_start", prepare);
     pi.on("session_before_compact", (event, ctx) => host.beforeCompact(event, ctx));
+    pi.on("session_compact", (_event, ctx) => host.compacted(ctx));
     pi.on("context", (event, ctx) => host.context(event, ctx));
+    pi.on("turn_end", (_event, ctx) => host.afterTurn(ctx));
+    pi.on("agent_end", (_event, ctx) => host.afterTurn(ctx));
     pi.on("session_shutdown", () => host.shutdown());
   };
 }
@@ -51,11 +61,13 @@ export function compactionExtension(options: PiCompactionOptions = {}): Extensio
 class PiCompactionHost {
   readonly #settings: ResolvedPiCompactionOptions;
   readonly #compactors = new CompactorCache();
-  /** Each session's host loop, by compactor (see `#loopFor`). */
-  readonly #loops = new WeakMap<Compactor<PiMessage>, Map<string, HostLoop<PiMessage>>>();
+  /** Each session's host loop and the compactor it was made for (see `#loopFor`). */
+  readonly #loops = new Map<string, { readonly compactor: Compactor<PiMessage>; readonly loop: HostLoop<PiMessage> }>();
   readonly #recall: RecallLink;
   /** Problems already shown, so a broken config is reported once, not before every model call. */
   readonly #reported = new Set<string>();
+  /** pi's reserve for the reply (`compaction.reserveTokens`), as its last compaction event said: its threshold is the window less it. */
+  #piReserve = PI_DEFAULT_RESERVE_TOKENS;
 
   constructor(pi: ExtensionAPI, settings: ResolvedPiCompactionOptions) {
     this.#settings = settings;
@@ -80,11 +92,51 @@ class PiCompactionHost {
   }
 
   beforeCompact(event: Parameters<typeof beforeCompact>[0], ctx: ExtensionContext) {
+    const reserve = event.preparation.settings.reserveTokens;
+    if (Number.isInteger(reserve) && reserve >= 0) this.#piReserve = reserve;
     return beforeCompact(event, ctx, {
       settings: this.#settings,
       compactorFor: (c) => this.#compactorFor(c),
       recall: (compactor, c) => this.#recallFor(compactor, c),
+      prepared: (e, c, compactor, contextWindow, trigger) => this.#prepared(e, c, compactor, contextWindow, trigger),
     });
+  }
+
+  /**
+   * At the end of a turn (and of the agent's run): with background compaction, prepares the
+   * compaction of the branch past the prepare mark (see background-compaction.ts). Never throws,
+   * and never makes pi wait: the compaction runs beside the agent.
+   */
+  async afterTurn(ctx: ExtensionContext): Promise<void> {
+    const compactor = await this.prepare(ctx);
+    if (compactor === undefined) return;
+    const contextWindow = ctx.model?.contextWindow ?? (compactor.config as ResolvedConfig | undefined)?.contextWindow;
+    if (contextWindow === undefined || contextWindow <= 0) return;
+    try {
+      const loop = this.#loopFor(compactor, ctx, contextWindow);
+      if (!loop.background) return;
+      const branch = ctx.sessionManager.getBranch();
+      // `compaction autocompact off`: pi's next compaction is a /compact of the user's, with no need to prepare it.
+      if (sessionAutoCompact(branch as SessionEntry[]) === false) return;
+      const agent = this.#settings.agent(ctx);
+      prepareAfterTurn(loop, branch, { compactor, contextWindow, ...(agent === undefined ? {} : { agent }), report: (level, message) => this.#settings.report(level, message, ctx) });
+    } catch (error) {
+      this.#reportOnce("warning", `compaction: could not prepare the next compaction in the background: ${explain(error)}. pi's next compaction runs when pi asks for it.`, ctx);
+    }
+  }
+
+  /** After a compaction was written: one prepared before it was made from the context it replaced. */
+  compacted(ctx: ExtensionContext): void {
+    const loop = this.#loops.get(sessionOf(ctx))?.loop;
+    const cost = loop?.drop("a compaction was written since, replacing the context it was prepared from") ?? null;
+    if (cost !== null) reportBackground({ type: "dropped", cost }, (level, message) => this.#settings.report(level, message, ctx));
+  }
+
+  /** The session's preparation for pi's compaction (see background-compaction.ts), or compact now when there is none. */
+  async #prepared(event: BranchCompactEvent, ctx: ExtensionContext, compactor: Compactor<PiMessage>, contextWindow: number, trigger: "auto" | "manual"): Promise<PreparedOutcome> {
+    if (contextWindow <= 0) return { kind: "compact" };
+    const loop = this.#loopFor(compactor, ctx, contextWindow);
+    return takePrepared(loop, event, trigger, (level, message) => this.#settings.report(level, message, ctx));
   }
 
   /**
@@ -130,26 +182,34 @@ class PiCompactionHost {
   }
 
   /**
-   * The loop of the session in `ctx` (one per session file and compactor: a compactor serves many
-   * sessions), made for the window of pi's model (a new one when it changes): the reply's reserve
-   * is the config's, else the window's own; one the window cannot hold throws here.
+   * The loop of the session in `ctx` (one per session file), made for its compactor, the window of
+   * pi's model and pi's threshold (a new one when any changes; a compaction being prepared by the
+   * old one is dropped): the reply's reserve is the config's, else the window's own, and one the
+   * window cannot hold throws here; the threshold is pi's (its window less its reserve), which the
+   * prepare mark leads. pi decides when to compact, so a cold prompt cache compacts nothing here.
    */
   #loopFor(compactor: Compactor<PiMessage>, ctx: ExtensionContext, contextWindow: number): HostLoop<PiMessage> {
-    let loops = this.#loops.get(compactor);
-    if (loops === undefined) {
-      loops = new Map();
-      this.#loops.set(compactor, loops);
-    }
-    const session = ctx.sessionManager.getSessionFile() ?? "(in memory)";
-    let loop = loops.get(session);
-    if (loop === undefined || loop.contextWindow !== contextWindow) {
-      loop = new HostLoop(compactor, { contextWindow, host: "@compaction/pi" });
-      loops.set(session, loop);
-    }
+    const session = sessionOf(ctx);
+    const known = this.#loops.get(session);
+    const threshold = Math.max(1, contextWindow - this.#piReserve);
+    if (known !== undefined && known.compactor === compactor && known.loop.contextWindow === contextWindow && known.loop.threshold === threshold) return known.loop;
+    const cost = known?.loop.drop("the session's model, window or config changed") ?? null;
+    if (cost !== null) reportBackground({ type: "dropped", cost }, (level, message) => this.#settings.report(level, message, ctx));
+    const { background, waitMs } = this.#settings;
+    const loop = new HostLoop(compactor, { contextWindow, threshold, background, waitMs, cacheTtlMs: null, host: "@compaction/pi" });
+    this.#loops.set(session, { compactor, loop });
     return loop;
   }
 
   async shutdown(): Promise<void> {
+    // A compaction being prepared has no one left to return it to.
+    const preparations = [...this.#loops.values()].map(({ loop }) => {
+      const preparation = loop.prepared;
+      loop.drop("pi shut the session down");
+      return preparation?.done;
+    });
+    await Promise.all(preparations);
+    this.#loops.clear();
     await this.#recall.close();
     await this.#compactors.dispose();
   }
@@ -177,6 +237,11 @@ class PiCompactionHost {
     this.#reported.add(message);
     this.#settings.report(level, message, ctx);
   }
+}
+
+/** The session `ctx` is about: its file, or one name for pi's in-memory session. */
+function sessionOf(ctx: ExtensionContext): string {
+  return ctx.sessionManager.getSessionFile() ?? "(in memory)";
 }
 
 function withHint(message: string, error: unknown): string {

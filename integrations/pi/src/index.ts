@@ -9,6 +9,7 @@ import { compactionExtension } from "./extension.js";
 export { compactionExtension } from "./extension.js";
 export {
   AGENT_ENV,
+  BACKGROUND_ENV,
   defaultReport,
   FALLBACK_ENV,
   type PiCompactionOptions,
@@ -23,6 +24,7 @@ export { type BranchCompactEvent, type BranchCompaction, compactBranch, type Com
 export { beforeCompact, type BeforeCompactDeps, type SessionBeforeCompactResult } from "./before-compact.js";
 export { ContextPruner, layeredOptionsOf, type PrunedContext, type PruneContextInput } from "./context-pruner.js";
 export { RecallLink, type RecallStatus } from "./recall-link.js";
+export { PI_DEFAULT_RESERVE_TOKENS, type PreparedOutcome, prepareAfterTurn, takePrepared } from "./background-compaction.js";
 
 /** The extension with options from the environment: what pi loads from this package. */
 const extension = compactionExtension();

@@ -1,7 +1,7 @@
 import { CompactionError, ErrorCodes } from "@compaction/core";
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { describe, expect, it } from "vitest";
-import { AGENT_ENV, FALLBACK_ENV, type PiFallback, PRESET_ENV, PRUNE_ENV, resolvePiCompactionOptions } from "./options.js";
+import { AGENT_ENV, BACKGROUND_ENV, FALLBACK_ENV, type PiFallback, PRESET_ENV, PRUNE_ENV, resolvePiCompactionOptions } from "./options.js";
 
 const ctx = { cwd: "/work/agent-a" } as ExtensionContext;
 
@@ -48,6 +48,19 @@ describe("resolvePiCompactionOptions", () => {
       expect((error as CompactionError).code).toBe(ErrorCodes.INPUT_INVALID);
       expect((error as CompactionError).hint).toMatch(/"cancel".*"pi"/);
     }
+  });
+
+  it("prepares in the background by default (auto), and takes on or off from the option, else the environment", () => {
+    expect(resolvePiCompactionOptions({}, {}).background).toBe("auto");
+    expect(resolvePiCompactionOptions({}, { [BACKGROUND_ENV]: "off" }).background).toBe(false);
+    expect(resolvePiCompactionOptions({}, { [BACKGROUND_ENV]: "on" }).background).toBe(true);
+    expect(resolvePiCompactionOptions({ background: true }, { [BACKGROUND_ENV]: "off" }).background).toBe(true);
+    expect(resolvePiCompactionOptions({}, {}).waitMs).toBe(30_000);
+  });
+
+  it("rejects a background setting it does not know, naming the variable or option", () => {
+    expect(() => resolvePiCompactionOptions({}, { [BACKGROUND_ENV]: "sometimes" })).toThrow(/environment variable '\$COMPACTION_PI_BACKGROUND'.*"auto", "on" or "off"/);
+    expect(() => resolvePiCompactionOptions({ waitMs: -1 }, {})).toThrow(expect.objectContaining({ code: ErrorCodes.INPUT_INVALID, path: "/waitMs" }));
   });
 
   it("names the environment variable when the fallback came from it", () => {

@@ -2,7 +2,7 @@
  * The extension's options: which `.compactionrc` section and preset to use, what pi should do
  * when the preset's compaction cannot be written, and whether to prune what is sent.
  */
-import { CompactionError, ErrorCodes } from "@compaction/core";
+import { type BackgroundMode, checkBackgroundOptions, CompactionError, DEFAULT_WAIT_MS, ErrorCodes } from "@compaction/core";
 import type { ExtensionContext } from "./pi-types.js";
 
 /** Environment variable naming the `.compactionrc` agent section (pi has no agent names). */
@@ -13,6 +13,8 @@ export const PRESET_ENV = "COMPACTION_PRESET";
 export const PRUNE_ENV = "COMPACTION_PI_PRUNE";
 /** Environment variable choosing the fallback (`cancel` or `pi`). */
 export const FALLBACK_ENV = "COMPACTION_PI_FALLBACK";
+/** Environment variable for background compaction (`auto`, `on` or `off`). */
+export const BACKGROUND_ENV = "COMPACTION_PI_BACKGROUND";
 
 /**
  * What pi does when the preset produced nothing pi's compaction entry can hold (nothing to
@@ -51,6 +53,17 @@ export interface PiCompactionOptions {
    * project-trust.ts. `true` / `false`: always / never, whatever pi says.
    */
   readonly trustProject?: PiTrustProject;
+  /**
+   * Background compaction (docs/background-compaction.md): `"auto"` (default) prepares the
+   * compaction at the end of a turn past the prepare mark (before pi's threshold, its window less
+   * its `compaction.reserveTokens`), unless the summarizer is the extractive one, so that pi's next
+   * compaction (its threshold, `/compact`, `session.compact()`) gets it at once, without a new
+   * model call; `true`: always; `false`: compact when pi asks. Default: `$COMPACTION_PI_BACKGROUND`
+   * (`auto`, `on`, `off`), else `auto`.
+   */
+  readonly background?: BackgroundMode;
+  /** The longest pi's compaction waits for the one being prepared; then it compacts on its own. Default 30,000 ms. */
+  readonly waitMs?: number;
 }
 
 /** See PiCompactionOptions.trustProject. */
@@ -65,10 +78,13 @@ export interface ResolvedPiCompactionOptions {
   readonly pruneContext: boolean;
   readonly report: PiReport;
   readonly trustProject: PiTrustProject;
+  readonly background: BackgroundMode;
+  readonly waitMs: number;
 }
 
 const FALLBACKS: readonly PiFallback[] = ["cancel", "pi"];
 const OFF_VALUES = new Set(["off", "false", "0", "no"]);
+const ON_VALUES = new Set(["on", "true", "1", "yes"]);
 
 /**
  * Fills in defaults from `env`. Throws COMPACTION_INPUT_INVALID for an unknown fallback or a
@@ -97,6 +113,8 @@ export function resolvePiCompactionOptions(
   }
   const pruneEnv = nonEmpty(env[PRUNE_ENV]);
   const pruneContext = options.pruneContext ?? !(pruneEnv !== undefined && OFF_VALUES.has(pruneEnv.toLowerCase()));
+  const background = options.background ?? backgroundFromEnv(nonEmpty(env[BACKGROUND_ENV]));
+  checkBackgroundOptions({ background, ...(options.waitMs === undefined ? {} : { waitMs: options.waitMs }) }, "the pi compaction extension");
   return {
     agent: typeof agent === "function" ? agent : () => agent,
     preset,
@@ -105,7 +123,17 @@ export function resolvePiCompactionOptions(
     pruneContext,
     report: options.report ?? defaultReport,
     trustProject,
+    background,
+    waitMs: options.waitMs ?? DEFAULT_WAIT_MS,
   };
+}
+
+/** `$COMPACTION_PI_BACKGROUND`: `auto` (or unset), `on`/`true`/`1`, `off`/`false`/`0`/`no`. */
+function backgroundFromEnv(value: string | undefined): BackgroundMode {
+  if (value === undefined || value.toLowerCase() === "auto") return "auto";
+  if (OFF_VALUES.has(value.toLowerCase())) return false;
+  if (ON_VALUES.has(value.toLowerCase())) return true;
+  throw invalid(`$${BACKGROUND_ENV}`, `expected "auto", "on" or "off", found ${JSON.stringify(value)}`, "Unset it for auto, or set it to on or off.");
 }
 
 /** Shows the message in pi's UI; without one, writes warnings and errors to stderr. */

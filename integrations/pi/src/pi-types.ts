@@ -13,6 +13,8 @@ export interface ReadonlySessionManager {
   getSessionFile(): string | undefined;
   /** The id of the branch's last entry, or null in an empty session. */
   getLeafId(): string | null;
+  /** The entries from the root to the branch's last entry (pi's `SessionEntry`s); @compaction/transcript reads them. */
+  getBranch(): readonly unknown[];
 }
 
 /** The model pi runs (pi-ai's `Model`); only what the extension reads. */
@@ -67,7 +69,12 @@ export interface PiExtensionEvents {
   session_start: unknown;
   before_agent_start: unknown;
   session_before_compact: SessionBeforeCompactEvent;
+  /** After a compaction was written (ours or pi's own). */
+  session_compact: unknown;
   context: ContextEvent;
+  /** After each turn of the agent (its reply and tool results are in the session by then), and after the agent's run. */
+  turn_end: unknown;
+  agent_end: unknown;
   session_shutdown: unknown;
 }
 

@@ -115,13 +115,17 @@ function reply(step: number, input: number, idPrefix: string, toolSteps: number)
   };
 }
 
-/** A mock model that records each prompt and answers by the script above. */
-export function recordingModel(pkg: AiPackage, idPrefix = "call-", toolSteps = TOOL_STEPS): { model: unknown; prompts: RecordedPrompt[] } {
+/** What the model does before it answers step `step` (0-based): a model's answer takes time, and the test decides how much. */
+export type BeforeReply = (step: number) => Promise<void>;
+
+/** A mock model that records each prompt and answers by the script above (after `beforeReply`, for `generateText`). */
+export function recordingModel(pkg: AiPackage, idPrefix = "call-", toolSteps = TOOL_STEPS, beforeReply?: BeforeReply): { model: unknown; prompts: RecordedPrompt[] } {
   const prompts: RecordedPrompt[] = [];
   const model = new pkg.test.MockLanguageModelV3({
     doGenerate: async (options: { prompt: PromptMessage[]; tools?: unknown }) => {
       const input = promptTokens(options.prompt, options.tools);
       prompts.push({ messages: options.prompt, tokens: input });
+      await beforeReply?.(prompts.length - 1);
       return reply(prompts.length - 1, input, idPrefix, toolSteps);
     },
     doStream: async (options: { prompt: PromptMessage[]; tools?: unknown }) => {
@@ -166,8 +170,9 @@ export async function runToolLoop(
   runner: Runner,
   prepareStep: unknown,
   toolSteps = TOOL_STEPS,
+  beforeReply?: BeforeReply,
 ): Promise<{ prompts: RecordedPrompt[]; text: string; steps: number }> {
-  const { model, prompts } = recordingModel(pkg, "call-", toolSteps);
+  const { model, prompts } = recordingModel(pkg, "call-", toolSteps, beforeReply);
   const settings = {
     model,
     system: SYSTEM,

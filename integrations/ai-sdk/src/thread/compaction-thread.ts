@@ -105,12 +105,15 @@ export class CompactionThread {
       if (event.type === "compaction-end") {
         on?.({ type: "compaction-end", status: event.result.status, reason: event.result.reason, entryId: null, tokens: event.tokens, compactions: this.compactions });
       } else if (event.type === "compaction-start") {
-        on?.({ type: "compaction-start", tokens: event.tokens, threshold: event.threshold, contextWindow: event.contextWindow, messages: event.messages });
+        on?.({ type: "compaction-start", tokens: event.tokens, threshold: event.threshold, contextWindow: event.contextWindow, messages: event.messages, ...(event.prepared === undefined ? {} : { prepared: event.prepared }) });
+      } else if (event.type === "background") {
+        on?.({ type: "background", background: event.background });
       } else {
         on?.({ type: "warning", message: event.message, code: event.code });
       }
     };
-    this.#steps = new ModelMessageCompaction({ ...stepOptions, ...(on === undefined ? {} : { on: stepEvents }) });
+    // A step's compaction is prepared in the background as the thread's are (its background option, default off).
+    this.#steps = new ModelMessageCompaction({ ...stepOptions, background: init.options.background ?? false, ...(on === undefined ? {} : { on: stepEvents }) });
     this.prepareStep = prepareStepOf<ModelMessage>(this.#steps) as unknown as CompactionThread["prepareStep"];
     const search = memorySearchTool({ search: (query, options) => this.#index().then((index) => index.search(query, options)), get: (id, options) => this.#index().then((index) => index.get(id, options)) }, init.options.recall ?? {});
     this.memorySearch = tool<MemorySearchInput, string>({

@@ -50,7 +50,7 @@ const REMOVE_ALL_MESSAGES = "__remove_all__";
 /** The middleware's name in the agent graph. */
 export const COMPACTION_HISTORY_MIDDLEWARE_NAME = "CompactionHistoryMiddleware";
 
-export interface CompactionHistoryOptions extends Omit<HostCompactionOptions<BaseMessage, ThreadEvent>, "isPinned" | "compactor"> {
+export interface CompactionHistoryOptions extends Omit<HostCompactionOptions<BaseMessage, ThreadEvent>, "isPinned" | "compactor" | "background" | "waitMs" | "cacheTtlMs"> {
   /**
    * Opens the session store of a thread, by the run's `thread_id`: e.g. `(threadId) =>
    * openSqliteStore({ file: "threads.sqlite", session: threadId, create: {} })`. Called once per
@@ -327,6 +327,14 @@ function checkOptions(options: CompactionHistoryOptions): void {
     throw new CompactionError(ErrorCodes.INPUT_INVALID, `${HOST}: openStore must be a function (threadId) => EntryStore; found ${describeValue(options.openStore)}.`, {
       path: "/openStore",
       hint: 'Pass e.g. openStore: (threadId) => openSqliteStore({ file: "threads.sqlite", session: threadId, create: {} }).',
+    });
+  }
+  // Its store is closed at the end of every run, which would cancel a compaction prepared before then.
+  const background = (options as { background?: unknown }).background;
+  if (background !== undefined && background !== false) {
+    throw new CompactionError(ErrorCodes.INPUT_INVALID, `${HOST}: background compaction is not available here: each run's store is closed when the run ends, which would cancel a compaction prepared before then; found background: ${describeValue(background)}.`, {
+      path: "/background",
+      hint: "Leave background out (the thread compacts at the threshold), or use compactionMiddleware, whose loops outlive a run.",
     });
   }
 }

@@ -11,15 +11,17 @@ export interface Registered {
   provider?: CompactionProvider;
   tools: { factory: ToolFactory; name: string | undefined }[];
   warnings: string[];
+  /** What the plugin logged as info (a compaction prepared in the background, put in place, dropped). */
+  infos: string[];
 }
 
 export function fakeHost(pluginConfig: Record<string, unknown>, state: "trusted" | "untrusted" = "trusted", config?: OpenClawPluginApi["config"]) {
-  const registered: Registered = { tools: [], warnings: [] };
+  const registered: Registered = { tools: [], warnings: [], infos: [] };
   const namespaces = new Map<string, Map<string, unknown>>();
   const api: OpenClawPluginApi = {
     ...(config === undefined ? {} : { config }),
     pluginConfig,
-    logger: { info: () => {}, warn: (message) => registered.warnings.push(message), error: (message) => registered.warnings.push(message) },
+    logger: { info: (message) => registered.infos.push(message), warn: (message) => registered.warnings.push(message), error: (message) => registered.warnings.push(message) },
     runtime: {
       state: {
         openKeyedStore<T>(options: { namespace: string }): KeyedStore<T> {

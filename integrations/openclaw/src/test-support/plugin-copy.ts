@@ -47,13 +47,14 @@ function resolveInstalled(name: string, fromDir: string, repoModules: string): s
 
 /**
  * Copies the plugin in `pluginDir` to `destination` (see above); `repoModules` is the repo's
- * `node_modules`, where npm hoists dependencies and links the workspace packages. Returns
- * `destination`.
+ * `node_modules`, where npm hoists dependencies and links the workspace packages. `extra`: packages
+ * installed beside the plugin as a user would (`npm install @compaction/plugin-summarizer-openai`
+ * in its folder), for a `.compactionrc` that names them. Returns `destination`.
  */
-export function copyPluginForInstall(pluginDir: string, repoModules: string, destination: string): string {
+export function copyPluginForInstall(pluginDir: string, repoModules: string, destination: string, extra: readonly string[] = []): string {
   copyRuntimeFiles(pluginDir, destination);
   const copied = new Set<string>();
-  const pending = dependencies(pluginDir).map((name) => ({ name, from: pluginDir }));
+  const pending = [...dependencies(pluginDir), ...extra].map((name) => ({ name, from: pluginDir }));
   while (pending.length > 0) {
     const { name, from } = pending.pop() as { name: string; from: string };
     if (HOST_PACKAGES.has(name)) continue;

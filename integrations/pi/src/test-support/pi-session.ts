@@ -92,22 +92,27 @@ export interface RuntimeOptions {
   readonly extensionPaths?: readonly string[];
   /** The faux model's context window. */
   readonly contextWindow: number;
+  /** pi's own auto-compaction (its threshold: the window less `compaction.reserveTokens`, and its overflow recovery). Default off. */
+  readonly autoCompaction?: boolean;
+  /** What the faux model answers, in turn (default: "ok", ten times). */
+  readonly responses?: readonly ReturnType<typeof fauxAssistantMessage>[];
 }
 
 /**
  * An AgentSession created with pi's SDK over the session copy: a faux model (its own provider,
  * a runtime API key, since pi checks for one before asking extensions to compact), no resource
- * discovery outside `session.dir`, pi's auto-compaction off. The model answers "ok".
+ * discovery outside `session.dir`, pi's auto-compaction off unless `autoCompaction`. The model answers "ok".
  */
 export async function createRuntimeSession(session: SessionDir, options: RuntimeOptions): Promise<RuntimeSession> {
   providers += 1;
   const name = `faux-test-${providers}`;
   const faux = registerFauxProvider({ api: name, provider: name, models: [{ id: "faux-model", contextWindow: options.contextWindow }] });
   const requests: RuntimeSession["requests"] = [];
+  const answers = options.responses ?? Array.from({ length: 10 }, () => fauxAssistantMessage("ok"));
   faux.setResponses(
-    Array.from({ length: 10 }, () => (context: (typeof requests)[number]) => {
+    answers.map((answer) => (context: (typeof requests)[number]) => {
       requests.push(context);
-      return fauxAssistantMessage("ok");
+      return answer;
     }),
   );
   const model = faux.getModel();
@@ -116,7 +121,7 @@ export async function createRuntimeSession(session: SessionDir, options: Runtime
   const modelRegistry = ModelRegistry.inMemory(authStorage);
   const agentDir = join(session.dir, "agent");
   mkdirSync(agentDir, { recursive: true });
-  const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false } });
+  const settingsManager = SettingsManager.inMemory({ compaction: { enabled: options.autoCompaction ?? false } });
   const resourceLoader = new DefaultResourceLoader({
     cwd: session.dir,
     agentDir,
