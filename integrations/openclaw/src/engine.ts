@@ -188,7 +188,7 @@ export class CompactionEngine implements ContextEngine {
     await this.#journal(compactor, params.sessionId, params.messages);
     // A compaction prepared in the background is put in place here when this request is past the
     // threshold (or the prompt cache went cold); one that cannot be sent otherwise waits for it.
-    if (params.tokenBudget !== undefined && params.tokenBudget > 0 && compactor.autoCompact.enabled) {
+    if (params.sessionKey !== undefined && params.tokenBudget !== undefined && params.tokenBudget > 0 && compactor.autoCompact.enabled) {
       const loop = this.#loopFor(params.sessionId, compactor, params.tokenBudget);
       if (loop.background && (await this.#backgroundCheck(loop, compactor, params.sessionId, params.sessionKey, params.messages, params.tokenBudget)) !== null) {
         compaction = await this.#deps.store.compaction(params.sessionId);
@@ -432,7 +432,7 @@ export class CompactionEngine implements ContextEngine {
     loop: HostLoop<PiMessage>,
     compactor: Compactor<PiMessage>,
     sessionId: string,
-    sessionKey: string | undefined,
+    sessionKey: string,
     messages: readonly AgentMessage[],
     tokenBudget: number,
   ): Promise<CompactResult | null> {
@@ -445,7 +445,7 @@ export class CompactionEngine implements ContextEngine {
       run: (snapshot, { targetTokens, signal }) =>
         this.#run(compactor, snapshot as unknown as AgentMessage[], { trigger: "auto", tokenBudget, signal, ...(targetTokens === undefined ? {} : { targetTokens }), ...(agent === undefined ? {} : { agent }) }),
       apply: (preparation) => this.#putPrepared(sessionId, compactor, loop, preparation, held.tokens, agent),
-      compactNow: (summarizer) => this.#compactSession({ sessionId, sessionKey: sessionKey ?? "", tokenBudget }, summarizer),
+      compactNow: (summarizer) => this.#compactSession({ sessionId, sessionKey, tokenBudget }, summarizer),
       report: (event) => this.#info(describeBackgroundEvent(event)),
     });
     if (put === null) return null;

@@ -91,15 +91,20 @@ class PiCompactionHost {
     return compactor;
   }
 
-  beforeCompact(event: Parameters<typeof beforeCompact>[0], ctx: ExtensionContext) {
-    const reserve = event.preparation.settings.reserveTokens;
-    if (Number.isInteger(reserve) && reserve >= 0) this.#piReserve = reserve;
-    return beforeCompact(event, ctx, {
-      settings: this.#settings,
-      compactorFor: (c) => this.#compactorFor(c),
-      recall: (compactor, c) => this.#recallFor(compactor, c),
-      prepared: (e, c, compactor, contextWindow, trigger) => this.#prepared(e, c, compactor, contextWindow, trigger),
-    });
+  async beforeCompact(event: Parameters<typeof beforeCompact>[0], ctx: ExtensionContext) {
+    try {
+      return await beforeCompact(event, ctx, {
+        settings: this.#settings,
+        compactorFor: (c) => this.#compactorFor(c),
+        recall: (compactor, c) => this.#recallFor(compactor, c),
+        prepared: (e, c, compactor, contextWindow, trigger) => this.#prepared(e, c, compactor, contextWindow, trigger),
+      });
+    } finally {
+      // pi's reserve, as its event says, for the threshold the next preparations lead (after this
+      // compaction: a loop made for another threshold now would drop the preparation it takes).
+      const reserve = event.preparation.settings.reserveTokens;
+      if (Number.isInteger(reserve) && reserve >= 0) this.#piReserve = reserve;
+    }
   }
 
   /**

@@ -146,12 +146,13 @@ function errored(log: HostLog, event: ContextErrorEvent): void {
   else log.fail(`error during ${event.during}: ${event.error.message}`);
 }
 
-/** The AI SDK's events into the log: a request that left out messages apart, every other warning after a compaction started a failure of it. */
+/** The AI SDK's events into the log: a request that left out messages apart, every other warning after a compaction started a failure of it (a background step is news, not a warning). */
 function listen(log: HostLog, event: AiSdkCompactionEvent): void {
   if (event.type === "compaction-start") log.start();
   else if (event.type === "compaction-end") {
     if (event.result.status === "compacted") log.compactions += 1;
     if (event.result.status === "failed") log.fail(`failed: ${event.result.reason ?? "no reason"}`);
-  } else if (event.code === ErrorCodes.CONTEXT_TRIMMED) log.trimmed += 1;
+  } else if (event.type === "background") return;
+  else if (event.code === ErrorCodes.CONTEXT_TRIMMED) log.trimmed += 1;
   else if (log.attempts > 0) log.fail(`warning${event.code === null ? "" : ` ${event.code}`}: ${event.message}`);
 }
