@@ -18,17 +18,19 @@
  */
 import {
   budgetRatioOf,
+  type ClaimAnswer,
   CompactionError,
   type CompactionResult,
   type CompactionTrigger,
   type Compactor,
   describeError,
   type ErrorCode,
-  type BackgroundStep,
+  backgroundCheck,
   type DroppedPreparation,
   ErrorCodes,
   type HostLoop,
   type Preparation,
+  type PrepareInput,
   type PrepareReason,
   type Summarizer,
   isCompactionError,
@@ -431,66 +433,25 @@ export class ContextManager<T> {
   }
 
   /**
-   * `check()` with background preparation (`HostLoop.next`): start preparing past the prepare
-   * mark; at the threshold (or with the cache cold) put the prepared result in place with what was
-   * appended since; wait only when a request cannot be sent otherwise, at most `waitMs`, then
-   * compact with the no-model summary.
+   * `check()` with background preparation: core's `backgroundCheck` (start preparing past the
+   * prepare mark; at the threshold, or with the cache cold, put the prepared result in place with
+   * what was appended since; wait only when a request cannot be sent otherwise, at most `waitMs`,
+   * then compact with the no-model summary), with this manager's side: its store's compactions,
+   * its limits, and the claim on each preparation with a store that keeps them in its database.
    */
   async #backgroundCheck(): Promise<CompactionResult<T> | null> {
-    let reread = false;
-    for (;;) {
-      const step: BackgroundStep<T> = this.#loop.next(this.#size.tokens, this.#store.messages, this.#store.keys ?? this.#store.messages);
-      this.#reportDropped(step.dropped);
-      await this.#claims?.settle();
-      switch (step.action) {
-        case "none":
-          return null;
-        case "prepare":
-          if (this.#nothingToCompact()) return null;
-          if (step.reason === "threshold" ? this.#stoppedAtMax() : this.#maxReached()) return null;
-          // Another worker prepares it (or this one's view of the session was behind): the full context is still sent.
-          if ((await this.#claimPreparation()) !== "prepare") return null;
-          this.#prepare(step.reason);
-          return null;
-        case "apply":
-          return this.#settle(await this.#applyPrepared(step.preparation, step.appended, step.cold));
-        case "wait": {
-          this.#emitter.emit("background", { type: "waiting", tokens: this.#size.tokens });
-          const started = this.#loop.now();
-          const realStart = performance.now();
-          const ready = await this.#loop.wait(step.preparation);
-          const waited = Math.max(this.#loop.now() - started, 0) || Math.round(performance.now() - realStart);
-          this.#emitter.emit("background", { type: "wait", ms: waited, timedOut: !ready });
-          if (ready) continue;
-          // The deadline: the model's summary is given up for the no-model one, now.
-          this.#reportDropped(this.#loop.drop(`a request could not be sent without it, and it was not ready within waitMs (${this.#loop.waitMs} ms)`));
-          await this.#claims?.settle();
-          return this.#settle(await this.#compactWithoutModel());
-        }
-        case "compact": {
-          // Nothing in flight and a request that cannot be sent: start it, and wait for it as for any (at most waitMs).
-          if (this.#nothingToCompact() || this.#stoppedAtMax()) return null;
-          const claim = await this.#claimPreparation();
-          if (claim === "moved" && !reread) {
-            reread = true;
-            continue;
-          }
-          if (claim === "held") {
-            // Another worker prepares it: wait for its compaction (at most waitMs), then the no-model summary here.
-            if (await this.#waitForClaimHolder()) continue;
-            return this.#settle(await this.#compactWithoutModel());
-          }
-          this.#prepare("threshold");
-          continue;
-        }
-      }
-    }
-  }
-
-  /** A compaction now with the no-model summary (the wait's deadline passed), or the compactor's own when none is installed. */
-  async #compactWithoutModel(): Promise<CompactionResult<T>> {
-    const summarizer = await this.#loop.fallbackSummarizer();
-    return this.#compactNow("threshold", "auto", {}, summarizer ?? undefined);
+    return backgroundCheck<T, CompactionResult<T>>(this.#loop, {
+      context: () => ({ tokens: this.#size.tokens, messages: this.#store.messages, keys: this.#store.keys ?? this.#store.messages }),
+      mayStart: (reason) => !this.#nothingToCompact() && !(reason === "threshold" ? this.#stoppedAtMax() : this.#maxReached()),
+      claim: () => this.#claimPreparation(),
+      waitForHolder: () => this.#waitForClaimHolder(),
+      run: (snapshot, input) => this.#runPrepared(snapshot, input),
+      started: (preparation) => this.#followPreparation(preparation),
+      apply: async (preparation, appended, cold) => this.#settle(await this.#applyPrepared(preparation, appended, cold)),
+      compactNow: async (summarizer) => this.#settle(await this.#compactNow("threshold", "auto", {}, summarizer)),
+      report: (event) => this.#emitter.emit("background", event),
+      settle: async () => this.#claims?.settle(),
+    });
   }
 
   /**
@@ -500,7 +461,7 @@ export class ContextManager<T> {
    * changed since it was read (read again now). A claim the database failed to take is reported,
    * and counts as `held` (nothing is prepared until a request could not be sent without it).
    */
-  async #claimPreparation(): Promise<"prepare" | "held" | "moved"> {
+  async #claimPreparation(): Promise<ClaimAnswer> {
     const claims = this.#claims;
     if (claims === null) return "prepare";
     const keys = this.#store.keys;
@@ -562,40 +523,34 @@ export class ContextManager<T> {
     return done;
   }
 
-  /** Starts the compaction of the context as it is now, beside the queue (appends go on). */
-  #prepare(reason: PrepareReason): void {
+  /** The compaction of `snapshot` prepared beside the queue (appends go on), as the store records compactions; never throws. */
+  async #runPrepared(snapshot: readonly T[], { targetTokens, signal }: PrepareInput): Promise<CompactionResult<T>> {
     const tokens = this.#size.tokens;
     const anchor = this.#store.anchor;
-    const messages = this.#store.messages;
-    const preparation = this.#loop.prepare(
-      reason,
-      messages,
-      tokens,
-      async (snapshot, { targetTokens, signal }) => {
-        try {
-          return await this.#store.compact(this.compactor, {
-            messages: snapshot,
-            trigger: "auto",
-            contextWindow: this.contextWindow,
-            reserveTokens: this.reserveTokens,
-            signal,
-            ...(targetTokens === undefined ? {} : { targetTokens }),
-            ...(anchor === undefined ? {} : { anchor }),
-            ...(this.#agent === undefined ? {} : { agent: this.#agent }),
-          });
-        } catch (error) {
-          const failure = asCompactionError(error, ErrorCodes.INPUT_INVALID, "The compaction prepared in the background failed");
-          return untouchedResult(snapshot, tokens, "failed", failure.message, failure);
-        }
-      },
-      this.#store.keys ?? messages,
-    );
-    this.#claims?.hold(preparation);
-    this.#emitter.emit("background", { type: "start", reason, tokens, messages: preparation.snapshot.length, at: preparation.startedAt });
+    try {
+      return await this.#store.compact(this.compactor, {
+        messages: snapshot,
+        trigger: "auto",
+        contextWindow: this.contextWindow,
+        reserveTokens: this.reserveTokens,
+        signal,
+        ...(targetTokens === undefined ? {} : { targetTokens }),
+        ...(anchor === undefined ? {} : { anchor }),
+        ...(this.#agent === undefined ? {} : { agent: this.#agent }),
+      });
+    } catch (error) {
+      const failure = asCompactionError(error, ErrorCodes.INPUT_INVALID, "The compaction prepared in the background failed");
+      return untouchedResult(snapshot, tokens, "failed", failure.message, failure);
+    }
+  }
+
+  /** A preparation started: its claim (with a store that claims them) is held with it, and marked ready when it is. */
+  #followPreparation(preparation: Preparation<T>): void {
+    const claims = this.#claims;
+    if (claims === null) return;
+    claims.hold(preparation);
     void preparation.done.then(() => {
-      if (this.#loop.prepared !== preparation) return;
-      this.#emitter.emit("background", { type: "ready", status: preparation.result?.status ?? "failed", ms: (preparation.readyAt ?? preparation.startedAt) - preparation.startedAt });
-      this.#claims?.ready(preparation);
+      if (this.#loop.prepared === preparation) claims.ready(preparation);
     });
   }
 

@@ -57,6 +57,7 @@ export {
 // Shrinking: how the core brings any context under a budget when cutting alone cannot.
 export {
   NAMES_SHARE,
+  readableKeepTokens,
   shrinkToBudget,
   type ShrinkOptions,
   type ShrinkResult,
@@ -276,6 +277,7 @@ export {
   type BackgroundEvent,
   type BackgroundHost,
   backgroundCheck,
+  type ClaimAnswer,
   describeBackgroundEvent,
   type HeldContext,
   startPreparation,

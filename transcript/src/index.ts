@@ -106,6 +106,7 @@ export {
   checkClaimRenewal,
   checkClaimRequest,
   checkClaimToken,
+  claimRefusal,
   claimState,
   claimStatus,
   DEFAULT_CLAIM_LEASE_MS,

@@ -13,7 +13,10 @@
  * 4. `compact`: a request cannot be sent and nothing is in flight: a compaction starts, and is
  *    waited for as in 3.
  * Every step is reported to the host as a `BackgroundEvent`, and a preparation the loop dropped on
- * the way (it no longer applies) as `dropped`.
+ * the way (it no longer applies) as `dropped`. A host whose workers share one session (the context
+ * manager over a database store) claims each preparation before it starts one (`claim`): a worker
+ * refused does not prepare, and when a request cannot be sent it waits for the holder's compaction
+ * (`waitForHolder`) instead of starting its own.
  *
  * A host that does not decide when to compact (pi, OpenClaw: they ask) prepares with
  * `startPreparation` and, when asked, takes the preparation with `takePreparation`.
@@ -45,6 +48,13 @@ export interface HeldContext<T> {
   readonly keys?: readonly unknown[];
 }
 
+/**
+ * What a host's claim on a preparation said (`BackgroundHost.claim`): `prepare` (this worker holds
+ * it, or the host keeps no claims), `held` (another worker prepares it), `moved` (the session
+ * changed since the host read it: the host read it again, and the loop looks once more).
+ */
+export type ClaimAnswer = "prepare" | "held" | "moved";
+
 /** The host's side of `backgroundCheck`. `R` is what a compaction put in place gives the host back. */
 export interface BackgroundHost<T, R> {
   /** The context now; read again after a wait. */
@@ -59,6 +69,14 @@ export interface BackgroundHost<T, R> {
   compactNow(summarizer: Summarizer | undefined): Promise<R>;
   /** Hears every background event. */
   report(event: BackgroundEvent): void;
+  /** Claims the preparation about to start, where workers share the session (see `ClaimAnswer`). Default: `prepare`. */
+  claim?(reason: PrepareReason): Promise<ClaimAnswer>;
+  /** A request cannot be sent and another worker holds the claim: waits for its compaction (at most `waitMs`); true when the request can be sent now. Default: false. */
+  waitForHolder?(): Promise<boolean>;
+  /** A preparation started (after `start` was reported), for a host that follows it (a claim's renewals). */
+  started?(preparation: Preparation<T>): void;
+  /** Before each step and after a drop: the host's bookkeeping of what the loop holds (a claim released with its preparation). */
+  settle?(): Promise<void>;
 }
 
 /**
@@ -66,16 +84,20 @@ export interface BackgroundHost<T, R> {
  * the context as it is), else what the host's `apply` or `compactNow` returned.
  */
 export async function backgroundCheck<T, R>(loop: HostLoop<T>, host: BackgroundHost<T, R>): Promise<R | null> {
+  let reread = false;
   for (;;) {
     const context = host.context();
     const step = loop.next(context.tokens, context.messages, context.keys ?? context.messages);
     reportDropped(host, step.dropped);
+    await host.settle?.();
     switch (step.action) {
       case "none":
         return null;
       case "prepare":
         if (host.mayStart?.(step.reason) === false) return null;
-        startPreparation(loop, step.reason, context, host);
+        // Another worker prepares it (or the host's view was behind): the full context is still sent.
+        if ((await claim(host, step.reason)) !== "prepare") return null;
+        host.started?.(startPreparation(loop, step.reason, context, host));
         return null;
       case "apply":
         return host.apply(step.preparation, step.appended, step.cold);
@@ -83,15 +105,31 @@ export async function backgroundCheck<T, R>(loop: HostLoop<T>, host: BackgroundH
         if (await waitFor(loop, step.preparation, context.tokens, host)) continue;
         // The deadline: the model's summary is given up for the no-model one, now.
         reportDropped(host, loop.drop(`a request could not be sent without it, and it was not ready within waitMs (${loop.waitMs} ms)`));
+        await host.settle?.();
         return host.compactNow((await loop.fallbackSummarizer()) ?? undefined);
       }
-      case "compact":
+      case "compact": {
         // Nothing in flight and a request that cannot be sent: start it, and wait for it as for any (at most waitMs).
         if (host.mayStart?.("threshold") === false) return null;
-        startPreparation(loop, "threshold", context, host);
+        const answer = await claim(host, "threshold");
+        if (answer === "moved" && !reread) {
+          reread = true;
+          continue;
+        }
+        if (answer === "held") {
+          // Another worker prepares it: wait for its compaction (at most waitMs), then the no-model summary here.
+          if ((await host.waitForHolder?.()) === true) continue;
+          return host.compactNow((await loop.fallbackSummarizer()) ?? undefined);
+        }
+        host.started?.(startPreparation(loop, "threshold", context, host));
         continue;
+      }
     }
   }
+}
+
+function claim(host: Pick<BackgroundHost<unknown, unknown>, "claim">, reason: PrepareReason): Promise<ClaimAnswer> {
+  return host.claim?.(reason) ?? Promise.resolve("prepare");
 }
 
 /**

@@ -9,7 +9,7 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { RecordedRequest } from "./model-server.js";
+import { chatCompletion, readRequest, type RecordedRequest } from "./http-requests.js";
 
 export interface HeldModelServerOptions {
   /** Answer a held request on its own after this many ms (real time). Default: only `release()` answers. */
@@ -45,21 +45,12 @@ export async function startHeldModelServer(options: HeldModelServerOptions = {})
   const waiting: Array<(request: RecordedRequest) => void> = [];
   let free = false;
   const server: Server = createServer((req, res) => {
-    let raw = "";
-    req.on("data", (chunk: Buffer) => (raw += chunk.toString("utf8")));
-    req.on("end", () => {
-      let body: any = raw;
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        // keep the raw text
-      }
+    readRequest(req, (request, rawChars) => {
       const send = (text: string) => {
         if (res.writableEnded) return;
         res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify(completion(text, raw.length)));
+        res.end(JSON.stringify(chatCompletion(text, rawChars, "held-model")));
       };
-      const request: RecordedRequest = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body, at: Date.now() };
       const index = requests.length;
       requests.push(request);
       for (const resolve of waiting.splice(0)) resolve(request);
@@ -67,7 +58,7 @@ export async function startHeldModelServer(options: HeldModelServerOptions = {})
       const answer = () => {
         clearTimeout(timer);
         held.delete(answer);
-        send(heldSummaryText(index, body));
+        send(heldSummaryText(index, request.body));
       };
       if (free) return answer();
       held.add(answer);
@@ -101,18 +92,5 @@ export async function startHeldModelServer(options: HeldModelServerOptions = {})
         server.closeAllConnections();
         server.close(() => resolve());
       }),
-  };
-}
-
-function completion(text: string, promptChars: number) {
-  const prompt = Math.ceil(promptChars / 4);
-  const out = Math.ceil(text.length / 4);
-  return {
-    id: "chatcmpl-held",
-    object: "chat.completion",
-    created: 1767225600,
-    model: "held-model",
-    choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
-    usage: { prompt_tokens: prompt, completion_tokens: out, total_tokens: prompt + out },
   };
 }

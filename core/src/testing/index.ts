@@ -3,7 +3,8 @@ export { builders, FORMATS, words, type Builders, type CallSpec, type Format, ty
 export { answers, calls, fact } from "./facts.js";
 export { freePort } from "./free-port.js";
 export { type HeldModelServer, type HeldModelServerOptions, heldSummaryText, startHeldModelServer } from "./held-model-server.js";
-export { type ModelServer, type RecordedRequest, type Reply, startModelServer } from "./model-server.js";
+export { chatCompletion, type RecordedRequest, readRequest } from "./http-requests.js";
+export { type ModelServer, type Reply, startModelServer } from "./model-server.js";
 export { keepRecent } from "./keep-recent.js";
 export { type RecordedDraft, recordDrafts } from "./record-drafts.js";
 export { rejection } from "./rejection.js";

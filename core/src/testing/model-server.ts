@@ -2,18 +2,11 @@
  * A local HTTP server for testing model-summarizer plugins (node:http on port 0): records every request and answers each
  * with the next scripted reply, so tests check what was sent and inject errors and timeouts.
  */
-import { type IncomingHttpHeaders, type Server, createServer } from "node:http";
+import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { readRequest, type RecordedRequest } from "./http-requests.js";
 
-export interface RecordedRequest {
-  readonly method: string;
-  readonly path: string;
-  readonly headers: IncomingHttpHeaders;
-  /** The parsed JSON body (or the raw text when it is not JSON). */
-  readonly body: any;
-  /** When the request arrived (Date.now()). */
-  readonly at: number;
-}
+export type { RecordedRequest } from "./http-requests.js";
 
 /** One answer: a status, headers and a body (objects are sent as JSON), or no answer at all. */
 export type Reply =
@@ -37,16 +30,7 @@ export async function startModelServer(replies: readonly Reply[] | ((request: Re
   const requests: RecordedRequest[] = [];
   const waiting: Array<(request: RecordedRequest) => void> = [];
   const server: Server = createServer((req, res) => {
-    let raw = "";
-    req.on("data", (chunk: Buffer) => (raw += chunk.toString("utf8")));
-    req.on("end", () => {
-      let body: unknown = raw;
-      try {
-        body = JSON.parse(raw);
-      } catch {
-        // keep the raw text
-      }
-      const request: RecordedRequest = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body, at: Date.now() };
+    readRequest(req, (request) => {
       const index = requests.length;
       requests.push(request);
       for (const resolve of waiting.splice(0)) resolve(request);

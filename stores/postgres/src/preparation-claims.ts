@@ -12,6 +12,7 @@ import {
   checkClaimRenewal,
   checkClaimRequest,
   checkClaimToken,
+  claimRefusal,
   claimStatus,
   type PreparationClaim,
   type PreparationClaimOutcome,
@@ -129,11 +130,8 @@ export class PostgresPreparationClaims implements PreparationClaims {
   /** Why `request` cannot claim now, or null when it can. */
   async #refusal(client: pg.ClientBase, leafId: string | null, request: PreparationClaimRequest): Promise<PreparationClaimOutcome | null> {
     const newest = await this.#db.newestCompactionId(client, leafId);
-    if (newest !== request.baseCompactionId) return { claimed: false, reason: "moved", newestCompactionId: newest };
-    const row = await this.#row(client);
-    if (row === undefined) return null;
-    const status = claimStatus(claimOf(row), newest, row.now.getTime());
-    return status.state === "live" ? { claimed: false, reason: "held", holder: status } : null;
+    const row = newest === request.baseCompactionId ? await this.#row(client) : undefined;
+    return claimRefusal(request, newest, row === undefined ? null : claimOf(row), row?.now.getTime() ?? 0);
   }
 
   async #row(client: pg.ClientBase): Promise<ClaimRow | undefined> {

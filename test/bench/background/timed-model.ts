@@ -10,6 +10,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { chatCompletion, readRequest } from "@compaction/core/testing";
 import { HeldCalls, type ModelGate } from "@compaction/replay";
 
 export class TimedModelServer implements ModelGate {
@@ -73,10 +74,8 @@ export class TimedModelServer implements ModelGate {
   }
 
   #handle(req: IncomingMessage, res: ServerResponse): void {
-    let raw = "";
-    req.on("data", (chunk: Buffer) => (raw += chunk.toString("utf8")));
-    req.on("end", () => {
-      const body = JSON.parse(raw) as { messages?: Array<{ role: string; content: string }>; max_tokens?: number; max_completion_tokens?: number };
+    readRequest(req, (request) => {
+      const body = request.body as { messages?: Array<{ role: string; content: string }>; max_tokens?: number; max_completion_tokens?: number };
       const prompt = (body.messages ?? []).map((m) => m.content).join("\n");
       const user = body.messages?.find((m) => m.role === "user")?.content ?? "";
       const maxChars = 4 * (body.max_tokens ?? body.max_completion_tokens ?? 1000);
@@ -85,7 +84,7 @@ export class TimedModelServer implements ModelGate {
       this.promptChars += prompt.length;
       this.#held.hold(due, () => {
         res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify(completion(summaryOf(user, maxChars), prompt.length)));
+        res.end(JSON.stringify(chatCompletion(summaryOf(user, maxChars), prompt.length, "bench-model")));
       });
     });
   }
@@ -104,17 +103,4 @@ function summaryOf(conversation: string, maxChars: number): string {
     room -= line.length + 3;
   }
   return `## Goal\n- ${goal}\n\n## Progress\n${kept.join("\n") || "- (nothing yet)"}`;
-}
-
-function completion(text: string, promptChars: number) {
-  const prompt = Math.ceil(promptChars / 4);
-  const out = Math.ceil(text.length / 4);
-  return {
-    id: "chatcmpl-bench",
-    object: "chat.completion",
-    created: 1767225600,
-    model: "bench-model",
-    choices: [{ index: 0, message: { role: "assistant", content: text }, finish_reason: "stop" }],
-    usage: { prompt_tokens: prompt, completion_tokens: out, total_tokens: prompt + out },
-  };
 }

@@ -99,6 +99,23 @@ export interface PreparationClaims {
 }
 
 /**
+ * Why `request` cannot claim now, or null when it can, from what the store read in its
+ * transaction: the branch's newest compaction id, the session's claim (or null) and the
+ * database's clock. The rule is the file's: a branch that moved refuses first, then a live claim.
+ */
+export function claimRefusal(
+  request: PreparationClaimRequest,
+  newestCompactionId: string | null,
+  existing: PreparationClaim | null,
+  nowMs: number,
+): PreparationClaimOutcome | null {
+  if (newestCompactionId !== request.baseCompactionId) return { claimed: false, reason: "moved", newestCompactionId };
+  if (existing === null) return null;
+  const status = claimStatus(existing, newestCompactionId, nowMs);
+  return status.state === "live" ? { claimed: false, reason: "held", holder: status } : null;
+}
+
+/**
  * Checks a claim request's fields: a CompactionError (INPUT_INVALID) naming each wrong field and
  * the session's `location` otherwise, so nothing is claimed.
  */

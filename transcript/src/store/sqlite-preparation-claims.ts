@@ -12,6 +12,7 @@ import {
   checkClaimRenewal,
   checkClaimRequest,
   checkClaimToken,
+  claimRefusal,
   claimStatus,
   type PreparationClaim,
   type PreparationClaimOutcome,
@@ -135,11 +136,8 @@ export class SqlitePreparationClaims implements PreparationClaims {
   /** Why `request` cannot claim now (inside a transaction), or null when it can. */
   #refusal(request: PreparationClaimRequest): PreparationClaimOutcome | null {
     const newest = this.#db.newestCompactionId();
-    if (newest !== request.baseCompactionId) return { claimed: false, reason: "moved", newestCompactionId: newest };
-    const there = this.#row("claim a background compaction");
-    if (there === null) return null;
-    const status = claimStatus(there, newest, Date.now());
-    return status.state === "live" ? { claimed: false, reason: "held", holder: status } : null;
+    const there = newest === request.baseCompactionId ? this.#row("claim a background compaction") : null;
+    return claimRefusal(request, newest, there, Date.now());
   }
 
   #row(call: string): PreparationClaim | null {
