@@ -1,15 +1,18 @@
 /**
  * The OpenAI Responses adapter: a table of item shapes (as the API documents them) and their
- * facts, what it builds, mapText, and a compaction over items that never splits a call from its
- * output.
+ * facts, what it builds, mapText, dropThinking and mapToolArguments (and the core's shrinking
+ * through them), and a compaction over items that never splits a call from its output.
  */
 import { describe, expect, it } from "vitest";
 import { Compactor } from "../compactor/compactor.js";
 import { keepRecent } from "../testing/keep-recent.js";
 import { listingSummarizer } from "../testing/summarizer.js";
 import { createEstimateCounter } from "../tokens/estimate-counter.js";
-import type { MessageFacts } from "./adapter.js";
-import { createResponsesAdapter, RESPONSES_NOTE_PREFIX, type ResponsesItem } from "./responses-adapter.js";
+import { SHRINK_MARKER_PATTERN } from "../shrink/head-and-tail.js";
+import { shrinkToBudget } from "../shrink/shrink-to-budget.js";
+import { MessageTokenCounter } from "../tokens/message-tokens.js";
+import { FactsCache, type MessageFacts } from "./adapter.js";
+import { createResponsesAdapter, RESPONSES_NOTE_PREFIX, type ResponsesFunctionCallItem, type ResponsesItem } from "./responses-adapter.js";
 
 const adapter = createResponsesAdapter();
 
@@ -189,5 +192,112 @@ describe("createResponsesAdapter: compacting an agent's items", () => {
     }
     expect(result.summary).toContain("Find the failing test");
     compactor.dispose();
+  });
+});
+
+/** `value` with every string in it (not the keys) wrapped in angle brackets: what the tests' rewrite does to arguments. */
+function bracketed(value: unknown): unknown {
+  if (typeof value === "string") return `<${value}>`;
+  if (Array.isArray(value)) return value.map(bracketed);
+  if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, bracketed(item)]));
+  return value;
+}
+
+describe("createResponsesAdapter: dropThinking", () => {
+  it.each(table)("leaves no thinking in %s and keeps every other fact, the item unchanged", (_label, item) => {
+    const copy = structuredClone(item);
+    const before = adapter.readFacts(item);
+    const dropped = adapter.dropThinking!(item);
+    const after = adapter.readFacts(dropped);
+    expect(after.thinking).toBe("");
+    expect({ ...after, thinking: "" }).toEqual({ ...before, thinking: "" });
+    expect(item).toEqual(copy);
+    if (before.thinking === "") expect(dropped).toBe(item);
+  });
+
+  it("keeps a reasoning item with its id and encrypted content, its summary and content emptied", () => {
+    const reasoning: ResponsesItem = {
+      type: "reasoning",
+      id: "rs_6820f383d7c08191846711c5df8233bc0ac5ba57aafcbac7",
+      summary: [{ type: "summary_text", text: "**Checking the weather**" }],
+      content: [{ type: "reasoning_text", text: "The user wants Paris." }],
+      encrypted_content: "gAAAAABo...",
+    };
+    expect(adapter.dropThinking!(reasoning)).toEqual({ type: "reasoning", id: reasoning.id, summary: [], content: [], encrypted_content: "gAAAAABo..." });
+    // The Agents SDK's reasoning item: its `content` is required, so it stays, empty.
+    const sdk: ResponsesItem = { type: "reasoning", content: [{ type: "input_text", text: "plan" }], rawContent: [{ type: "reasoning_text", text: "raw plan" }], providerData: { id: "rs_1" } };
+    expect(adapter.dropThinking!(sdk)).toEqual({ type: "reasoning", content: [], rawContent: [], providerData: { id: "rs_1" } });
+    const empty: ResponsesItem = { type: "reasoning", id: "rs_2", summary: [], encrypted_content: "gAAAA" };
+    expect(adapter.dropThinking!(empty)).toBe(empty);
+  });
+});
+
+describe("createResponsesAdapter: mapToolArguments", () => {
+  const rewrite = (text: string) => `<${text}>`;
+
+  it.each(table)("rewrites only the argument strings of %s, the item unchanged", (_label, item) => {
+    const copy = structuredClone(item);
+    const before = adapter.readFacts(item);
+    const mapped = adapter.mapToolArguments!(item, rewrite);
+    const after = adapter.readFacts(mapped);
+    expect(item).toEqual(copy);
+    expect({ ...after, toolCalls: [] }).toEqual({ ...before, toolCalls: [] });
+    expect(after.toolCalls.map((call) => [call.id, call.name])).toEqual(before.toolCalls.map((call) => [call.id, call.name]));
+    after.toolCalls.forEach((call, k) => expect(call.arguments).toEqual(bracketed(before.toolCalls[k]?.arguments)));
+    if (before.toolCalls.length === 0) expect(mapped).toBe(item);
+  });
+
+  it("keeps a function call's arguments a JSON string of the same shape, with every other field", () => {
+    const call: ResponsesFunctionCallItem = {
+      type: "function_call",
+      id: "fc_12345xyz",
+      call_id: "call_12345xyz",
+      name: "write_file",
+      arguments: JSON.stringify({ path: "src/a.ts", content: "export {}\n", mode: 420, flags: ["create"] }),
+      status: "completed",
+    };
+    const mapped = adapter.mapToolArguments!(call, rewrite) as typeof call;
+    expect(typeof mapped.arguments).toBe("string");
+    expect(JSON.parse(mapped.arguments)).toEqual({ path: "<src/a.ts>", content: "<export {}\n>", mode: 420, flags: ["<create>"] });
+    expect({ ...mapped, arguments: "" }).toEqual({ ...call, arguments: "" });
+  });
+
+  it("rewrites a custom tool's freeform input whole, and arguments that are not JSON whole", () => {
+    const patch: ResponsesItem = { type: "custom_tool_call", call_id: "call_patch", name: "apply_patch", input: "*** Begin Patch\n*** End Patch" };
+    expect(adapter.mapToolArguments!(patch, rewrite)).toEqual({ ...patch, input: "<*** Begin Patch\n*** End Patch>" });
+    const bad: ResponsesItem = { type: "function_call", call_id: "call_bad", name: "f", arguments: "{not json" };
+    expect(adapter.mapToolArguments!(bad, rewrite)).toEqual({ ...bad, arguments: "<{not json>" });
+  });
+});
+
+describe("createResponsesAdapter: shrinking what does not fit", () => {
+  const written = "export const value = compute(); // a line of the file being written\n".repeat(300);
+  const thought = "I should look at how the module is imported before writing it.\n".repeat(50);
+  const items: ResponsesItem[] = [
+    { role: "user", content: "Write the two files." },
+    { type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: thought }], encrypted_content: "gAAAA1" },
+    { type: "function_call", id: "fc_1", call_id: "call_1", name: "write_file", arguments: JSON.stringify({ path: "src/a.ts", content: written }), status: "completed" },
+    { type: "function_call_output", call_id: "call_1", output: "ok" },
+    { type: "reasoning", id: "rs_2", summary: [{ type: "summary_text", text: "Now the second one." }], encrypted_content: "gAAAA2" },
+    { type: "function_call", id: "fc_2", call_id: "call_2", name: "write_file", arguments: JSON.stringify({ path: "src/b.ts", content: "export {}\n" }), status: "completed" },
+    { type: "function_call_output", call_id: "call_2", output: "ok" },
+  ];
+
+  it("drops the old reasoning's thinking and cuts the large argument to head and tail, the arguments still JSON", () => {
+    const tokens = new MessageTokenCounter(new FactsCache(adapter), createEstimateCounter());
+    const before = items.reduce((sum, item) => sum + tokens.count(item), 0);
+    const result = shrinkToBudget(items, tokens, { budget: 1500 });
+    expect(before).toBeGreaterThan(5000);
+    expect(result.fits).toBe(true);
+    expect(result.shrunk.map((s) => [s.index, s.what])).toEqual(expect.arrayContaining([[1, "thinking"], [2, "tool-call arguments"]]));
+    const reasoning = result.messages[1] as ResponsesItem;
+    expect(adapter.readFacts(reasoning).thinking).toBe("");
+    expect(reasoning).toMatchObject({ type: "reasoning", id: "rs_1", encrypted_content: "gAAAA1" });
+    const call = result.messages[2] as { arguments: string };
+    const args = JSON.parse(call.arguments) as { path: string; content: string };
+    expect(args.path).toBe("src/a.ts");
+    expect(args.content.length).toBeLessThan(written.length / 2);
+    expect(args.content).toMatch(SHRINK_MARKER_PATTERN);
+    expect(items[2]).toMatchObject({ arguments: JSON.stringify({ path: "src/a.ts", content: written }) });
   });
 });

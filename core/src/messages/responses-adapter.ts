@@ -29,12 +29,20 @@ import {
   buildFacts,
   describeValue,
   joinText,
+  mapArgumentStrings,
   readString,
   requireMessageObject,
   unwrapSummary,
   wrapSummary,
 } from "./message-fields.js";
-import { mapResponsesContent, parseShellOutput, readResponsesContent, readResponsesOutput, responsesReasoningTexts } from "./responses-items.js";
+import {
+  mapResponsesContent,
+  parseShellOutput,
+  readResponsesContent,
+  readResponsesOutput,
+  responsesReasoningTexts,
+  withoutReasoningTexts,
+} from "./responses-items.js";
 
 export interface ResponsesInputText {
   type: "input_text" | "output_text";
@@ -155,13 +163,24 @@ function outputToolName(type: string, item: Fields): string | undefined {
   return type.replace(/_call_(output|result)$/, "");
 }
 
-/** A call's name and arguments: `name` and `arguments` (parsed), custom tools' `input`, computer and shell `action`. */
+/**
+ * The property that holds a call item's arguments: `arguments` (a JSON string) of a function call,
+ * `input` of a custom tool call, and for the other calls the first of `arguments`, `action`
+ * (computer, shell) and `input` they have. Undefined when the item has none.
+ */
+function argumentsKey(type: string, item: Fields): string | undefined {
+  if (type === "function_call") return "arguments";
+  if (type === "custom_tool_call") return "input";
+  return ["arguments", "action", "input"].find((key) => item[key] !== undefined && item[key] !== null);
+}
+
+/** A call's name and arguments (a function call's parsed from their JSON string). */
 function callInfo(type: string, item: Fields): ToolCallInfo {
   const id = callIdOf(item) as string;
   const name = readString(item, "name") ?? type.slice(0, -"_call".length);
-  if (type === "function_call") return { id, name, arguments: parseArguments(item["arguments"]) };
-  if (type === "custom_tool_call") return { id, name, arguments: item["input"] };
-  return { id, name, arguments: item["arguments"] ?? item["action"] ?? item["input"] };
+  const key = argumentsKey(type, item);
+  const raw = key === undefined ? undefined : item[key];
+  return { id, name, arguments: type === "function_call" ? parseArguments(raw) : raw };
 }
 
 function readMessageFacts(item: Fields, common: { id: string | undefined; pinned: boolean }): MessageFacts {
@@ -271,6 +290,25 @@ export function createResponsesAdapter(options: AdapterOptions<ResponsesItem> = 
         return { ...fields, output: rewrite(fields["output"]) } as ResponsesItem;
       }
       return item;
+    },
+    // A reasoning item is one item of its own, all of it thinking: dropping its thinking empties
+    // the summary and content it is read from and keeps the item (its id and encrypted content,
+    // which is what the API restores the model's reasoning from; an item whose summary is empty
+    // is what the API itself returns when no summary was asked for), so the function call after
+    // it still has its reasoning item. Other items have no thinking.
+    dropThinking(item) {
+      const fields = requireMessageObject(ADAPTER_NAME, item);
+      return fields["type"] === "reasoning" ? (withoutReasoningTexts(fields) as ResponsesItem) : item;
+    },
+    // The arguments the facts read: a function call's JSON string stays a JSON string, a custom
+    // tool's freeform input (a patch) is rewritten whole.
+    mapToolArguments(item, rewrite) {
+      const fields = requireMessageObject(ADAPTER_NAME, item);
+      const type = readString(fields, "type") ?? "";
+      if (isMessageItem(fields) || !isCallItem(type, fields)) return item;
+      const key = argumentsKey(type, fields);
+      if (key === undefined || fields[key] === undefined) return item;
+      return { ...fields, [key]: mapArgumentStrings(fields[key], rewrite) } as ResponsesItem;
     },
   };
 }

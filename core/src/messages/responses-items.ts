@@ -55,15 +55,30 @@ export function mapResponsesContent(content: unknown, rewrite: (text: string) =>
   });
 }
 
+/** The lists of a `reasoning` item that hold its readable text: the API's `summary` and `content`, the Agents SDK's `rawContent`. */
+const REASONING_TEXT_KEYS = ["summary", "content", "rawContent"] as const;
+
 /** A `reasoning` item's readable text: its `summary` parts, then its `content` parts (encrypted content is not readable). */
 export function responsesReasoningTexts(item: Fields): string[] {
   const texts: string[] = [];
-  for (const key of ["summary", "content", "rawContent"]) {
+  for (const key of REASONING_TEXT_KEYS) {
     const list = item[key];
     if (!Array.isArray(list)) continue;
     for (const part of list) if (isFields(part) && typeof part["text"] === "string" && part["text"] !== "") texts.push(part["text"]);
   }
   return texts;
+}
+
+/**
+ * A copy of a `reasoning` item with the lists `responsesReasoningTexts` reads emptied (each kept
+ * as an empty list: the API's `summary` is required, the Agents SDK's `content` too); its id and
+ * encrypted content are kept. The item itself when it has no readable text.
+ */
+export function withoutReasoningTexts(item: Fields): Fields {
+  if (responsesReasoningTexts(item).length === 0) return item;
+  const copy: Record<string, unknown> = { ...item };
+  for (const key of REASONING_TEXT_KEYS) if (Array.isArray(item[key])) copy[key] = [];
+  return copy;
 }
 
 export interface ResponsesOutputReading {

@@ -1,8 +1,9 @@
 /**
  * The LangChain adapter on real @langchain/core message instances: the facts of each class, what
- * it builds (real BaseMessages of the same class), and that the core's cut rules see its tool pairs.
+ * it builds (real BaseMessages of the same class), that the core's cut rules see its tool pairs, and
+ * that the core's shrinking can drop thinking and cut tool-call arguments through it.
  */
-import { FactsCache, type MessageFacts, toolPairs } from "@compaction/core";
+import { createEstimateCounter, FactsCache, MessageTokenCounter, type MessageFacts, SHRINK_MARKER_PATTERN, shrinkToBudget, toolPairs } from "@compaction/core";
 import {
   AIMessage,
   AIMessageChunk,
@@ -184,5 +185,162 @@ describe("createLangChainAdapter: what it builds", () => {
     expect(pairs.callsOf[2]).toEqual([1]);
     expect(pairs.callsOf[3]).toEqual([1]);
     expect(pairs.resultsOf[1]).toEqual([2, 3]);
+  });
+});
+
+/** `value` with every string in it (not the keys) wrapped in angle brackets: what the tests' rewrite does to arguments. */
+function bracketed(value: unknown): unknown {
+  if (typeof value === "string") return `<${value}>`;
+  if (Array.isArray(value)) return value.map(bracketed);
+  if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, bracketed(item)]));
+  return value;
+}
+
+/** What a message holds, as plain data, to tell whether it was changed. */
+const snapshot = (message: BaseMessage) => structuredClone(JSON.parse(JSON.stringify(message)) as unknown);
+
+describe("createLangChainAdapter: what the core's shrinking may shorten beyond text", () => {
+  const written = "export const value = compute(); // a line of the file being written\n";
+  // ChatAnthropic's shape: thinking blocks, and the call both as a tool_use block and in tool_calls.
+  const anthropic = () =>
+    new AIMessage({
+      id: "msg_01",
+      content: [
+        { type: "thinking", thinking: "the file needs a header", signature: "sig" },
+        { type: "redacted_thinking", data: "EmwKAhgB" },
+        { type: "text", text: "Writing it." },
+        { type: "tool_use", id: "toolu_1", name: "write", input: { path: "src/a.ts", content: written } },
+      ],
+      tool_calls: [{ id: "toolu_1", name: "write", args: { path: "src/a.ts", content: written }, type: "tool_call" }],
+      usage_metadata: { input_tokens: 100, output_tokens: 20, total_tokens: 120 },
+      response_metadata: { model_provider: "anthropic", stop_reason: "tool_use" },
+    });
+  // ChatOpenAI's shape: the call in tool_calls and, as the API sent it, in additional_kwargs.
+  const openai = () =>
+    new AIMessage({
+      content: "",
+      tool_calls: [{ id: "call_1", name: "write", args: { path: "src/b.ts", content: written, mode: 420 }, type: "tool_call" }],
+      additional_kwargs: {
+        tool_calls: [{ id: "call_1", type: "function", function: { name: "write", arguments: JSON.stringify({ path: "src/b.ts", content: written, mode: 420 }) } }],
+      },
+    });
+  // A v1 message (output_version "v1"): standard reasoning and tool_call blocks in its content.
+  const v1 = () =>
+    new AIMessage({
+      content: [
+        { type: "reasoning", reasoning: "plan the write" },
+        { type: "text", text: "Writing." },
+        { type: "tool_call", id: "call_2", name: "write", args: { path: "src/c.ts", content: written } },
+      ],
+      tool_calls: [{ id: "call_2", name: "write", args: { path: "src/c.ts", content: written }, type: "tool_call" }],
+      response_metadata: { output_version: "v1" },
+    });
+  const chunk = () => new AIMessageChunk({ content: [{ type: "reasoning", reasoning: "streamed plan" }, { type: "text", text: "ok" }], id: "run-1" });
+  const samples: Array<[string, () => BaseMessage]> = [
+    ["an Anthropic AIMessage", anthropic],
+    ["an OpenAI AIMessage", openai],
+    ["a v1 AIMessage", v1],
+    ["an AIMessageChunk", chunk],
+    ["a ToolMessage", () => new ToolMessage({ content: "ok", tool_call_id: "call_1" })],
+    ["a HumanMessage", () => new HumanMessage("write the files")],
+  ];
+
+  it.each(samples)("dropThinking leaves no thinking in %s and keeps every other fact and the class, the message unchanged", (_label, make) => {
+    const message = make();
+    const copy = snapshot(message);
+    const before = adapter.readFacts(message);
+    const dropped = adapter.dropThinking!(message);
+    const after = adapter.readFacts(dropped);
+    expect(after.thinking).toBe("");
+    expect({ ...after, thinking: "" }).toEqual({ ...before, thinking: "" });
+    expect(dropped.constructor).toBe(message.constructor);
+    expect(snapshot(message)).toEqual(copy);
+    if (before.thinking === "") expect(dropped).toBe(message);
+  });
+
+  it("dropThinking removes thinking, redacted thinking and reasoning blocks and nothing else", () => {
+    const dropped = adapter.dropThinking!(anthropic()) as AIMessage;
+    expect((dropped.content as Array<{ type: string }>).map((block) => block.type)).toEqual(["text", "tool_use"]);
+    expect({ id: dropped.id, usage: dropped.usage_metadata, calls: dropped.tool_calls, stop: dropped.response_metadata["stop_reason"] }).toEqual({
+      id: "msg_01",
+      usage: { input_tokens: 100, output_tokens: 20, total_tokens: 120 },
+      calls: anthropic().tool_calls,
+      stop: "tool_use",
+    });
+    expect((adapter.dropThinking!(v1()) as AIMessage).contentBlocks.map((block) => block.type)).toEqual(["text", "tool_call"]);
+    // Nothing else would be left: the message is kept as it is.
+    const onlyThinking = new AIMessage({ content: [{ type: "thinking", thinking: "hm", signature: "s" }] });
+    expect(adapter.dropThinking!(onlyThinking)).toBe(onlyThinking);
+  });
+
+  it.each(samples)("mapToolArguments rewrites only the argument strings of %s, the message unchanged", (_label, make) => {
+    const message = make();
+    const copy = snapshot(message);
+    const before = adapter.readFacts(message);
+    const mapped = adapter.mapToolArguments!(message, (text) => `<${text}>`);
+    const after = adapter.readFacts(mapped);
+    expect(snapshot(message)).toEqual(copy);
+    expect(mapped.constructor).toBe(message.constructor);
+    expect({ ...after, toolCalls: [] }).toEqual({ ...before, toolCalls: [] });
+    expect(after.toolCalls.map((call) => [call.id, call.name])).toEqual(before.toolCalls.map((call) => [call.id, call.name]));
+    after.toolCalls.forEach((call, k) => expect(call.arguments).toEqual(bracketed(before.toolCalls[k]?.arguments)));
+    if (before.toolCalls.length === 0) expect(mapped).toBe(message);
+  });
+
+  it("mapToolArguments rewrites every copy of a call alike: tool_use input, v1 tool_call block, additional_kwargs' JSON string, and the serialised form", () => {
+    const cut = (text: string) => (text.length > 40 ? "[cut]" : text);
+    const fromAnthropic = adapter.mapToolArguments!(anthropic(), cut) as AIMessage;
+    expect(fromAnthropic.tool_calls?.[0]?.args).toEqual({ path: "src/a.ts", content: "[cut]" });
+    expect((fromAnthropic.content as Array<Record<string, unknown>>)[3]).toEqual({ type: "tool_use", id: "toolu_1", name: "write", input: { path: "src/a.ts", content: "[cut]" } });
+    const fromOpenAI = adapter.mapToolArguments!(openai(), cut) as AIMessage;
+    expect(fromOpenAI.tool_calls?.[0]?.args).toEqual({ path: "src/b.ts", content: "[cut]", mode: 420 });
+    const raw = fromOpenAI.additional_kwargs.tool_calls?.[0];
+    expect(JSON.parse(raw?.function.arguments ?? "")).toEqual({ path: "src/b.ts", content: "[cut]", mode: 420 });
+    expect(raw).toMatchObject({ id: "call_1", type: "function", function: { name: "write" } });
+    const fromV1 = adapter.mapToolArguments!(v1(), cut) as AIMessage;
+    expect(fromV1.contentBlocks.filter((block) => block.type === "tool_call")).toEqual([{ type: "tool_call", id: "call_2", name: "write", args: { path: "src/c.ts", content: "[cut]" } }]);
+    expect(fromV1.tool_calls).toHaveLength(1);
+    // What a checkpointer stores (lc_kwargs) says the same as the message.
+    for (const mapped of [fromAnthropic, fromOpenAI, fromV1]) expect(JSON.stringify(mapped)).not.toContain(written.trim());
+  });
+
+  it("lets shrinkToBudget drop old thinking and cut a large written file to head and tail, the call's arguments still whole objects", () => {
+    const file = written.repeat(300);
+    const thought = "I should check how the module is imported before writing it.\n".repeat(50);
+    const messages: BaseMessage[] = [
+      new HumanMessage("Write the two files."),
+      new AIMessage({
+        content: [
+          { type: "thinking", thinking: thought, signature: "sig1" },
+          { type: "tool_use", id: "toolu_1", name: "write", input: { path: "src/a.ts", content: file } },
+        ],
+        tool_calls: [{ id: "toolu_1", name: "write", args: { path: "src/a.ts", content: file }, type: "tool_call" }],
+      }),
+      new ToolMessage({ content: "ok", tool_call_id: "toolu_1", name: "write" }),
+      new AIMessage({
+        content: [
+          { type: "thinking", thinking: "Now the second one.", signature: "sig2" },
+          { type: "tool_use", id: "toolu_2", name: "write", input: { path: "src/b.ts", content: "export {}\n" } },
+        ],
+        tool_calls: [{ id: "toolu_2", name: "write", args: { path: "src/b.ts", content: "export {}\n" }, type: "tool_call" }],
+      }),
+      new ToolMessage({ content: "ok", tool_call_id: "toolu_2", name: "write" }),
+    ];
+    const tokens = new MessageTokenCounter(new FactsCache(adapter), createEstimateCounter());
+    expect(messages.reduce((sum, m) => sum + tokens.count(m), 0)).toBeGreaterThan(5000);
+    const result = shrinkToBudget(messages, tokens, { budget: 1500 });
+    expect(result.fits).toBe(true);
+    expect(result.shrunk.map((s) => [s.index, s.what])).toEqual([[1, "tool-call arguments"]]);
+    const shrunk = result.messages[1] as AIMessage;
+    expect(shrunk).toBeInstanceOf(AIMessage);
+    expect(adapter.readFacts(shrunk).thinking).toBe("");
+    const args = shrunk.tool_calls?.[0]?.args as { path: string; content: string };
+    expect(args.path).toBe("src/a.ts");
+    expect(args.content.length).toBeLessThan(file.length / 2);
+    expect(args.content).toMatch(SHRINK_MARKER_PATTERN);
+    expect((shrunk.content as Array<Record<string, unknown>>)[0]).toEqual({ type: "tool_use", id: "toolu_1", name: "write", input: args });
+    // The thinking of the call being answered is what the provider checks: it stays.
+    expect(result.messages[3]).toBe(messages[3]);
+    expect(adapter.readFacts(messages[1] as BaseMessage).thinking).toBe(thought);
   });
 });

@@ -28,11 +28,13 @@ import {
   CompactionError,
   describeValue,
   ErrorCodes,
+  mapArgumentStrings,
   mapTextContent,
   type MessageAdapter,
   type MessageFacts,
   type ToolCallInfo,
   unwrapSummary,
+  withoutBlocks,
   wrapSummary,
 } from "@compaction/core";
 
@@ -194,7 +196,23 @@ function baseFields(message: BaseMessage): Record<string, unknown> {
  * tool calls, usage, status, artifact, metadata) is kept. Unknown classes are returned as they are.
  */
 export function withContent(message: BaseMessage, content: unknown): BaseMessage {
-  const fields = { ...baseFields(message), content };
+  return rebuilt(message, { content });
+}
+
+/** What `rebuilt` may replace: the content, and an AIMessage's tool calls and additional_kwargs. */
+interface Changes {
+  readonly content: unknown;
+  readonly tool_calls?: AIMessage["tool_calls"];
+  readonly additional_kwargs?: BaseMessage["additional_kwargs"];
+}
+
+/**
+ * A new message of the same class as `message` with `changes` made, through its constructor (so
+ * its serialised form, `lc_kwargs`, says the same); everything else kept as `withContent` keeps it.
+ */
+function rebuilt(message: BaseMessage, changes: Changes): BaseMessage {
+  const fields: Record<string, unknown> = { ...baseFields(message), content: changes.content };
+  if (changes.additional_kwargs !== undefined) fields["additional_kwargs"] = changes.additional_kwargs;
   switch (typeOf(message)) {
     case "human":
       return new HumanMessage(fields as ConstructorParameters<typeof HumanMessage>[0]);
@@ -204,7 +222,7 @@ export function withContent(message: BaseMessage, content: unknown): BaseMessage
       const ai = message as AIMessage;
       const aiFields = {
         ...fields,
-        tool_calls: ai.tool_calls ?? [],
+        tool_calls: changes.tool_calls ?? ai.tool_calls ?? [],
         invalid_tool_calls: ai.invalid_tool_calls ?? [],
         ...(ai.usage_metadata === undefined ? {} : { usage_metadata: ai.usage_metadata }),
       } as ConstructorParameters<typeof AIMessage>[0];
@@ -223,6 +241,43 @@ export function withContent(message: BaseMessage, content: unknown): BaseMessage
     default:
       return message;
   }
+}
+
+/** Content blocks read as thinking, and Anthropic's redacted thinking, which goes with them. */
+const THINKING_BLOCKS = ["reasoning", "thinking", "redacted_thinking"];
+
+/**
+ * A copy of an AIMessage with every string inside its tool calls' arguments rewritten. The facts
+ * read the calls from `tool_calls`, but a call is often stored twice more, and chat models send
+ * whichever copy they read (ChatAnthropic the content's `tool_use` block, a v1 message its
+ * `tool_call` block, an older integration `additional_kwargs.tool_calls`): the copies of the same
+ * call (by id) are rewritten alike, so what is sent is what was counted.
+ */
+function withToolArguments(message: AIMessage, rewrite: (text: string) => string): BaseMessage {
+  const ids = new Set(readToolCalls(message).map((call) => call.id));
+  const tool_calls = (message.tool_calls ?? []).map((call) =>
+    typeof call.id === "string" && ids.has(call.id) && call.args !== undefined ? { ...call, args: mapArgumentStrings(call.args, rewrite) as Record<string, unknown> } : call,
+  );
+  const content = Array.isArray(message.content)
+    ? (message.content as unknown[]).map((block) => {
+        if (!isBlock(block) || typeof block["id"] !== "string" || !ids.has(block["id"])) return block;
+        if (block["type"] === "tool_call" && block["args"] !== undefined) return { ...block, args: mapArgumentStrings(block["args"], rewrite) };
+        if (block["type"] === "tool_use" && block["input"] !== undefined) return { ...block, input: mapArgumentStrings(block["input"], rewrite) };
+        return block;
+      })
+    : message.content;
+  const raw = message.additional_kwargs?.tool_calls;
+  const additional_kwargs = Array.isArray(raw)
+    ? {
+        ...message.additional_kwargs,
+        tool_calls: raw.map((call) =>
+          isBlock(call) && typeof call.id === "string" && ids.has(call.id) && isBlock(call.function) && typeof call.function.arguments === "string"
+            ? { ...call, function: { ...call.function, arguments: mapArgumentStrings(call.function.arguments, rewrite) as string } }
+            : call,
+        ),
+      }
+    : undefined;
+  return rebuilt(message, { content, tool_calls, ...(additional_kwargs === undefined ? {} : { additional_kwargs }) });
 }
 
 /** The default pin rule: `additional_kwargs.pinned === true`. */
@@ -264,6 +319,19 @@ export function createLangChainAdapter(options: AdapterOptions<BaseMessage> = {}
       const checked = requireMessage(message);
       if (typeof checked.content !== "string" && !Array.isArray(checked.content)) return checked;
       return withContent(checked, mapTextContent(checked.content, rewrite, "text"));
+    },
+    // Thinking lives in content blocks (Anthropic's thinking, v1 reasoning), which is where the
+    // facts read it; additional_kwargs are passed to the provider as they are and never counted.
+    dropThinking(message) {
+      const checked = requireMessage(message);
+      if (typeOf(checked) !== "ai") return checked;
+      const content = withoutBlocks(checked.content, ...THINKING_BLOCKS);
+      return content === checked.content ? checked : withContent(checked, content);
+    },
+    mapToolArguments(message, rewrite) {
+      const checked = requireMessage(message);
+      if (typeOf(checked) !== "ai" || readToolCalls(checked).length === 0) return checked;
+      return withToolArguments(checked as AIMessage, rewrite);
     },
     // ChatAnthropic sends a content block's cache_control as it is (a cache breakpoint); thinking
     // blocks cannot carry one, so it goes on the last block that can.
