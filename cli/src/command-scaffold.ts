@@ -188,8 +188,15 @@ async function runCommand<A extends readonly unknown[], O extends CommonOptions,
     return spec.exitCode?.(result) ?? ExitCode.OK;
   } catch (error) {
     const globals = command.optsWithGlobals<{ color?: boolean; verbose?: boolean }>();
-    return reportFailure(error, runtime.io, { json, color: globals.color !== false, verbose: globals.verbose === true, stdoutWritten: stdout.written });
+    return reportFailure(error, runtime.io, { json, color: globals.color !== false, verbose: globals.verbose === true, stdoutWritten: stdout.written, command: commandPath(command) });
   }
+}
+
+/** The command's words after the program's (`compare`, `context status`). */
+function commandPath(command: Command): string {
+  const words: string[] = [];
+  for (let at: Command | null = command; at?.parent != null; at = at.parent) words.unshift(at.name());
+  return words.join(" ");
 }
 
 /** `--json` output: the value, indented two spaces, newline-terminated. */

@@ -89,6 +89,18 @@ describe("errors and exit codes", () => {
     expect(run.stderr).not.toContain("skipCorrupt");
   });
 
+  it("names the command that met the corrupt line in the hint, so the line it gives does what was asked", () => {
+    appendFileSync(sandbox.sessionPath, "{not json\n");
+    const compare = sandbox.run(["compare", "--presets", "safeguard"], { NO_COLOR: "1" });
+    expect(compare.code).toBe(3);
+    expect(compare.stderr).toMatch(/\nhint: Pass --skip-corrupt to read past it \((npx )?compaction compare … --skip-corrupt\); the file is not changed\./);
+    const history = sandbox.run(["context", "history", "--json"], { NO_COLOR: "1" });
+    expect(history.code).toBe(3);
+    expect((JSON.parse(history.stdout) as { error: { hint: string } }).error.hint).toMatch(/\((npx )?compaction context history … --skip-corrupt\)/);
+    const skipped = sandbox.run(["compare", "--presets", "safeguard", "--skip-corrupt"], { NO_COLOR: "1" });
+    expect(skipped.code).toBe(0);
+  });
+
   it("search exits 3 on a corrupt line like every other command; with --skip-corrupt it warns what the break leaves out", () => {
     const lines = readFileSync(sandbox.sessionPath, "utf8").split("\n");
     lines[499] = (lines[499] ?? "").slice(0, 40); // line 500 cut short: the chain breaks there

@@ -79,11 +79,14 @@ export interface JsonErrorReport {
   } & ErrorSource;
 }
 
-/** The JSON error object for a thrown value; the hint's commands spelled as `program` runs the CLI. */
-export function errorReport(error: unknown, program: ProgramName): JsonErrorReport {
+/**
+ * The JSON error object for a thrown value; the hint's commands spelled as `program` runs the CLI,
+ * and `command` (`compare`, `context status`) the command that failed, when one did.
+ */
+export function errorReport(error: unknown, program: ProgramName, command?: string): JsonErrorReport {
   const exitCode = exitCodeFor(error);
   const code = isCompactionError(error) ? error.code : error instanceof CliError ? CLI_ERROR_CODES[error.exitCode] : "COMPACTION_UNEXPECTED";
-  const hint = hintOf(error, program);
+  const hint = hintOf(error, program, command);
   return { error: { code, message: error instanceof Error ? error.message : String(error), hint: hint === undefined || hint === "" ? null : hint, exitCode, ...errorSource(error) } };
 }
 
@@ -110,12 +113,15 @@ function causeChain(error: unknown): unknown[] {
 
 /**
  * The hint shown for an error. The library's hint for a corrupt line names its option
- * (`skipCorrupt`); on the command line the flag is what to pass. Hints, the CLI's and the
- * libraries', name commands as `compaction <command>`: they are shown as `program` runs the CLI.
+ * (`skipCorrupt`); on the command line the flag is what to pass, to the command that met the line
+ * (a `context status` example would read the file but not do what was asked). Hints, the CLI's
+ * and the libraries', name commands as `compaction <command>`: they are shown as `program` runs
+ * the CLI.
  */
-function hintOf(error: unknown, program: ProgramName): string | undefined {
+function hintOf(error: unknown, program: ProgramName, command?: string): string | undefined {
   if (isCompactionError(error) && error.code === ErrorCodes.TRANSCRIPT_CORRUPT) {
-    return `Pass --skip-corrupt to read past it (e.g. ${program} --skip-corrupt context status); the file is not changed.`;
+    const rerun = command === undefined ? `e.g. ${program} --skip-corrupt context status` : `${program} ${command} … --skip-corrupt`;
+    return `Pass --skip-corrupt to read past it (${rerun}); the file is not changed.`;
   }
   const hint = error instanceof CliError || isCompactionError(error) ? error.hint : undefined;
   return hint === undefined ? undefined : spellCommands(hint, program);
@@ -126,9 +132,9 @@ function hintOf(error: unknown, program: ProgramName): string | undefined {
  * `verbose`, the stack of what was thrown (the innermost cause; an unexpected error's own);
  * without it, a plugin's failure says that `--verbose` shows it.
  */
-export function renderError(error: unknown, c: Colors, verbose: boolean, program: ProgramName): string {
+export function renderError(error: unknown, c: Colors, verbose: boolean, program: ProgramName, command?: string): string {
   const message = error instanceof Error ? error.message : String(error);
-  const hint = hintOf(error, program);
+  const hint = hintOf(error, program, command);
   const known = error instanceof CliError || isCompactionError(error);
   const lines = [`${c.red("compaction:")} ${known ? "" : "unexpected error: "}${message}`];
   if (hint !== undefined && hint !== "") lines.push(`${c.dim("hint:")} ${hint}`);
@@ -164,11 +170,12 @@ export function outputFlagsOf(argv: readonly string[]): OutputFlags {
  * A failure as the user sees it: `renderError` on stderr (coloured unless `--no-color`) and, with
  * `--json`, the JSON error on stdout, so that a script reading the output gets one JSON object
  * either way, unless the command already printed its own report (compact prints its plan with
- * the reason). Returns the exit code.
+ * the reason). `command` is the command that failed (`context status`), when one did. Returns the
+ * exit code.
  */
-export function reportFailure(error: unknown, io: CliIo, line: OutputFlags & { readonly stdoutWritten: boolean }): ExitCodeValue {
+export function reportFailure(error: unknown, io: CliIo, line: OutputFlags & { readonly stdoutWritten: boolean; readonly command?: string }): ExitCodeValue {
   const program = programName(io.env);
-  io.stderr.write(renderError(error, colors(colorEnabled(io.stderr, io.env, line.color)), line.verbose === true, program));
-  if (line.json && !line.stdoutWritten) io.stdout.write(`${JSON.stringify(errorReport(error, program), null, 2)}\n`);
+  io.stderr.write(renderError(error, colors(colorEnabled(io.stderr, io.env, line.color)), line.verbose === true, program, line.command));
+  if (line.json && !line.stdoutWritten) io.stdout.write(`${JSON.stringify(errorReport(error, program, line.command), null, 2)}\n`);
   return exitCodeFor(error);
 }

@@ -18,6 +18,8 @@
  * (tokens; default 64000,128000), BACKGROUND_PRESETS (default safeguard,layered,sliding-window,
  * rolling), BACKGROUND_LATENCIES (seconds; default 5,30,90), BACKGROUND_CACHE_TTL (the host's
  * cacheTtlMs in seconds, default 300), BACKGROUND_DEBUG=1 (a line per compaction on stderr).
+ * BENCH_DOCS=1 writes docs/background-compaction.md's table (the second one printed; on the full
+ * run only), BENCH_DOCS=print prints it (see support/doc-tables.ts).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -26,6 +28,7 @@ import { createCompactor, createPiAdapter, createTiktokenCounter, FactsCache, Me
 import { ALL_FIXTURES, loadFixtureAsPi } from "@compaction/fixtures";
 import { ContinuityProbe, type Mode, replayTimed, type TimedResult } from "@compaction/replay";
 import { printTable } from "./print-table.js";
+import { writeDocTables } from "./support/doc-tables.js";
 import { TimedModelServer } from "./background/timed-model.js";
 import { k, pct, pooled, short } from "./windows/targets.js";
 
@@ -40,6 +43,8 @@ const CACHE_TTL_MS = Number(process.env["BACKGROUND_CACHE_TTL"] ?? 300) * 1000;
 const MODES: readonly Mode[] = ["blocking", "background"];
 /** BACKGROUND_DEBUG=1: one line per compaction on stderr. */
 const DEBUG = process.env["BACKGROUND_DEBUG"] === "1";
+/** The variables that narrow the run (or change what it measures): with one set, the docs' table is not written. */
+const NARROWING = ["BACKGROUND_FIXTURES", "BACKGROUND_WINDOWS", "BACKGROUND_PRESETS", "BACKGROUND_LATENCIES", "BACKGROUND_CACHE_TTL"];
 
 const TEST_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const counter = createTiktokenCounter();
@@ -164,10 +169,9 @@ function report(rows: readonly Row[]): void {
       }
     }
   }
-  printTable("Per preset, summed over the transcripts (continuity pooled: kept / needed)", [
-    ["window", "preset", "L", "mode", "transcripts", "compactions", "waited s", "no wait", "billed 5m", "billed 1h", "dropped", "continuity"],
-    ...groups,
-  ]);
+  const perPreset = [["window", "preset", "L", "mode", "transcripts", "compactions", "waited s", "no wait", "billed 5m", "billed 1h", "dropped", "continuity"], ...groups];
+  printTable("Per preset, summed over the transcripts (continuity pooled: kept / needed)", perPreset);
+  writeDocTables(import.meta.url, NARROWING, [{ page: "docs/background-compaction.md", name: "background-per-preset", rows: perPreset }]);
 
   console.log("\nTargets (L = 30 s, every transcript at 64k and 128k, background against blocking)");
   for (const line of targets(rows)) console.log(`- ${line}`);

@@ -26,7 +26,8 @@
  *
  * Environment (optional): CONTINUITY_FIXTURES, CONTINUITY_PRESETS (comma lists), CONTINUITY_CUTS;
  * CONTINUITY_MISSED=1 also prints, per transcript and preset in a loop, the identifiers the
- * requests lacked at each cut (what a mechanism should keep).
+ * requests lacked at each cut (what a mechanism should keep). BENCH_DOCS=1 writes the tables of
+ * docs/continuity.md (on the full run only), BENCH_DOCS=print prints them (see support/doc-tables.ts).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -37,6 +38,7 @@ import { ALL_FIXTURES, FIXTURES_DIR, loadFixtureAsPi } from "@compaction/fixture
 import { type ContinuityProbe as Probe, ContinuityProbe, type ContinuityScore, contextManagerPolicy, type ContinuityTotals, sumScores, replaySession, withoutUsage } from "@compaction/replay";
 import { printTable } from "./print-table.js";
 import { recallOfLongMemory, type RecallMeasure } from "./continuity-recall.js";
+import { type DocTable, writeDocTables } from "./support/doc-tables.js";
 
 const list = (name: string, fallback: readonly string[]): string[] =>
   (process.env[name]?.trim() ? (process.env[name] as string).split(",") : [...fallback]).map((s) => s.trim()).filter(Boolean);
@@ -44,6 +46,8 @@ const list = (name: string, fallback: readonly string[]): string[] =>
 const FIXTURES = list("CONTINUITY_FIXTURES", ALL_FIXTURES);
 const PRESETS = list("CONTINUITY_PRESETS", ["safeguard", "layered", "sliding-window", "rolling"]);
 const CUTS = Number(process.env["CONTINUITY_CUTS"] ?? 6);
+/** The variables that narrow the run: with one set, the docs' tables are not written. */
+const NARROWING = ["CONTINUITY_FIXTURES", "CONTINUITY_PRESETS", "CONTINUITY_CUTS"];
 /**
  * The window each transcript is replayed at: the largest of 128k, 64k and 32k it outgrows by half
  * (the issue's windows), and for the short transcripts a small one they outgrow (by about twice:
@@ -225,6 +229,63 @@ function report(rows: readonly Row[]): void {
   const failures = checkTargets(rows);
   console.log(failures.length === 0 ? "\nTargets: MET" : "\nTargets:");
   for (const line of failures) console.log(`- ${line}`);
+  writeDocTables(import.meta.url, NARROWING, docTables(rows));
+}
+
+const PAGE = "docs/continuity.md";
+
+/** docs/continuity.md's tables: the console's rows pivoted, a transcript per row and a policy per column. */
+function docTables(rows: readonly Row[]): DocTable[] {
+  const cell = (scores: readonly ContinuityScore[] | undefined): string => {
+    if (scores === undefined) return "-";
+    const t = sumScores(scores);
+    return `${pct(t.share)} (${pct(t.longMemoryShare)})`;
+  };
+  const pivot = (mode: Row["mode"], title: string, policies: readonly string[]): string[][] => {
+    const of = rows.filter((r) => r.mode === mode);
+    const fixtures = [...new Set(of.map((r) => r.fixture))];
+    return [
+      [title, ...policies],
+      ...fixtures.map((fixture) => {
+        const first = of.find((r) => r.fixture === fixture) as Row;
+        return [`${fixture.replace(/\.jsonl$/, "")}, ${first.window / 1000}k`, ...policies.map((policy) => cell(of.find((r) => r.fixture === fixture && r.policy === policy)?.scores))];
+      }),
+      ["**all transcripts**", ...policies.map((policy) => cell(of.filter((r) => r.policy === policy).flatMap((r) => r.scores)))],
+    ];
+  };
+  return [
+    { page: PAGE, name: "continuity-loop", rows: pivot("loop", "in a loop: needed next (long memory)", PRESETS) },
+    { page: PAGE, name: "continuity-at-once", rows: pivot("at once", "at once: needed next (long memory)", [...PRESETS, "truncation to half the window"]) },
+    { page: PAGE, name: "continuity-pi-compactions", rows: piCompactionsTable(rows.filter((r) => r.mode === "pi's cut")) },
+  ];
+}
+
+/**
+ * At pi's real compactions: a column pair per compaction (needed next, long memory, as kept/needed),
+ * a row for pi's context, then the presets at once (those with the same cells on one row), then truncation.
+ */
+function piCompactionsTable(rows: readonly Row[]): string[][] {
+  const labels = [...new Set(rows.map((r) => r.fixture))];
+  const cellsOf = (policy: string): string[] =>
+    labels.flatMap((label) => {
+      const t = sumScores(rows.find((r) => r.fixture === label && r.policy === policy)?.scores ?? []);
+      return [`${t.kept}/${t.needed}`, `${t.longMemoryKept}/${t.longMemory}`];
+    });
+  const pi = "pi (model summary + kept)";
+  const piTokens = labels.map((label) => meanTokens(rows.find((r) => r.fixture === label && r.policy === pi)?.scores ?? [])).join(" / ");
+  const groups: { policies: string[]; cells: string[] }[] = [];
+  for (const preset of PRESETS) {
+    const cells = cellsOf(preset);
+    const same = groups.find((g) => g.cells.join("|") === cells.join("|"));
+    if (same === undefined) groups.push({ policies: [preset], cells });
+    else same.policies.push(preset);
+  }
+  return [
+    ["", ...labels.flatMap((_, i) => [`compaction ${i + 1}: needed next`, "long memory"])],
+    [`pi (its model's summary + kept, ${piTokens} tokens)`, ...cellsOf(pi)],
+    ...groups.map((g) => [g.policies.join(", "), ...g.cells]),
+    ["truncation to half the window", ...cellsOf("truncation to half the window")],
+  ];
 }
 
 /** Every transcript summed, per policy. */

@@ -18,7 +18,9 @@
  * FIDELITY_FACTS (facts per kind, 6; at most 9), FIDELITY_PRESETS (comma list), FIDELITY_COUNTER
  * (tiktoken | estimate), FIDELITY_REAL (0 skips the real transcripts), FIDELITY_FIXTURES (comma
  * list of transcript files), FIDELITY_REAL_RATIO (4), FIDELITY_MIN_WINDOW (8000),
- * FIDELITY_MATRIX (1: also print the per-fact matrix for the real transcripts).
+ * FIDELITY_MATRIX (1: also print the per-fact matrix for the real transcripts). BENCH_DOCS=1 writes
+ * the tables of docs/fidelity.md and docs/choosing-a-preset.md (on the full default run only),
+ * BENCH_DOCS=print prints them (see support/doc-tables.ts).
  */
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,7 +34,8 @@ import { measureFacts, recallSearch, ShapingLosses, sharesByKind } from "./fidel
 import { modelSummaryTable } from "./fidelity/model-summaries.js";
 import { realFacts } from "./fidelity/real-facts.js";
 import { type ReplayOutcome, replayPreset, replayTruncation } from "./fidelity/replay.js";
-import { costTable, factMatrix, notes, retentionTable, type RunResult, summarySeries } from "./fidelity/table.js";
+import { costRows, costTable, factMatrix, factMatrixRows, idleRuns, notes, ofWindow, retentionRows, retentionTable, type RunResult, sharesCell, summarySeries } from "./fidelity/table.js";
+import { type DocTable, writeDocTables } from "./support/doc-tables.js";
 
 const env = (name: string, fallback: string): string => process.env[name]?.trim() || fallback;
 const num = (name: string, fallback: number): number => {
@@ -53,6 +56,23 @@ const REAL_RATIO = num("FIDELITY_REAL_RATIO", 4);
 const MIN_WINDOW = num("FIDELITY_MIN_WINDOW", 8_000);
 const MATRIX_REAL = env("FIDELITY_MATRIX", "0") === "1";
 const MODEL_SUMMARIES = env("FIDELITY_MODEL_SUMMARIES", "1") !== "0";
+/** The variables that narrow the run or change its inputs: with one set, the docs' tables are not written. */
+const NARROWING = [
+  "FIDELITY_WINDOW",
+  "FIDELITY_MULTIPLE",
+  "FIDELITY_SEED",
+  "FIDELITY_FACTS",
+  "FIDELITY_PRESETS",
+  "FIDELITY_COUNTER",
+  "FIDELITY_REAL",
+  "FIDELITY_FIXTURES",
+  "FIDELITY_REAL_RATIO",
+  "FIDELITY_MIN_WINDOW",
+  "FIDELITY_MODEL_SUMMARIES",
+];
+const FIDELITY_PAGE = "docs/fidelity.md";
+/** The tables this run writes to the docs (BENCH_DOCS=1), gathered as it goes. */
+const docTables: DocTable[] = [];
 /** The truncation baseline: past 80% of the window (the default threshold), drop the oldest messages down to 60%. */
 const TRUNCATE = { trigger: 0.8, target: 0.6 };
 /** The config's default reserve (16,384 of a 200,000 window), scaled to the window. */
@@ -115,6 +135,12 @@ async function synthetic(dirs: Dirs): Promise<void> {
   const started = performance.now();
   const session = generateSession({ seed: SEED, targetTokens: MULTIPLE * WINDOW, factsPerKind: FACTS_PER_KIND, count });
   const runs = await runAll("synthetic", session.messages, session.facts, SYNTHETIC_KINDS, WINDOW, dirs);
+  docTables.push(
+    { page: FIDELITY_PAGE, name: "fidelity-synthetic-facts", rows: retentionRows(runs) },
+    { page: FIDELITY_PAGE, name: "fidelity-synthetic-cost", rows: costRows(runs) },
+    { page: FIDELITY_PAGE, name: "fidelity-synthetic-matrix", rows: factMatrixRows(runs) },
+    { page: "docs/choosing-a-preset.md", name: "choosing-a-preset-fidelity", rows: choosingRows(runs) },
+  );
   print(
     `## Synthetic session: ${session.messages.length} messages, ${session.tokens.toLocaleString("en-US")} tokens (${(session.tokens / WINDOW).toFixed(1)}× a ${WINDOW.toLocaleString("en-US")} window, reserve ${reserveFor(WINDOW).toLocaleString("en-US")}), seed ${SEED}, ${session.facts.length} facts; ${((performance.now() - started) / 1000).toFixed(1)} s`,
     runs,
@@ -126,7 +152,74 @@ function loadTranscript(file: string): PiMessage[] | undefined {
   return ALL_FIXTURES.includes(file) ? loadFixtureAsPi(file, { usage: false }) : undefined;
 }
 
+/**
+ * docs/choosing-a-preset.md's table of the synthetic run: all facts, the largest context held and
+ * request sent as shares of the window, compactions (and the runs that wrote nothing).
+ */
+function choosingRows(runs: readonly RunResult[]): string[][] {
+  const share = (n: number, window: number): string => `${Math.round((100 * n) / window)}%`;
+  return [
+    ["preset", "all facts: in context / found by search / lost", "largest context held", "largest request sent", "compactions"],
+    ...runs.map(({ outcome, shares }) => {
+      const all = shares.find((s) => s.kind === "all");
+      const idle = idleRuns(outcome);
+      return [
+        outcome.shaping === null ? `${outcome.name} (baseline, sends what it holds)` : outcome.name,
+        all === undefined ? "-" : sharesCell(all).replace(/(\d+)/g, "$1%"),
+        share(outcome.peakHeldTokens, outcome.window),
+        share(outcome.peakSentTokens, outcome.window),
+        idle === 0 ? String(outcome.compactions.length) : `${outcome.compactions.length} (+${idle} runs that did nothing)`,
+      ];
+    }),
+  ];
+}
+
+/** One real transcript's runs, for docs/fidelity.md's two pivots. */
+interface RealRuns {
+  readonly label: string;
+  readonly window: number;
+  readonly facts: number;
+  readonly runs: readonly RunResult[];
+}
+
+/**
+ * docs/fidelity.md's tables of the real transcripts: a transcript per row, a preset per column;
+ * all facts (% in context / found / lost), then compactions (runs that wrote nothing) with
+ * safeguard's largest context held and request sent.
+ */
+function realTables(real: readonly RealRuns[]): DocTable[] {
+  const names = (real[0]?.runs ?? []).map((run) => run.outcome.name);
+  const over = (n: number, window: number): string => `${ofWindow(n, window)}${n > window ? " OVER" : ""}`;
+  const facts = [
+    ["transcript, window", ...names],
+    ...real.map((one) => [
+      `${one.label}, ${one.window.toLocaleString("en-US")} (${one.facts} facts)`,
+      ...one.runs.map((run) => {
+        const all = run.shares.find((s) => s.kind === "all");
+        return all === undefined ? "-" : sharesCell(all);
+      }),
+    ]),
+  ];
+  const compactions = [
+    ["transcript", ...names, "largest context held (safeguard)", "largest request sent (safeguard)"],
+    ...real.map((one) => {
+      const safeguard = one.runs.find((run) => run.outcome.name === "safeguard")?.outcome;
+      return [
+        one.label,
+        ...one.runs.map(({ outcome }) => `${outcome.compactions.length} (${idleRuns(outcome)})`),
+        safeguard === undefined ? "-" : over(safeguard.peakHeldTokens, safeguard.window),
+        safeguard === undefined ? "-" : over(safeguard.peakSentTokens, safeguard.window),
+      ];
+    }),
+  ];
+  return [
+    { page: FIDELITY_PAGE, name: "fidelity-real-facts", rows: facts },
+    { page: FIDELITY_PAGE, name: "fidelity-real-compactions", rows: compactions },
+  ];
+}
+
 async function real(dirs: Dirs): Promise<void> {
+  const measured: RealRuns[] = [];
   for (const file of FIXTURES) {
     const started = performance.now();
     const messages = loadTranscript(file);
@@ -142,12 +235,14 @@ async function real(dirs: Dirs): Promise<void> {
     }
     const facts = realFacts(messages);
     const runs = await runAll(file.replace(/\.jsonl$/, ""), messages, facts, REAL_KINDS, window, dirs);
+    measured.push({ label: file.replace(/\.jsonl$/, ""), window, facts: facts.length, runs });
     print(
       `## ${file}: ${messages.length} messages, ${size.toLocaleString("en-US")} tokens (${REAL_RATIO}× a ${window.toLocaleString("en-US")} window, reserve ${reserveFor(window).toLocaleString("en-US")}), ${facts.length} facts; ${((performance.now() - started) / 1000).toFixed(1)} s`,
       runs,
       MATRIX_REAL,
     );
   }
+  docTables.push(...realTables(measured));
 }
 
 async function main(): Promise<void> {
@@ -159,7 +254,9 @@ async function main(): Promise<void> {
   try {
     if (MODEL_SUMMARIES) {
       console.log("\n## The extractive summary beside pi's model-written summaries (pi-before-compaction.jsonl, same spans)\n");
-      console.log(await modelSummaryTable(tokens.counter));
+      const table = await modelSummaryTable(tokens.counter);
+      console.log(table.text);
+      docTables.push({ page: FIDELITY_PAGE, name: "fidelity-handover", rows: table.rows });
     }
     await synthetic(dirs);
     if (REAL) await real(dirs);
@@ -168,6 +265,7 @@ async function main(): Promise<void> {
     rmSync(dirs.sessions, { recursive: true, force: true });
     tokens.counter.dispose();
   }
+  writeDocTables(import.meta.url, NARROWING, docTables);
   console.log(`\nDone in ${((performance.now() - started) / 1000).toFixed(1)} s.`);
 }
 

@@ -31,6 +31,8 @@
  *
  * Environment (optional, comma lists): WINDOWS_FIXTURES (file names), WINDOWS_WINDOWS (tokens),
  * WINDOWS_PRESETS, WINDOWS_HOSTS (cm, ai-sdk). Progress goes to stderr, one line per cell.
+ * BENCH_DOCS=1 writes docs/numbers.md's table of this run (on the full run only), BENCH_DOCS=print
+ * prints it (see support/doc-tables.ts).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -41,6 +43,7 @@ import { printTable } from "./print-table.js";
 import { aiSdkHost, contextManagerHost, type Host, type HostName } from "./windows/hosts.js";
 import { type Cell, failedCell, runCell, Subject } from "./windows/run-cell.js";
 import { checkTargets, k, pct, pooled, short } from "./windows/targets.js";
+import { writeDocTables } from "./support/doc-tables.js";
 
 const list = (name: string, fallback: readonly (string | number)[]): string[] =>
   (process.env[name]?.trim() ? (process.env[name] as string).split(",") : fallback.map(String)).map((s) => s.trim()).filter(Boolean);
@@ -49,6 +52,8 @@ const FIXTURES = list("WINDOWS_FIXTURES", ALL_FIXTURES);
 const WINDOWS = list("WINDOWS_WINDOWS", [8_000, 16_000, 32_000, 64_000, 128_000]).map(Number);
 const PRESETS = list("WINDOWS_PRESETS", ["safeguard", "layered", "sliding-window", "rolling"]);
 const HOSTS = list("WINDOWS_HOSTS", ["cm", "ai-sdk"]) as HostName[];
+/** The variables that narrow the run: with one set, the docs' table is not written. */
+const NARROWING = ["WINDOWS_FIXTURES", "WINDOWS_WINDOWS", "WINDOWS_PRESETS", "WINDOWS_HOSTS"];
 
 const TEST_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const counter = createTiktokenCounter();
@@ -216,6 +221,30 @@ function report(cells: readonly Cell[]): void {
 
   console.log("\nTargets");
   for (const line of checkTargets(cells)) console.log(`- ${line}`);
+  writeDocTables(import.meta.url, NARROWING, [{ page: "docs/numbers.md", name: "windows-continuity", rows: continuityPerWindow(cells) }]);
+}
+
+/**
+ * docs/numbers.md's table: continuity in a loop per window (a row) and preset (a column), pooled over
+ * the transcripts that ran, beside truncation to half the window. The context manager's cells: the
+ * AI SDK's give the same figures, as both run the same host loop.
+ */
+function continuityPerWindow(cells: readonly Cell[]): string[][] {
+  const host: HostName = HOSTS.includes("cm") ? "cm" : (HOSTS[0] as HostName);
+  const ran = cells.filter((c) => c.error === undefined && c.host === host);
+  return [
+    ["window", "transcripts", ...PRESETS, "truncation to half"],
+    ...WINDOWS.filter((window) => ran.some((c) => c.window === window)).map((window) => {
+      const at = ran.filter((c) => c.window === window);
+      const ofPreset = (preset: string) => at.filter((c) => c.preset === preset);
+      return [
+        k(window),
+        String(new Set(at.map((c) => c.fixture)).size),
+        ...PRESETS.map((preset) => pct(pooled(ofPreset(preset).map((c) => c.loop)))),
+        pct(pooled(ofPreset(PRESETS[0] as string).map((c) => c.truncation))),
+      ];
+    }),
+  ];
 }
 
 await main();

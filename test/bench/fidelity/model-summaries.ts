@@ -160,7 +160,7 @@ export function measureSummary(summary: string, modelSummary: string, span: stri
 const pct = (kept: number, total: number): string => (total === 0 ? "-" : `${Math.round((100 * kept) / total)}%`);
 
 /** The table: per compaction, the model's summary and ours. */
-export async function modelSummaryTable(counter: TokenCounter): Promise<string> {
+export async function modelSummaryTable(counter: TokenCounter): Promise<{ rows: string[][]; text: string }> {
   const cases = modelSummaryCases();
   const ours = await ourSummaries(cases, counter);
   const rows: string[][] = [];
@@ -173,6 +173,7 @@ export async function modelSummaryTable(counter: TokenCounter): Promise<string> 
     rows.push(["", "extractive", `${pct(mine.identifiersKept, mine.identifiersTotal)} (${mine.identifiersKept}/${mine.identifiersTotal})`, String(mine.fillerLines), String(mine.tokens)]);
     if (mine.missed.length > 0) missedLines.push(`- compaction ${index + 1}, missed: ${mine.missed.map((m) => `\`${m}\``).join(", ")}`);
   });
-  const table = markdownTable(["span", "summary", "identifiers of the model's kept", "filler lines", "tokens"], rows);
-  return missedLines.length === 0 ? table : `${table}\n\n${missedLines.join("\n")}`;
+  const header = ["span", "summary", "identifiers of the model's kept", "filler lines", "tokens"];
+  const table = markdownTable(header, rows);
+  return { rows: [header, ...rows], text: missedLines.length === 0 ? table : `${table}\n\n${missedLines.join("\n")}` };
 }

@@ -27,14 +27,23 @@ export function overWindow(outcome: ReplayOutcome): boolean {
   return Math.max(outcome.requestTokens, outcome.peakSentTokens) > outcome.window;
 }
 
-/** Per kind: % in context / % found by memory_search (top 5) / % lost. */
-export function retentionTable(runs: readonly RunResult[]): string {
+/** `% in context / % found / % lost` of one kind's (or all) facts. */
+export const sharesCell = (s: KindShares): string => `${pct(s.inContext, s.total)} / ${s.found === null ? "n/a" : pct(s.found, s.total)} / ${pct(s.lost, s.total)}`;
+
+/** `n (p%)` of the window. */
+export const ofWindow = (n: number, window: number): string => `${int(n)} (${pct(n, window)}%)`;
+
+/** Per kind: % in context / % found by memory_search (top 5) / % lost; rows[0] is the header. */
+export function retentionRows(runs: readonly RunResult[]): string[][] {
   const kinds = runs[0]?.shares ?? [];
-  const header = ["preset", ...kinds.map((k) => `${k.kind} (${k.total})`)];
-  const rows = runs.map((run) => [
-    overWindow(run.outcome) ? `${run.outcome.name} (request over the window!)` : run.outcome.name,
-    ...run.shares.map((s) => `${pct(s.inContext, s.total)} / ${s.found === null ? "n/a" : pct(s.found, s.total)} / ${pct(s.lost, s.total)}`),
-  ]);
+  return [
+    ["preset", ...kinds.map((k) => `${k.kind} (${k.total})`)],
+    ...runs.map((run) => [overWindow(run.outcome) ? `${run.outcome.name} (request over the window!)` : run.outcome.name, ...run.shares.map(sharesCell)]),
+  ];
+}
+
+export function retentionTable(runs: readonly RunResult[]): string {
+  const [header = [], ...rows] = retentionRows(runs);
   return markdownTable(header, rows);
 }
 
@@ -58,9 +67,9 @@ function shapedCell(outcome: ReplayOutcome): string {
 
 /**
  * What each run cost: compactions, context after them, the largest context held and the largest
- * request sent (the held context shaped as a host sends it), summary sizes, time.
+ * request sent (the held context shaped as a host sends it), summary sizes, time; rows[0] is the header.
  */
-export function costTable(runs: readonly RunResult[]): string {
+export function costRows(runs: readonly RunResult[]): string[][] {
   const header = [
     "preset",
     "compactions",
@@ -78,8 +87,8 @@ export function costTable(runs: readonly RunResult[]): string {
   const rows = runs.map(({ outcome }) => {
     const after = outcome.compactions.map((c) => c.tokensAfter);
     const last = after[after.length - 1];
-    const idle = [...outcome.notWritten.values()].reduce((a, b) => a + b, 0);
-    const share = (n: number): string => `${int(n)} (${pct(n, outcome.window)}%)`;
+    const idle = idleRuns(outcome);
+    const share = (n: number): string => ofWindow(n, outcome.window);
     return [
       outcome.name,
       int(outcome.compactions.length),
@@ -94,8 +103,16 @@ export function costTable(runs: readonly RunResult[]): string {
       seconds(outcome.ms),
     ];
   });
+  return [header, ...rows];
+}
+
+export function costTable(runs: readonly RunResult[]): string {
+  const [header = [], ...rows] = costRows(runs);
   return markdownTable(header, rows);
 }
+
+/** Runs past the threshold that wrote nothing. */
+export const idleRuns = (outcome: ReplayOutcome): number => [...outcome.notWritten.values()].reduce((a, b) => a + b, 0);
 
 /** Summary (or note) tokens after each compaction, per preset; long series keep their first and last 12. */
 export function summarySeries(runs: readonly RunResult[]): string {
@@ -141,8 +158,8 @@ export function notes(runs: readonly RunResult[]): string {
   return lines.join("\n");
 }
 
-/** One row per fact: where each preset left it. C: in context, S: found by search only, -: lost. */
-export function factMatrix(runs: readonly RunResult[]): string {
+/** One row per fact: where each preset left it. C: in context, S: found by search only, -: lost; rows[0] is the header. */
+export function factMatrixRows(runs: readonly RunResult[]): string[][] {
   const facts = runs[0]?.facts ?? [];
   const header = ["fact", "where", "needle", ...runs.map((r) => r.outcome.name)];
   const rows = facts.map((f, i) => [
@@ -154,5 +171,10 @@ export function factMatrix(runs: readonly RunResult[]): string {
       return o.inContext ? (o.found === true ? "C S" : "C") : o.found === true ? "S" : "-";
     }),
   ]);
+  return [header, ...rows];
+}
+
+export function factMatrix(runs: readonly RunResult[]): string {
+  const [header = [], ...rows] = factMatrixRows(runs);
   return markdownTable(header, rows.map((r) => r.map((c) => c.replace(/\|/g, "\\|"))));
 }
