@@ -93,6 +93,36 @@ describe("backgroundCheck", () => {
     expect(loop.prepared).toBeNull();
   });
 
+  it("with a claim refused by another worker, prepares nothing; when a request cannot be sent it waits for the holder, then compacts with the no-model summarizer", async () => {
+    const loop = loopOf();
+    const context = { tokens: loop.prepareMark + 1, messages: turns(8) };
+    const { side, events, calls } = host(loop, context);
+    const asked: string[] = [];
+    let holderWaits = 0;
+    const sharing = { ...side, claim: async (reason: string) => (asked.push(reason), "held" as const), waitForHolder: async () => (holderWaits++, false) };
+    expect(await backgroundCheck(loop, sharing)).toBeNull();
+    expect(loop.prepared).toBeNull();
+    expect(calls.runs).toBe(0);
+    context.tokens = 8_000 - loop.reserveTokens + 1;
+    expect(await backgroundCheck(loop, sharing)).toBe("compacted in the foreground");
+    expect(asked).toEqual(["prepare", "threshold"]);
+    expect(holderWaits).toBe(1);
+    expect(calls.foreground).toEqual([noModel]);
+    expect(events).toEqual([]);
+  });
+
+  it("with the claim held, starts the preparation and hands it to the host that follows it", async () => {
+    const loop = loopOf();
+    const { side, events } = host(loop, { tokens: loop.prepareMark + 1, messages: turns(8) });
+    const followed: unknown[] = [];
+    let settled = 0;
+    const holding = { ...side, claim: async () => "prepare" as const, started: (p: unknown) => followed.push(p), settle: async () => void settled++ };
+    expect(await backgroundCheck(loop, holding)).toBeNull();
+    expect(followed).toEqual([loop.prepared]);
+    expect(events.map((event) => event.type)).toEqual(["start"]);
+    expect(settled).toBe(1);
+  });
+
   it("with nothing in flight and a request that cannot be sent, starts one and puts it in place once it is ready", async () => {
     const loop = loopOf();
     const context = { tokens: 8_000 - loop.reserveTokens + 1, messages: turns(8) };

@@ -97,7 +97,7 @@ export async function backgroundCheck<T, R>(loop: HostLoop<T>, host: BackgroundH
         if (host.mayStart?.(step.reason) === false) return null;
         // Another worker prepares it (or the host's view was behind): the full context is still sent.
         if ((await claim(host, step.reason)) !== "prepare") return null;
-        host.started?.(startPreparation(loop, step.reason, context, host));
+        follow(host, startPreparation(loop, step.reason, context, host));
         return null;
       case "apply":
         return host.apply(step.preparation, step.appended, step.cold);
@@ -121,11 +121,16 @@ export async function backgroundCheck<T, R>(loop: HostLoop<T>, host: BackgroundH
           if ((await host.waitForHolder?.()) === true) continue;
           return host.compactNow((await loop.fallbackSummarizer()) ?? undefined);
         }
-        host.started?.(startPreparation(loop, "threshold", context, host));
+        follow(host, startPreparation(loop, "threshold", context, host));
         continue;
       }
     }
   }
+}
+
+/** Hands a started preparation to the host that follows it (a call, not `started?.(…)`: that would skip starting it). */
+function follow<T>(host: Pick<BackgroundHost<T, unknown>, "started">, preparation: Preparation<T>): void {
+  host.started?.(preparation);
 }
 
 function claim(host: Pick<BackgroundHost<unknown, unknown>, "claim">, reason: PrepareReason): Promise<ClaimAnswer> {
