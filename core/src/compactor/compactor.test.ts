@@ -614,21 +614,22 @@ describe("Compactor.compact", () => {
     expect(result.status).toBe("compacted");
     expect(c.tokens.total(result.messages)).toBeLessThanOrEqual(contextWindow);
     expect(result.summary).toBe(words(300));
-    // The newest turn is large for its one 3,000-word output, not for many steps, so it is kept
-    // whole from its request and shrunk (maySplitNewestTurn). The tool output was shrunk by the
+    // The newest turn (its 3,000-word tool output) is over the run's target, so the cut moved into
+    // it, to its last step, the request kept ahead of the summary; that step was shrunk by the
     // cut's fit and again for the summary: reported once, from its original size.
-    expect(result.cut?.firstKeptIndex).toBe(2);
-    const output = (result.shrunk ?? []).filter((s) => s.index === 4);
+    expect(result.cut?.firstKeptIndex).toBe(5);
+    expect(result.cut?.preservedIndices).toEqual([2]);
+    const output = (result.shrunk ?? []).filter((s) => s.index === 5);
     expect(output).toHaveLength(1);
-    expect(output[0]?.tokensBefore).toBe(c.tokens.count(input[4] as PiMessage));
+    expect(output[0]?.tokensBefore).toBe(c.tokens.count(input[5] as PiMessage));
     expect(result.warnings.join("\n")).toContain("cutting alone could not bring the context under the budget");
     expect(result.warnings.join("\n")).toMatch(/With its summary, the compacted context was \d+ tokens over the budget/);
     // Each shrunk message has one marker, and it says all that was cut from the original, not only
     // the second cut (the assistant message was shrunk by the cut's fit and again for the summary).
     const textOf = (m: PiMessage) => ((m as { content: { type: string; text?: string }[] }).content.find((part) => part.type === "text")?.text ?? "");
-    expect((result.shrunk ?? []).map((s) => s.index)).toEqual([4, 5]);
+    expect((result.shrunk ?? []).map((s) => s.index)).toEqual([5]);
     for (const { index } of result.shrunk ?? []) {
-      const text = textOf(result.messages[1 + index - 2] as PiMessage); // the summary, then 2 on
+      const text = textOf(result.messages[2 + index - 5] as PiMessage); // the request, the summary, then 5 on
       const markers = text.match(new RegExp(SHRINK_MARKER_PATTERN.source, "g")) ?? [];
       expect(markers).toHaveLength(1);
       const removed = Number(/\[compaction: ([\d,]+) characters/.exec(markers[0]!)?.[1]?.replaceAll(",", ""));
@@ -660,32 +661,17 @@ describe("Compactor.compact", () => {
     expect(result.warnings.join("\n")).toContain("the request being worked on stays in the context");
   });
 
-  /** One request and a long autonomous run after it: `steps` tool calls, each with an output of `outputWords`. */
-  const oneLongTurn = (steps: number, outputWords = 40) => [
+  /** One request and a long autonomous run after it: `steps` tool calls, each with a large output. */
+  const oneLongTurn = (steps: number) => [
     user("old question"),
     assistant(`old answer: ${words(200)}`),
     user("implement the plan: step by step"),
-    ...Array.from({ length: steps }, (_, i) => [assistant(`step ${i}`, [{ id: `c${i}` }]), toolResult(`c${i}`, `output ${i}: ${words(outputWords)}`)]).flat(),
+    ...Array.from({ length: steps }, (_, i) => [assistant(`step ${i}`, [{ id: `c${i}` }]), toolResult(`c${i}`, `output ${i}: ${words(300)}`)]).flat(),
     assistant("all steps done"),
   ];
 
-  it("keeps a newest turn large for a few large outputs whole, its outputs shrunk, rather than splitting it", async () => {
-    const input = oneLongTurn(6, 600);
-    const inspect = inspectSplit();
-    const c = compactor([summarizingAt(2), inspect], budgetedSummarizer);
-    const contextWindow = Math.floor(c.tokens.total(input) / 2);
-    const result = await c.compact({ messages: input, contextWindow });
-    expect(result.status).toBe("compacted");
-    expect(result.cut!.firstKeptIndex).toBe(2);
-    expect(result.cut!.isSplitTurn).toBe(false);
-    // Every step's call is still there, in order; the outputs are shrunk to head and tail.
-    expect(result.messages.slice(1)).toHaveLength(input.length - 2);
-    expect((result.shrunk ?? []).length).toBeGreaterThan(0);
-    expect(c.tokens.total(result.messages)).toBeLessThanOrEqual(contextWindow);
-  });
-
   it("splits a newest turn larger than the run's target, the request kept verbatim ahead of the summary", async () => {
-    const input = oneLongTurn(40);
+    const input = oneLongTurn(12);
     const copy = structuredClone(input);
     const inspect = inspectSplit();
     const c = compactor([summarizingAt(2), inspect], budgetedSummarizer);
@@ -730,12 +716,12 @@ describe("Compactor.compact", () => {
       },
     };
     const c = compactor([keepLast(3)], spy);
-    const input = oneLongTurn(40);
+    const input = oneLongTurn(12);
     const window = Math.floor(c.tokens.total(input) / 2);
     const once = await c.compact({ messages: input, contextWindow: window });
     expect(once.status).toBe("compacted");
     expect(once.messages[0]).toEqual(input[2]);
-    const more = Array.from({ length: 30 }, (_, i) => [assistant(`more ${i}`, [{ id: `m${i}` }]), toolResult(`m${i}`, `more output ${i}: ${words(40)}`)]).flat();
+    const more = Array.from({ length: 6 }, (_, i) => [assistant(`more ${i}`, [{ id: `m${i}` }]), toolResult(`m${i}`, `more output ${i}: ${words(300)}`)]).flat();
     const twice = await c.compact({ messages: [...once.messages, ...more], contextWindow: window });
     expect(twice.status).toBe("compacted");
     // The request stays first; the previous summary is not handed to the summarizer as a message.
@@ -747,7 +733,7 @@ describe("Compactor.compact", () => {
   });
 
   it("honours a plugin's cut inside a newest turn larger than the run's target, and pulls back one inside a turn that fits", async () => {
-    const input = oneLongTurn(40);
+    const input = oneLongTurn(12);
     const c = compactor([cutAt(input.length - 3)]);
     const small = await c.compact({ messages: input, contextWindow: Math.floor(c.tokens.total(input) / 2) });
     expect(small.cut?.firstKeptIndex).toBe(input.length - 3);
@@ -759,7 +745,7 @@ describe("Compactor.compact", () => {
   });
 
   it("for a host that records only summary + suffix (suffixOnly), splits such a turn with its request in the summary, verbatim", async () => {
-    const input = oneLongTurn(40);
+    const input = oneLongTurn(12);
     const c = compactor([summarizingAt(input.length - 3)]);
     const result = await c.compact({ messages: input, contextWindow: Math.floor(c.tokens.total(input) / 2), suffixOnly: true });
     expect(result.status).toBe("compacted");

@@ -2,10 +2,8 @@
  * How the core brings a cut under the budget, whatever plugin chose it. The rules, in order:
  * 1. The newest user message (the request being worked on) is never compacted. A cut past it is
  *    pulled back to it while the newest turn fits the run's target (what a compaction brings the
- *    context down to) with its messages shrunk to a readable head and tail, so a turn that fits
- *    is kept whole (and shrunk by rule 3 where it must be). A newest turn larger than that (an
- *    agent's long autonomous run of many steps after one prompt: `maySplitNewestTurn`) may be
- *    split, as pi and Claude Code split it:
+ *    context down to), so a turn that fits is kept whole. A newest turn larger than that (an
+ *    agent's long autonomous run after one prompt) may be split, as pi and Claude Code split it:
  *    the request stays verbatim ahead of the summary (`checkCut` preserves it like a pinned
  *    message) and the turn's early part after it is summarised as the split turn's prefix. A host
  *    that records only summary + suffix (`suffixOnly`: pi's compaction entry keeps no message
@@ -40,7 +38,7 @@ import { checkCut } from "../cut/check-cut.js";
 import type { CheckedCut, Cut } from "../cut/cut.js";
 import type { MessageView } from "../cut/message-view.js";
 import { isCutPoint, lastUserIndex } from "../cut/turns.js";
-import { readableKeepTokens, shrinkToBudget, type ShrinkResult, type ShrunkMessage } from "../shrink/shrink-to-budget.js";
+import { shrinkToBudget, type ShrinkResult, type ShrunkMessage } from "../shrink/shrink-to-budget.js";
 import type { MessageTokenCounter } from "../tokens/message-tokens.js";
 
 /** The room a cut that had to be moved or shrunk leaves for the summary, at most. */
@@ -58,7 +56,7 @@ export const MIN_SUMMARY_ROOM = 64;
 
 /** What rule 1 needs besides the cut. */
 export interface NewestRequestRule {
-  /** The run's target in our count (`CompactionRun.targetCounted`): a newest turn over it, shrunk, may be split (`maySplitNewestTurn`). */
+  /** The run's target in our count (`CompactionRun.targetCounted`): a newest turn over it may be split. */
   readonly targetTokens: number;
   /** False for a host that records only summary + suffix (`suffixOnly`): see `CheckCutOptions.requestAhead`. */
   readonly requestAhead: boolean;
@@ -66,7 +64,7 @@ export interface NewestRequestRule {
 
 /**
  * Rule 1: the proposed cut, pulled back to the newest user message when it is past it, unless the
- * newest turn may be split (`maySplitNewestTurn`). A malformed cut is left for
+ * newest turn may be split (its tokens are over the run's target). A malformed cut is left for
  * checkCut to refuse with its own message.
  */
 export function keepNewestRequest(view: MessageView, proposed: Cut, plugin: string, rule: NewestRequestRule): { cut: Cut; repair: string | null } {
@@ -98,30 +96,15 @@ function keepNewestMessages(view: MessageView, proposed: Cut, first: number, plu
   };
 }
 
-/**
- * Rule 1's condition: the newest turn (from its request, which is not pinned) is over the run's
- * target even with each of its later messages at the readable head and tail rule 3's shrinking
- * leaves (`readableKeepTokens` of the target): an agent's long autonomous run of many steps,
- * which only a summary of its early part brings down to the target. A turn large for a few large
- * outputs or arguments is kept whole and shrunk instead: every step's calls stay in order, and
- * the names in what was shrunk are listed, where a summary of the early part keeps less of what
- * the agent goes on to use. Every message after the request counts at most that head and tail,
- * a summary of the turn's earlier split too: the rule asks how many steps the turn has come to,
- * not what rule 3 could shorten (counting that summary in full split turns again that the
- * continuity benchmark showed are better kept whole).
- */
+/** Rule 1's condition: the newest turn (from its request, which is not pinned) is over the run's target. */
 export function maySplitNewestTurn(view: MessageView, rule: NewestRequestRule): boolean {
   const request = lastUserIndex(view.facts);
   if (request < 0 || view.facts[request]?.pinned === true) return false;
   // A turn that is its request alone has nothing to split.
   if (lastCutPoint(view) <= request) return false;
-  const keep = readableKeepTokens(rule.targetTokens);
-  let shrunkTurn = view.tokens[request] ?? 0;
-  for (let i = request + 1; i < view.tokens.length; i++) {
-    shrunkTurn += Math.min(view.tokens[i] ?? 0, keep);
-    if (shrunkTurn > rule.targetTokens) return true;
-  }
-  return false;
+  let turn = 0;
+  for (let i = request; i < view.tokens.length; i++) turn += view.tokens[i] ?? 0;
+  return turn > rule.targetTokens;
 }
 
 /** Where the latest cut may be: the newest user message, or (with none) the last cut point. */
