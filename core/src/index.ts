@@ -57,7 +57,6 @@ export {
 // Shrinking: how the core brings any context under a budget when cutting alone cannot.
 export {
   NAMES_SHARE,
-  readableKeepTokens,
   shrinkToBudget,
   type ShrinkOptions,
   type ShrinkResult,

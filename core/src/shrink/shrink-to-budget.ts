@@ -131,11 +131,6 @@ interface Edit {
 }
 
 /** Shrinks `messages` until they fit `options.budget`, in the order described above. */
-/** What a shrunk message keeps in the first round by default (`ShrinkOptions.keepTokens`): a 16th of the budget, 64 to 2,000. */
-export function readableKeepTokens(budget: number): number {
-  return Math.min(2000, Math.max(64, Math.floor(budget / 16)));
-}
-
 export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCounter<T>, options: ShrinkOptions): ShrinkResult<T> {
   const counts = messages.map((m) => tokens.count(m));
   let total = counts.reduce((a, b) => a + b, 0);
@@ -144,7 +139,7 @@ export function shrinkToBudget<T>(messages: readonly T[], tokens: MessageTokenCo
   const adapter = tokens.facts.adapter;
   const facts = messages.map((m) => tokens.facts.of(m));
   const newestUser = lastUserIndex(facts);
-  const keep = options.keepTokens ?? readableKeepTokens(options.budget);
+  const keep = options.keepTokens ?? Math.min(2000, Math.max(64, Math.floor(options.budget / 16)));
   const minimum = Math.min(keep, options.minimumKeepTokens ?? 48);
   const smallest = smallestShrinkable(options.budget);
   const namesShare = options.namesShare ?? NAMES_SHARE;
