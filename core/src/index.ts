@@ -20,7 +20,7 @@ export { type CompactionResult, type CompactionStatus, untouchedResult } from ".
 export type { RequestShaping, ShapedRequest, ShapeRequestInput } from "./compactor/shape-request.js";
 export { RequestShaper, type RequestShaperEngine } from "./compactor/request-shaper.js";
 export { cacheBreakpoints, markCacheBreakpoints, MAX_MESSAGE_BREAKPOINTS } from "./compactor/cache-breakpoints.js";
-export { autoCompactTokens, COMPACTED_SHARE, compactedTargetTokens, OVERFLOW_COMPACTED_SHARE, USABLE_SHARE, usableWindow } from "./compactor/usable-window.js";
+export { autoCompactTokens, COMPACTED_SHARE, compactedTargetTokens, MIN_KEPT_SHARE, OVERFLOW_COMPACTED_SHARE, USABLE_SHARE, usableWindow } from "./compactor/usable-window.js";
 export {
   DEFAULT_RESERVE_SHARE,
   DEFAULT_RESERVE_TOKENS,

@@ -10,6 +10,7 @@ import { createEstimateCounter } from "../tokens/estimate-counter.js";
 import { Compactor } from "./compactor.js";
 import { CARRIED_REQUEST_HEADING } from "./carry-request.js";
 import { MIN_SUMMARY_ROOM } from "./fit-budget.js";
+import { MIN_KEPT_SHARE } from "./usable-window.js";
 import { SPLIT_TURN_SEPARATOR, summarizeCut } from "./summarize-cut.js";
 import type { CompactionPlugin } from "./plugin.js";
 import { STAGE_AUGMENT, STAGE_PRUNE, STAGE_STRATEGY } from "./stages.js";
@@ -598,7 +599,7 @@ describe("Compactor.compact", () => {
   });
 
   it("keeps a context whose summary outgrows its room within the budget, already shrunk parts counted from their original size", async () => {
-    const input = [user("old"), assistant("ok"), user(words(400)), assistant("looking", [{ id: "t1" }]), toolResult("t1", words(3000)), assistant(words(400))];
+    const input = [user("old"), assistant("ok"), user(words(560)), assistant("looking", [{ id: "t1" }]), toolResult("t1", words(3000)), assistant(words(400))];
     // A plugin that writes its summary without asking how much room is left.
     const verbose: CompactionPlugin = {
       name: "verbose",
@@ -615,8 +616,9 @@ describe("Compactor.compact", () => {
     expect(c.tokens.total(result.messages)).toBeLessThanOrEqual(contextWindow);
     expect(result.summary).toBe(words(300));
     // The newest turn (its 3,000-word tool output) is over the run's target, so the cut moved into
-    // it, to its last step, the request kept ahead of the summary; that step was shrunk by the
-    // cut's fit and again for the summary: reported once, from its original size.
+    // it, to its last step, the request kept ahead of the summary; the request and that step leave
+    // the summary less than half its room, so that step was shrunk by the cut's fit and again for
+    // the summary: reported once, from its original size.
     expect(result.cut?.firstKeptIndex).toBe(5);
     expect(result.cut?.preservedIndices).toEqual([2]);
     const output = (result.shrunk ?? []).filter((s) => s.index === 5);
@@ -693,6 +695,28 @@ describe("Compactor.compact", () => {
     expect(result.warnings.join("\n")).toContain("inside the newest turn, its request kept ahead of the summary");
     expect(c.tokens.total(result.messages)).toBeLessThanOrEqual(contextWindow);
     expect(input).toEqual(copy);
+  });
+
+  it("moves a cut later for the run's target no further than the newest messages in an eighth of the window", async () => {
+    // A long request kept ahead of the summary takes most of the run's target: moving the cut
+    // until the rest fits it would keep one step of the turn. The cut stops where the newest
+    // messages hold an eighth of the window (MIN_KEPT_SHARE), the summary written in what is left.
+    const input = [user("old question"), assistant(`old answer: ${words(200)}`), user(`the plan: ${words(900)}`), ...Array.from({ length: 24 }, (_, i) => [assistant(`step ${i}`, [{ id: `c${i}` }]), toolResult(`c${i}`, `output ${i}: ${words(60)}`)]).flat(), assistant("all steps done")];
+    const c = compactor([summarizingAt(2)], budgetedSummarizer);
+    const contextWindow = Math.floor(c.tokens.total(input) * 0.9);
+    const result = await c.compact({ messages: input, contextWindow });
+    expect(result.status).toBe("compacted");
+    expect(result.shrunk ?? []).toEqual([]);
+    expect(result.cut!.preservedIndices).toEqual([2]);
+    const tokens = input.map((m) => c.tokens.count(m));
+    const suffix = (from: number) => tokens.slice(from).reduce((sum, n) => sum + n, 0);
+    const floor = Math.floor(contextWindow * MIN_KEPT_SHARE);
+    const first = result.cut!.firstKeptIndex;
+    // The latest cut point (an assistant message) whose suffix reaches the floor.
+    expect(suffix(first)).toBeGreaterThanOrEqual(floor);
+    expect(suffix(first + 2)).toBeLessThan(floor);
+    expect(result.warnings.join("\n")).toContain("inside the newest turn, its request kept ahead of the summary");
+    expect(c.tokens.total(result.messages)).toBeLessThanOrEqual(contextWindow);
   });
 
   it("splits the same newest turn again: the previous summary's split-turn part is updated, not summarised again", async () => {

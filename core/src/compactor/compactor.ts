@@ -280,6 +280,7 @@ export class Compactor<T> {
         recallTool: run.recallTool,
         newestRequest,
         headroomTo: run.targetCounted,
+        minKeptTokens: run.minKeptTokens,
       });
       for (const repair of fitted.repairs) run.warnings.push(`[core] ${repair}`);
       run.cut = fitted.cut;

@@ -12,10 +12,13 @@
  *    summary (`carryRequest`).
  * 2. A cut that keeps more than the budget is moved later, to the earliest place where what it
  *    keeps leaves room for the summary within the run's target (else within the budget): no later
- *    than the newest user message, else inside the newest turn where rule 1 lets it be split.
- * 3. When no cut can do that, the cut is at the latest place rule 2 may use and the core shrinks
- *    what is kept (shrinkToBudget: largest tool outputs, then the newest turn's other messages,
- *    then the request itself to head and tail).
+ *    than the newest user message, else inside the newest turn where rule 1 lets it be split. It
+ *    is not moved past the run's least kept part (`CompactionRun.minKeptTokens`, the newest
+ *    messages in an eighth of the window) for the target's sake, only for the budget's.
+ * 3. When no cut can do that, the cut is at the latest place rule 2 may use, yet no later than
+ *    the least kept part where that can be shrunk to fit, and the core shrinks what is kept
+ *    (shrinkToBudget: largest tool outputs, then the newest turn's other messages, then the
+ *    request itself to head and tail).
  * 4. When even that cannot fit (the system prompt, pinned messages and the request alone are
  *    over the budget), the run fails with COMPACTION_CONTEXT_OVERFLOW and the numbers.
  * 5. When a plugin asks how much room its summary has (`summaryRoomLeft`, `summaryRoom`) and
@@ -107,6 +110,21 @@ export function maySplitNewestTurn(view: MessageView, rule: NewestRequestRule): 
   return turn > rule.targetTokens;
 }
 
+/**
+ * The latest cut point whose suffix holds at least `tokens` (the least kept part), or the number
+ * of messages when the newest messages after any cut point hold that much; 0 when the whole
+ * context holds less (no cut keeps it, so the floor moves nothing).
+ */
+function leastKeptCutIndex(view: MessageView, tokens: number): number {
+  if (!(tokens > 0)) return view.facts.length;
+  let suffix = 0;
+  for (let i = view.facts.length - 1; i >= 0; i--) {
+    suffix += view.tokens[i] ?? 0;
+    if (suffix >= tokens && isCutPoint(view.facts[i]!)) return i;
+  }
+  return 0;
+}
+
 /** Where the latest cut may be: the newest user message, or (with none) the last cut point. */
 export function latestCutIndex(view: MessageView): number {
   const request = lastUserIndex(view.facts);
@@ -138,6 +156,8 @@ export interface FitInput<T> {
    * it (`ShrinkOptions.headroomTo`), so the next request does not need shrinking again. Default: none.
    */
   readonly headroomTo?: number;
+  /** The run's least kept part (`CompactionRun.minKeptTokens`): rules 2 and 3 move a cut no later than that for the target. Default: 0. */
+  readonly minKeptTokens?: number;
 }
 
 export interface FittedCut<T> {
@@ -162,14 +182,21 @@ export function fitCutToBudget<T>(input: FitInput<T>): FittedCut<T> {
   // towards it: one that keeps up to the budget leaves the next steps no room, and each request
   // after it is shrunk at send time (a cache miss) until the next compaction, a few steps later.
   // At or before the request first, then inside the newest turn (where rule 1 lets it be split),
-  // then the same for the budget itself.
+  // in both no later than the least kept part (the newest messages in an eighth of the window):
+  // the target does not take them. Else the least kept part itself, when it leaves the summary at
+  // least half its room (the summary and the newest messages share what the budget leaves, neither
+  // squeezed below half of its own); else the same searches for the budget itself.
   const room = input.summaryOverheadTokens + summaryAllowance(budget, input.summaryMaxTokens);
   const runTarget = input.headroomTo === undefined ? target : Math.max(1, Math.min(target, input.headroomTo - room));
   const fromRequest = checked.firstKeptIndex > request ? checked : recheck(view, checked, request, requestAhead);
-  const inside = (limit: number) => (split ? earliestFittingCut(view, fromRequest, latest, limit, requestAhead) : null);
+  // The least kept part bounds how far the target may move the cut; only the budget moves it further.
+  const floor = leastKeptCutIndex(view, input.minKeptTokens ?? 0);
+  const inside = (limit: number, last = latest) => (split && last > request ? earliestFittingCut(view, fromRequest, last, limit, requestAhead) : null);
+  const floorAt = Math.min(floor, latest);
+  const floorCut = floorAt > checked.firstKeptIndex ? recheck(view, checked, floorAt, requestAhead) : null;
   const later =
-    earliestFittingCut(view, checked, request, runTarget, requestAhead) ??
-    inside(runTarget) ??
+    (earliestFittingCut(view, checked, Math.min(request, floorAt), runTarget, requestAhead) ?? inside(runTarget, floorAt)) ??
+    (floorCut !== null && floorCut.keptTokens <= budget - input.summaryOverheadTokens - Math.ceil(summaryAllowance(budget, input.summaryMaxTokens) / 2) ? floorCut : null) ??
     earliestFittingCut(view, checked, request, target, requestAhead) ??
     inside(target);
   if (later !== null) {
@@ -182,8 +209,14 @@ export function fitCutToBudget<T>(input: FitInput<T>): FittedCut<T> {
     };
   }
 
-  const atRequest = latest > checked.firstKeptIndex ? recheck(view, checked, latest, requestAhead) : checked;
-  let kept = shrinkKept(input, atRequest, target, input.headroomTo === undefined ? undefined : input.headroomTo - room);
+  // The least kept part, shrunk, where it can be brought within the target; else the latest place.
+  const headroom = input.headroomTo === undefined ? undefined : input.headroomTo - room;
+  let atRequest = floorCut ?? checked;
+  let kept = shrinkKept(input, atRequest, target, headroom);
+  if (!kept.shrink.fits && atRequest.firstKeptIndex < latest) {
+    atRequest = recheck(view, checked, latest, requestAhead);
+    kept = shrinkKept(input, atRequest, target, headroom);
+  }
   // No room for a summary of its own: the summary may be short, but the request must fit.
   if (!kept.shrink.fits) kept = shrinkKept(input, atRequest, budget - input.summaryOverheadTokens - 1);
   if (!kept.shrink.fits) throw overflow(view, keptIndicesOf(atRequest, view.facts.length), kept.raw, budget);
@@ -195,7 +228,9 @@ export function fitCutToBudget<T>(input: FitInput<T>): FittedCut<T> {
         ? [
             atRequest.firstKeptIndex === latestCutIndex(view)
               ? `The cut chosen by '${plugin}' was moved from message ${checked.firstKeptIndex} to the newest user message (${atRequest.firstKeptIndex}).`
-              : `The cut chosen by '${plugin}' was moved from message ${checked.firstKeptIndex} to message ${atRequest.firstKeptIndex}, the newest turn's last step (its request ${requestAhead ? "kept ahead of" : "carried in"} the summary).`,
+              : atRequest.firstKeptIndex === latest
+                ? `The cut chosen by '${plugin}' was moved from message ${checked.firstKeptIndex} to message ${atRequest.firstKeptIndex}, the newest turn's last step (its request ${requestAhead ? "kept ahead of" : "carried in"} the summary).`
+                : `The cut chosen by '${plugin}' was moved from message ${checked.firstKeptIndex} to message ${atRequest.firstKeptIndex}, which keeps the newest messages in an eighth of the window${atRequest.firstKeptIndex > request ? ` (inside the newest turn, its request ${requestAhead ? "kept ahead of" : "carried in"} the summary)` : ""}.`,
           ]
         : []),
       `The cut chosen by '${plugin}' keeps ${atRequest.keptTokens} tokens and cutting alone could not bring the context under the budget of ${budget} tokens; shrunk to head and tail: ${kept.text}. The full text stays in the transcript.`,

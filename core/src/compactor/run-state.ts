@@ -4,6 +4,7 @@ import type { FactsCache, MessageFacts } from "../messages/adapter.js";
 import type { CheckedCut } from "../cut/cut.js";
 import type { MessageView } from "../cut/message-view.js";
 import { makeSummaryRoom } from "./fit-budget.js";
+import { MIN_KEPT_SHARE } from "./usable-window.js";
 import type { ShrinkResult } from "../shrink/shrink-to-budget.js";
 import { missingSummarizer, type Summarizer, summarizerMissing } from "../summarizer/summarizer.js";
 import type { Calibration } from "../tokens/calibration.js";
@@ -24,6 +25,11 @@ export class RunState<T> {
   /** `targetTokens` in our count (at the run's ratio), never above the budget: what shrinking makes room down to. */
   get targetCounted(): number {
     return Math.min(this.budget, this.countedTokens(this.targetTokens));
+  }
+  /** See `CompactionRun.minKeptTokens`. */
+  get minKeptTokens(): number {
+    // A size of messages kept: at the calibrated ratio, which leaves out the system prompt and tools.
+    return Math.min(this.budget, Math.floor((this.contextWindow * MIN_KEPT_SHARE) / this.messageRatio));
   }
   /**
    * Most tokens the compacted context may hold, by our count: the context window minus the

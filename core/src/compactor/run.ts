@@ -157,6 +157,18 @@ export class CompactionRun<T> {
     return this.#run.tokensBefore > this.#run.contextWindow;
   }
   /**
+   * The fewest tokens of the newest messages (our count) this compaction keeps verbatim where
+   * cut points and the budget allow: an eighth of the context window (`MIN_KEPT_SHARE`), as a
+   * size of messages (`countedMessageTokens`). Whatever
+   * else bounds what is kept (a strategy's allowance beside its summary, the run's target, a
+   * cut moved to a turn boundary or moved later by the core), the kept part does not go below
+   * it: the newest turns hold most of what the agent uses next, and plain truncation would keep
+   * them. A strategy's own setting below it (a `keepRecentTokens` of the user's) stands.
+   */
+  get minKeptTokens(): number {
+    return this.#run.minKeptTokens;
+  }
+  /**
    * For a run `overWindow`, the most of the newest messages it keeps verbatim, in our count: what
    * the target (or the budget, when lower) leaves beside a summary of `summaryTokens` and the
    * messages the core always keeps. 0 for a regular compaction. A strategy keeps the larger of

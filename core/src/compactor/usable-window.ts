@@ -32,6 +32,18 @@ export const COMPACTED_SHARE = 0.6;
  */
 export const OVERFLOW_COMPACTED_SHARE = 0.75;
 
+/**
+ * The share of the context window a compaction keeps verbatim of the newest messages at least,
+ * where cut points and the budget allow (`CompactionRun.minKeptTokens`): the newest turns hold
+ * most of what the agent uses next, and a compaction that keeps fewer of them than truncation
+ * would (a turn boundary far back, a summary's room taken from a small target, a preserved
+ * request) loses them for what a summary of them says. An eighth stays below what the built-in
+ * strategies keep by their own rules where nothing else takes the room (16,000 tokens at 128k
+ * against safeguard's 20,000; 1,000 at 8k, about a third of the run's target), so it binds only
+ * where something does.
+ */
+export const MIN_KEPT_SHARE = 1 / 8;
+
 /** See the file's comment: the context window, or less when the reserve takes over a tenth of it. */
 export function usableWindow(contextWindow: number, reserveTokens: number): number {
   return Math.min(contextWindow, (contextWindow - reserveTokens) / USABLE_SHARE);

@@ -43,6 +43,15 @@ describe("chooseCut", () => {
     expect(cut?.firstKeptIndex).toBe(expected);
   });
 
+  it("does not move to a turn boundary that would keep less than minKeptTokens: it splits the turn", () => {
+    // The suffix from message 2 keeps 20 tokens; the next turn start gives up 8 (within the loss)
+    // but would keep 12, below the least kept part.
+    const entries = [["user", 50], ["assistant", 50], ["assistant", 8], ["user", 6], ["assistant", 6]] as const;
+    expect(chooseCut(view(...entries), { keepRecentTokens: 25, maxTurnBoundaryLoss: 0.5 })?.firstKeptIndex).toBe(3);
+    expect(chooseCut(view(...entries), { keepRecentTokens: 25, maxTurnBoundaryLoss: 0.5, minKeptTokens: 15 })?.firstKeptIndex).toBe(2);
+    expect(chooseCut(view(...entries), { keepRecentTokens: 25, maxTurnBoundaryLoss: 0.5, minKeptTokens: 12 })?.firstKeptIndex).toBe(3);
+  });
+
   it("never cuts at a tool result", () => {
     const cut = chooseCut(view(["user", 50], ["call:a", 10], ["result:a", 10], ["assistant", 10]), {
       keepRecentTokens: 25,

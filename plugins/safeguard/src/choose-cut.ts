@@ -9,6 +9,11 @@ export interface ChooseCutOptions {
    * instead of inside a turn. 0 never moves the cut; 1 always moves it to the next turn start.
    */
   readonly maxTurnBoundaryLoss: number;
+  /**
+   * Fewest verbatim tokens a move to a turn boundary may leave (the run's `minKeptTokens`): a turn
+   * boundary further back than that splits the turn instead. Default 0.
+   */
+  readonly minKeptTokens?: number;
 }
 
 /** The `layer` safeguard's cuts carry (shown in the compaction event). */
@@ -20,7 +25,7 @@ export const SAFEGUARD_LAYER = "summarize";
  *
  * Starts from the largest suffix that fits (`findCutPoint`). When that suffix begins inside a
  * turn, the cut moves to the next turn's start if that gives up at most `maxTurnBoundaryLoss`
- * of the suffix's tokens, so whole turns are kept. Otherwise (or when the suffix begins inside
+ * of the suffix's tokens and keeps at least `minKeptTokens`, so whole turns are kept. Otherwise (or when the suffix begins inside
  * the last turn) the turn is split; the core reports it and its early part is summarised apart.
  */
 export function chooseCut(view: MessageView, options: ChooseCutOptions): Cut | undefined {
@@ -33,7 +38,7 @@ export function chooseCut(view: MessageView, options: ChooseCutOptions): Cut | u
   let given = 0;
   for (let i = found; i < facts.length; i++) {
     if (facts[i]?.kind === "user") {
-      if (given <= options.maxTurnBoundaryLoss * kept) return wholeTurns(i);
+      if (given <= options.maxTurnBoundaryLoss * kept && kept - given >= Math.min(options.minKeptTokens ?? 0, kept)) return wholeTurns(i);
       break;
     }
     given += tokens[i] ?? 0;

@@ -24,7 +24,7 @@ export const SAFEGUARD_OPTIONS_SCHEMA = {
       maximum: 1,
       default: 0.5,
       description:
-        "Largest share (0..1) of the verbatim tokens the cut may give up to start at a turn boundary rather than inside a turn. When moving the cut to the next turn start would give up more, the turn is split instead and its early part summarised separately. 0: never move (split turns as pi-coding-agent does); 1: always keep whole turns.",
+        "Largest share (0..1) of the verbatim tokens the cut may give up to start at a turn boundary rather than inside a turn. When moving the cut to the next turn start would give up more, or keep less than the newest messages in an eighth of the window, the turn is split instead and its early part summarised separately. 0: never move (split turns as pi-coding-agent does); 1: always keep whole turns.",
     },
     summaryMaxTokens: {
       type: ["integer", "null"],

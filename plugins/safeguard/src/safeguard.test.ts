@@ -1,4 +1,4 @@
-import { type CompactionPlugin, ErrorCodes, SPLIT_TURN_HEADING, STAGE_FALLBACK, findCutPoint, readSummary } from "@compaction/core";
+import { type CompactionPlugin, ErrorCodes, MIN_KEPT_SHARE, SPLIT_TURN_HEADING, STAGE_FALLBACK, findCutPoint, readSummary } from "@compaction/core";
 import { FORMATS, builders, words } from "@compaction/core/testing";
 import { describe, expect, it } from "vitest";
 import defaultExport, {
@@ -126,6 +126,28 @@ describe.each(FORMATS)("safeguard (%s)", (format) => {
         result.warnings.some((w) => /^\[safeguard\] keepRecentTokens \(20000\) was lowered to \d+ for this run, .* within the run's target \(\d+ tokens, so the next compaction is many turns away/.test(w)),
         result.warnings.join("\n"),
       ).toBe(true);
+    });
+
+    it("keeps the newest messages that fit in an eighth of the window when the target's room would leave fewer", async () => {
+      // A pinned message takes most of the run's target (0.6 of the 80% threshold): beside it and
+      // the summary's room the target leaves the newest messages under a hundred tokens. The least
+      // kept part (MIN_KEPT_SHARE of the window) holds: the summary is written in what it leaves.
+      const contextWindow = 2_000;
+      const compactor = compactorFor(format, { plugins: [safeguard({ keepRecentTokens: 20_000 })], contextWindow });
+      const messages = [b.pin(b.user(`Project rules: ${words(420)}`)), ...turns(b, 0, 40)];
+      const result = await compactor.compact({ messages });
+      expect(result.status).toBe("compacted");
+      expect(result.tokensAfter).toBeLessThanOrEqual(contextWindow);
+      const kept = result.messages.slice(result.messages.findIndex((m) => compactor.facts.of(m).kind === "summary") + 1);
+      // The newest messages whose tokens fit in the least kept part, as plain truncation keeps them.
+      const floor = Math.floor(contextWindow * MIN_KEPT_SHARE);
+      let fit = 0;
+      for (let held = 0, i = messages.length - 1; i >= 0 && held + compactor.tokens.count(messages[i]!) <= floor; i--) {
+        held += compactor.tokens.count(messages[i]!);
+        fit += 1;
+      }
+      expect(fit).toBeGreaterThan(2);
+      expect(kept.length).toBeGreaterThanOrEqual(fit);
     });
   });
 

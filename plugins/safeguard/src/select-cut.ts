@@ -1,5 +1,5 @@
 /** safeguard's `selectCut` tap: the cut within keepRecentTokens and what the budget leaves. */
-import { type CompactionRun, type Cut, findTurnStartIndex, keptRoom, type MessageFacts } from "@compaction/core";
+import { type CompactionRun, type Cut, findTurnStartIndex, keptRoom, MIN_SUMMARY_ROOM, type MessageFacts } from "@compaction/core";
 import { chooseCut } from "./choose-cut.js";
 import type { SummarySizes } from "./write-summary.js";
 
@@ -33,13 +33,20 @@ export function selectCut(
   // messages up to the target, not only keepRecentTokens: it is no regular compaction, and
   // truncation to the window would keep more of what the agent uses next (`run.overWindow`).
   const keepCounted = run.overWindow ? Math.max(setting, limit) : setting;
-  const allowance = () => Math.min(keepCounted, keptRoom(run.view, { budget: limit, summaryTokens }));
+  // Never below the run's least kept part (the newest messages in an eighth of the window) where
+  // the budget has room for it beside the least summary: the target's room for a summary of the
+  // usual length does not take it from the newest turns, and the summary is written within what
+  // they leave (`summaryRoomLeft`). A keepRecentTokens set below it stands.
+  const least = () =>
+    setting < run.minKeptTokens ? 0 : Math.min(run.minKeptTokens, keptRoom(run.view, { budget: run.budget, summaryTokens: run.summaryOverheadTokens + MIN_SUMMARY_ROOM }));
+  const allowance = () => Math.max(least(), Math.min(keepCounted, keptRoom(run.view, { budget: limit, summaryTokens })));
+  const choose = (keep: number) => chooseCut(run.view, { keepRecentTokens: keep, maxTurnBoundaryLoss, minKeptTokens: least() });
   let keep = allowance();
-  let cut = chooseCut(run.view, { keepRecentTokens: keep, maxTurnBoundaryLoss });
+  let cut = choose(keep);
   if (cut !== undefined && keep < keepCounted && splitsTurn(run.view.facts, cut.firstKeptIndex)) {
     summaryTokens += sizes.turnPrefixMaxTokens + sizes.separatorTokens;
     keep = allowance();
-    cut = chooseCut(run.view, { keepRecentTokens: keep, maxTurnBoundaryLoss });
+    cut = choose(keep);
   }
   if (keep < setting) {
     // Every figure in the warning is in the run's counter, as hosts say of warnings; the setting
