@@ -105,6 +105,12 @@ export interface ContextManagerInit<T> {
   readonly store: ContextStore<T>;
   /** The host loop (`HostLoop`: the reserve, trigger, wait and shaping), made for the window. */
   readonly loop: HostLoop<T>;
+  /**
+   * Whether `dispose()` cancels the loop's compaction prepared in the background (true, the
+   * default: the manager made the loop). False when the caller keeps the loop for a later manager
+   * on the same session, which puts that compaction in place if it still applies.
+   */
+  readonly ownsLoop?: boolean;
   /** The host's choice (`autoCompact` option), or undefined to leave it to the config. */
   readonly autoCompact: boolean | undefined;
   readonly maxAutoCompactions: number | undefined;
@@ -127,6 +133,7 @@ export class ContextManager<T> {
   /** Compactions after which auto-compaction stops, or undefined for no limit. */
   readonly maxAutoCompactions: number | undefined;
   readonly #ownsCompactor: boolean;
+  readonly #ownsLoop: boolean;
   readonly #store: ContextStore<T>;
   readonly #size: ContextSize<T>;
   /** The reserve, trigger, wait after a compaction that freed too little, and prefix-stable shaping (core's `HostLoop`). */
@@ -153,6 +160,7 @@ export class ContextManager<T> {
     this.reserveTokens = init.loop.reserveTokens;
     this.maxAutoCompactions = init.maxAutoCompactions;
     this.#ownsCompactor = init.ownsCompactor;
+    this.#ownsLoop = init.ownsLoop ?? true;
     this.#store = init.store;
     this.#autoOption = init.autoCompact;
     this.#agent = init.agent;
@@ -382,13 +390,18 @@ export class ContextManager<T> {
     }
   }
 
-  /** Waits for queued work, cancels a compaction being prepared, then frees the compactor if the manager created it. */
+  /**
+   * Waits for queued work, cancels a compaction being prepared, then frees the compactor if the
+   * manager created it. With a loop the caller keeps (`createContextManager({ loop })`) the
+   * compaction prepared in it is left to the loop, for the next manager on the session; the claim
+   * on it in a shared store's database is released all the same.
+   */
   async dispose(): Promise<void> {
     if (this.#disposed) return;
     this.#disposed = true;
     await this.#tail;
     const prepared = this.#loop.prepared;
-    if (prepared !== null) {
+    if (prepared !== null && this.#ownsLoop) {
       this.#reportDropped(this.#loop.drop("the context manager was disposed"));
       await prepared.done;
     }

@@ -113,6 +113,21 @@ export interface ContextManagerOptions<T> {
    * and `adapter` are then not read). The caller keeps ownership: `dispose()` leaves it alone.
    */
   readonly compactor?: Compactor<T>;
+  /**
+   * The conversation's host loop, made by the caller (`new HostLoop(compactor, { contextWindow,
+   * reserveTokens, background, ... })` from @compaction/core) and kept across managers of the same
+   * session, one at a time: a host that opens the session for each request (the LangChain thread
+   * entry, once per run) hands each request's manager the same loop, so what the loop learned (the
+   * growth rate, the wait after a compaction that freed too little, when the last request went
+   * out) and the compaction it prepared in the background outlive the manager. `dispose()` leaves
+   * that compaction to the loop; the next manager given the loop puts it in place at the threshold
+   * if its snapshot is still the start of the session's context (by entry id), and drops it
+   * (reported) if not. The caller drops one no manager will apply (`loop.drop(why)`). Needs
+   * `compactor` (the loop's); the loop's window, reserve and background options are used, so
+   * `contextWindow`, `reserveTokens`, `maxOutputTokens`, `background`, `waitMs`, `cacheTtlMs`,
+   * `expectedMs` and `now` are not given with it.
+   */
+  readonly loop?: HostLoop<T>;
 }
 
 /**
@@ -155,25 +170,7 @@ export async function createContextManager<T = unknown>(options: ContextManagerO
         "Leave out adapter (or pass adapter: 'pi') with store; for other formats pass messages instead of store.",
       );
     }
-    const contextWindow = options.contextWindow ?? compactor.contextWindow;
-    if (contextWindow === undefined || !Number.isFinite(contextWindow) || contextWindow <= 0) {
-      throw invalid(
-        `it needs a positive contextWindow; found ${describeValue(contextWindow)}.`,
-        "Pass contextWindow (the model's context window in tokens), or set contextWindow in .compactionrc.",
-      );
-    }
-    // The reply's reserve is fixed here: one that does not fit the window throws now, naming it.
-    const loop = new HostLoop<T>(compactor, {
-      contextWindow,
-      reserveTokens: options.reserveTokens,
-      maxOutputTokens: options.maxOutputTokens,
-      host: options.reserveOptionOf ?? "createContextManager",
-      ...(options.background === undefined ? {} : { background: options.background }),
-      ...(options.waitMs === undefined ? {} : { waitMs: options.waitMs }),
-      ...(options.cacheTtlMs === undefined ? {} : { cacheTtlMs: options.cacheTtlMs }),
-      ...(options.expectedMs === undefined ? {} : { expectedMs: options.expectedMs }),
-      ...(options.now === undefined ? {} : { now: options.now }),
-    });
+    const loop = options.loop ?? newLoop(compactor, options);
     const store: ContextStore<T> =
       entryStore !== undefined
         ? await EntryContextStore.open<T>(entryStore)
@@ -186,6 +183,7 @@ export async function createContextManager<T = unknown>(options: ContextManagerO
       ownsCompactor,
       store,
       loop,
+      ownsLoop: options.loop === undefined,
       autoCompact: options.autoCompact,
       maxAutoCompactions: options.maxAutoCompactions ?? config?.autoCompact?.maxAutoCompactions,
       agent: options.agent,
@@ -197,9 +195,52 @@ export async function createContextManager<T = unknown>(options: ContextManagerO
   }
 }
 
+/** The manager's own loop, for the window (the option, else the config's): the reply's reserve is fixed here, and one that does not fit the window throws now, naming it. */
+function newLoop<T>(compactor: Compactor<T>, options: ContextManagerOptions<T>): HostLoop<T> {
+  const contextWindow = options.contextWindow ?? compactor.contextWindow;
+  if (contextWindow === undefined || !Number.isFinite(contextWindow) || contextWindow <= 0) {
+    throw invalid(
+      `it needs a positive contextWindow; found ${describeValue(contextWindow)}.`,
+      "Pass contextWindow (the model's context window in tokens), or set contextWindow in .compactionrc.",
+    );
+  }
+  return new HostLoop<T>(compactor, {
+    contextWindow,
+    reserveTokens: options.reserveTokens,
+    maxOutputTokens: options.maxOutputTokens,
+    host: options.reserveOptionOf ?? "createContextManager",
+    ...(options.background === undefined ? {} : { background: options.background }),
+    ...(options.waitMs === undefined ? {} : { waitMs: options.waitMs }),
+    ...(options.cacheTtlMs === undefined ? {} : { cacheTtlMs: options.cacheTtlMs }),
+    ...(options.expectedMs === undefined ? {} : { expectedMs: options.expectedMs }),
+    ...(options.now === undefined ? {} : { now: options.now }),
+  });
+}
+
+/** The options a loop given with `loop` already holds. */
+const LOOP_OPTIONS = ["contextWindow", "reserveTokens", "maxOutputTokens", "background", "waitMs", "cacheTtlMs", "expectedMs", "now"] as const;
+
 function checkOptions<T>(options: ContextManagerOptions<T>): void {
   if (typeof options !== "object" || options === null) {
     throw invalid(`expected an options object, found ${describeValue(options)}.`, "Call createContextManager({ contextWindow, session | messages, ... }).");
+  }
+  const loop = options.loop;
+  if (loop !== undefined) {
+    // By shape, not instanceof: a host may hold another copy of @compaction/core than this package's.
+    const methods = ["next", "prepare", "drop", "request", "due", "settle"];
+    if (typeof loop !== "object" || loop === null || !methods.every((name) => typeof (loop as unknown as Record<string, unknown>)[name] === "function")) {
+      throw invalid(`loop must be a HostLoop (from @compaction/core); found ${describeValue(loop)}.`, "Pass new HostLoop(compactor, { contextWindow, ... }), or leave loop out for the manager's own.");
+    }
+    if (options.compactor !== loop.compactor) {
+      throw invalid(
+        options.compactor === undefined ? "loop was given without compactor; the manager compacts with the loop's compactor." : "loop was made for another compactor than the one given.",
+        "Pass the compactor the loop was made with: createContextManager({ compactor, loop, ... }).",
+      );
+    }
+    const given = LOOP_OPTIONS.filter((key) => options[key] !== undefined);
+    if (given.length > 0) {
+      throw invalid(`${given.join(", ")} ${given.length === 1 ? "was" : "were"} given with loop, which holds ${given.length === 1 ? "it" : "them"} already.`, "Set them when making the loop (new HostLoop(compactor, { ... })), and leave them out here.");
+    }
   }
   if (options.session !== undefined && options.messages !== undefined) {
     throw invalid(

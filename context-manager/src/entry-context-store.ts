@@ -51,6 +51,24 @@ export function isCompactionSuperseded(error: unknown): error is CompactionSuper
   return error instanceof CompactionSupersededError;
 }
 
+/** pi's entry for a result `compact` returned: the session it was planned on and the newest compaction it was planned from, for `commit`. */
+interface PlannedCompaction {
+  readonly result: CompactionResult<unknown>;
+  readonly plan: PiCompactionPlan;
+  readonly location: string;
+  readonly newestCompactionId: string | null;
+}
+
+/**
+ * The plan of each result an `EntryContextStore.compact` returned, keyed by the result (one object
+ * per compaction), not by the store that planned it: a compaction prepared in the background may
+ * outlive the manager and the store it was planned with (its host loop handed to the next manager
+ * on the session, `ContextManagerOptions.loop`), and is committed by the next one's store, on the
+ * same session only (`location`). Its write stays conditional on the newest compaction it was
+ * planned from, so one planned before another writer's compaction is never written.
+ */
+const plans = new WeakMap<CompactionResult<unknown>, PlannedCompaction>();
+
 interface BranchState<T> {
   readonly messages: T[];
   readonly entryIds: string[];
@@ -70,8 +88,6 @@ export class EntryContextStore<T> implements ContextStore<T> {
   #state: BranchState<T>;
   /** The store's version when this store last read or wrote the branch. */
   #knownVersion: string;
-  /** pi's entry for each result `compact` returned, and the newest compaction it was planned from, for `commit`. */
-  readonly #planned = new WeakMap<CompactionResult<T>, { readonly result: CompactionResult<T>; readonly plan: PiCompactionPlan; readonly newestCompactionId: string | null }>();
 
   private constructor(store: EntryStore, state: BranchState<T>, version: string) {
     this.store = store;
@@ -169,7 +185,7 @@ export class EntryContextStore<T> implements ContextStore<T> {
     const newestCompactionId = this.#state.newestCompactionId;
     const branch = { messages: input.messages, entryIds: this.#state.entryIds.slice(0, input.messages.length) };
     const planned = await compactPiBranch(compactor, branch, input);
-    this.#planned.set(planned.result, { ...planned, newestCompactionId });
+    plans.set(planned.result, { ...planned, location: this.path, newestCompactionId });
     return planned.result;
   }
 
@@ -179,8 +195,9 @@ export class EntryContextStore<T> implements ContextStore<T> {
    * reloading) when another writer compacted first.
    */
   async commit(result: CompactionResult<T>, since?: AppendedSince<T>): Promise<string> {
-    const planned = this.#planned.get(result);
-    this.#planned.delete(result);
+    const found = plans.get(result);
+    const planned = found?.location === this.path ? found : undefined;
+    if (planned !== undefined) plans.delete(result);
     const compaction = withAppended(plannedCompaction(this.path, planned, result), since);
     const write = await this.store.appendCompaction(compaction, { newestCompactionId: planned!.newestCompactionId });
     await this.#reload(await this.store.version());
@@ -208,12 +225,12 @@ async function readState<T>(store: EntryStore): Promise<BranchState<T>> {
   };
 }
 
-function plannedCompaction<T>(location: string, planned: { readonly result: CompactionResult<T>; readonly plan: PiCompactionPlan } | undefined, result: CompactionResult<T>): PiCompaction {
+function plannedCompaction<T>(location: string, planned: PlannedCompaction | undefined, result: CompactionResult<T>): PiCompaction {
   const plan = planned?.result === result ? planned.plan : undefined;
   if (plan?.ok) return plan.compaction;
   throw new CompactionError(
     ErrorCodes.CUT_REFUSED,
-    `The compaction cannot be written to ${location}: ${plan?.reason ?? "the result was not compacted by this store's compact()."} Nothing was written.`,
-    { hint: plan?.hint ?? "Commit the result the store's compact() returned." },
+    `The compaction cannot be written to ${location}: ${plan?.reason ?? "the result was not compacted by compact() of a store on this session."} Nothing was written.`,
+    { hint: plan?.hint ?? "Commit the result compact() returned, on the session it was compacted on." },
   );
 }

@@ -207,12 +207,4 @@ describe("compactionHistory on a SQLite store", () => {
   it("refuses options without openStore, naming the option", () => {
     expect(() => compactionHistory({} as never)).toThrow(expect.objectContaining({ code: ErrorCodes.INPUT_INVALID, message: expect.stringContaining("openStore must be a function") }));
   });
-
-  it("refuses background compaction, which a store closed at the end of each run would cancel, and says what to use", () => {
-    const openStore = () => new MemoryEntryStore();
-    expect(() => compactionHistory({ openStore, background: true } as never)).toThrow(
-      expect.objectContaining({ code: ErrorCodes.INPUT_INVALID, path: "/background", hint: expect.stringContaining("compactionMiddleware") }),
-    );
-    expect(() => compactionHistory({ openStore, background: false } as never)).not.toThrow();
-  });
 });

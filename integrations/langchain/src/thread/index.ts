@@ -5,6 +5,6 @@
  * `@compaction/context-manager` and `@compaction/plugin-recall` installed beside
  * `@compaction/langchain` (optional peer dependencies: the main entry does not).
  */
-export { COMPACTION_HISTORY_MIDDLEWARE_NAME, type CompactionHistory, compactionHistory, type CompactionHistoryOptions } from "./compaction-history.js";
+export { COMPACTION_HISTORY_MIDDLEWARE_NAME, type CompactionHistory, compactionHistory, type CompactionHistoryOptions, THREADS_REMEMBERED } from "./compaction-history.js";
 export { fromPiMessages, LANGCHAIN_DETAILS_KEY, toPiMessage } from "./pi-messages.js";
-export type { ThreadCompactionEndEvent, ThreadCompactionStartEvent, ThreadEvent, ThreadWarningEvent } from "@compaction/context-manager";
+export type { ThreadBackgroundEvent, ThreadCompactionEndEvent, ThreadCompactionStartEvent, ThreadEvent, ThreadWarningEvent } from "@compaction/context-manager";
