@@ -7,8 +7,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, describe, expect, it } from "vitest";
-import { markdownTable, markers, replaceGenerated } from "./bench/support/doc-tables.js";
+import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
+import { markdownTable, markers, replaceGenerated, writeDocTables } from "./bench/support/doc-tables.js";
 import { markdownUnder } from "./support/markdown.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -51,6 +51,39 @@ describe("replaceGenerated", () => {
   });
 });
 
+describe("writeDocTables on a run that is not the full one", () => {
+  // A page that does not exist: a writer that tried to read or write it would throw.
+  const tables = [{ page: "docs/no-such-page.md", name: "speed", rows: [["preset", "ms"], ["safeguard", "16.9"]] }];
+  const logged = (): string => vi.mocked(console.log).mock.calls.map((call) => call.join(" ")).join("\n");
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    vi.restoreAllMocks();
+  });
+
+  it("writes nothing and names the variable that narrowed the run", () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    vi.stubEnv("BENCH_DOCS", "1");
+    vi.stubEnv("SPEED_PRESETS", "safeguard");
+    writeDocTables(import.meta.url, ["SPEED_FIXTURES", "SPEED_PRESETS"], tables);
+    expect(logged()).toContain("BENCH_DOCS=1: no docs written: SPEED_PRESETS narrows the run");
+  });
+
+  it("writes nothing and names what the run lacks", () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    vi.stubEnv("BENCH_DOCS", "1");
+    writeDocTables(import.meta.url, ["SPEED_PRESETS"], tables, "the Postgres column (no binaries)");
+    expect(logged()).toContain("BENCH_DOCS=1: no docs written: the run lacks the Postgres column (no binaries)");
+  });
+
+  it("prints the table it would write when BENCH_DOCS=print, narrowed or not", () => {
+    vi.spyOn(console, "log").mockImplementation(() => {});
+    vi.stubEnv("BENCH_DOCS", "print");
+    vi.stubEnv("SPEED_PRESETS", "safeguard");
+    writeDocTables(import.meta.url, ["SPEED_PRESETS"], tables, "the Postgres column (no binaries)");
+    expect(logged()).toContain(`${markers("speed", "doc-tables.test.ts").open}\n| preset | ms |\n| --- | --- |\n| safeguard | 16.9 |`);
+  });
+});
+
 describe("the generated tables in docs/", () => {
   // Names are lower-case words joined by "-"; the marker written out in prose (`<name>`, `<file>`) is no table.
   const OPEN = /<!-- generated: ([a-z0-9-]+) by test\/bench\/([\w.-]+\.ts) \(BENCH_DOCS=1\) -->/g;
@@ -87,7 +120,7 @@ describe("the generated tables in docs/", () => {
     expect(existsSync(bench), `${table.file}: test/bench/${table.bench} does not exist`).toBe(true);
     const source = readFileSync(bench, "utf8");
     expect(source).toMatch(/\bwriteDocTables\(import\.meta\.url,/);
-    expect(source, `test/bench/${table.bench} never names the table "${table.name}"`).toContain(`name: "${table.name}"`);
+    expect(source, `test/bench/${table.bench} never names the table "${table.name}"`).toContain(`"${table.name}"`);
     expect(source).toContain(table.file);
   });
 

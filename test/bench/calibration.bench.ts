@@ -18,6 +18,9 @@
  * figure) measured the way a compaction measures what it keeps (`providerTokensAfter`: our count
  * at the ratio of the measure before the compaction to our count of its input), against that
  * usage figure; beside it the raw o200k count and pi's chars/4 of the same messages.
+ *
+ * BENCH_DOCS=1 writes both tables to docs/numbers.md, BENCH_DOCS=print prints them (see
+ * support/doc-tables.ts). The run has no narrowing variables: it is always the full one.
  */
 import {
   type Calibration,
@@ -35,6 +38,7 @@ import {
 import { CLAUDE_FIXTURES, FIXTURES_DIR, loadClaudeMessages, loadPiMessages, PI_FIXTURES } from "@compaction/fixtures";
 import { join } from "node:path";
 import { buildContext, readSession, SessionTree } from "@compaction/transcript";
+import { type DocTable, writeDocTables } from "./support/doc-tables.js";
 
 // pi's own estimate, from its compiled compaction module (the package's `exports` do not publish it).
 const pi = (await import(new URL("./core/compaction/compaction.js", import.meta.resolve("@mariozechner/pi-coding-agent")).href)) as {
@@ -115,7 +119,7 @@ function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
 }
 
-const pct = (value: number) => `${value >= 0 ? "+" : ""}${(value * 100).toFixed(1)}%`;
+const pct = (value: number) => `${value >= 0 ? "+" : "−"}${Math.abs(value * 100).toFixed(1)}%`;
 
 function row(name: string, errors: PairErrors): string[] {
   const ratio = errors.last === undefined ? "-" : `${errors.last.ratio.toFixed(3)} + ${errors.last.perMessage.toFixed(1)}/message (${errors.last.source}, ${errors.last.samples} pairs)`;
@@ -176,6 +180,30 @@ console.log(
 );
 console.log(failures.length === 0 ? "calibrated pooled error within target on every fixture" : `over target: ${failures.join(", ")}`);
 
+const NUMBERS_PAGE = "docs/numbers.md";
+/** docs/numbers.md's tables, gathered as the run goes. */
+const docTables: DocTable[] = [
+  {
+    page: NUMBERS_PAGE,
+    name: "numbers-calibration",
+    // The page's table: the fixture without `.jsonl`, no end ratio, and a last row of every fixture pooled.
+    rows: [
+      ["fixture", "pairs", "raw o200k: median [p10, p90]", "raw pooled", "calibrated: median [p10, p90]", "calibrated pooled", "pi's chars/4: median [p10, p90]", "chars/4 pooled"],
+      ...rows.slice(1).map(([file = "", ...cells]) => [file.replace(/\.jsonl$/, ""), ...cells.slice(0, 7)]),
+      [
+        "all, pooled",
+        String(rows.slice(1).reduce((sum, row) => sum + Number(row[1]), 0)),
+        "",
+        pct(pooled.raw / pooled.actual - 1),
+        "",
+        pct(pooled.calibrated / pooled.actual - 1),
+        "",
+        pct(pooled.peer / pooled.actual - 1),
+      ],
+    ],
+  },
+];
+
 // ---------------------------------------------------------------------------------------------
 // After a compaction: the measure of the context it left against the provider's next figure
 
@@ -183,6 +211,7 @@ console.log(failures.length === 0 ? "calibrated pooled error within target on ev
   const afterCounter = createTiktokenCounter();
   const adapter = createPiAdapter();
   const afterRows: string[][] = [["fixture", "compaction (entry)", "provider's first figure after it", "our After measure (providerTokensAfter)", "raw o200k", "pi chars/4"]];
+  const afterPage: string[][] = [["compaction", "provider's figure", "our After measure", "raw o200k", "pi's chars/4"]];
   for (const file of PI_FIXTURES) {
     const tree = new SessionTree(readSession(join(FIXTURES_DIR, file)).entries);
     const branch = tree.branch();
@@ -200,9 +229,13 @@ console.log(failures.length === 0 ? "calibrated pooled error within target on ev
       const peer = after.reduce((sum: number, message) => sum + pi.estimateTokens(message), 0);
       const cell = (value: number) => `${value.toLocaleString("en-US")} (${pct(value / actual - 1)})`;
       afterRows.push([file, `#${at}`, actual.toLocaleString("en-US"), cell(ours), cell(raw), cell(peer)]);
+      afterPage.push([`${file.replace(/\.jsonl$/, "")}, entry #${at}`, actual.toLocaleString("en-US"), cell(ours), cell(raw), cell(peer)]);
     });
   }
   afterCounter.dispose();
   console.log("\nThe context right after a compaction (pi's own, with the messages up to the next response), against that response's usage figure");
   console.log(afterRows.length === 1 ? "no pi fixture holds a compaction followed by a usage figure" : table(afterRows));
+  docTables.push({ page: NUMBERS_PAGE, name: "numbers-compaction-after", rows: afterPage });
 }
+
+writeDocTables(import.meta.url, [], docTables);

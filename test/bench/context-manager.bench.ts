@@ -19,6 +19,9 @@
  * memoised from an earlier replay. Variants run alternately, replay after replay, so both see the
  * same machine load; the first replay of each is a warm-up. A last row times the manager on a pi
  * session file (each append is a locked write and an fsync) over the first turns, once.
+ *
+ * BENCH_DOCS=1 writes the summary to docs/context-manager.md, BENCH_DOCS=print prints it (see
+ * support/doc-tables.ts). The run has no narrowing variables: it is always the full one.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -36,6 +39,7 @@ import { createSession } from "@compaction/transcript";
 import { PI_FIXTURES, loadPiMessages } from "@compaction/fixtures";
 import { createExtractiveSummarizer } from "@compaction/plugin-summarizer-extractive";
 import { printTable } from "./print-table.js";
+import { writeDocTables } from "./support/doc-tables.js";
 
 interface PiCompaction {
   estimateContextTokens(messages: unknown[]): { tokens: number };
@@ -72,7 +76,9 @@ function stats(nanos: readonly number[]): Stats {
   return { median: quantile(sorted, 0.5) / 1000, p95: quantile(sorted, 0.95) / 1000, mean: sum / nanos.length / 1000, turns: nanos.length };
 }
 
-const us = (value: number): string => `${value.toFixed(2)} µs`;
+const us = (value: number): string => `${value.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 })} µs`;
+/** A median against pi's: whole times from 10x, else one decimal (the timings are not finer than that). */
+const vsPi = (ratio: number): string => `${ratio >= 10 ? ratio.toFixed(0) : ratio.toFixed(1)}x`;
 
 
 // ---------------------------------------------------------------------------------------------
@@ -147,41 +153,53 @@ async function oursOnSession(messages: readonly PiMessage[]): Promise<Stats> {
   }
 }
 
-async function benchFixture(file: string): Promise<string[][]> {
+/** One fixture's per-turn timings: the console's rows, and the page's (its name on the first). */
+async function benchFixture(file: string): Promise<{ summary: string[][]; page: string[][] }> {
   const original = loadPiMessages(file);
-  const variants: Array<[string, Variant]> = [
-    ["ours, chars/4: await append + await afterResponse", ours(createEstimateCounter)],
-    ["ours, tiktoken o200k: await append + await afterResponse", ours(() => createTiktokenCounter())],
-    ["  of which: facts + chars/4 count of the new message", countOnly],
-    ["pi: estimateContextTokens + shouldCompact", piCheck],
+  // [the console's name, the page's name, the variant]
+  const variants: Array<[string, string, Variant]> = [
+    ["ours, chars/4: await append + await afterResponse", "ours, chars/4", ours(createEstimateCounter)],
+    ["ours, tiktoken o200k: await append + await afterResponse", "ours, tiktoken o200k", ours(() => createTiktokenCounter())],
+    ["  of which: facts + chars/4 count of the new message", "of which: facts + chars/4 count of the new message", countOnly],
+    ["pi: estimateContextTokens + shouldCompact", "pi: `estimateContextTokens` + `shouldCompact`", piCheck],
   ];
   const samples = variants.map((): number[] => []);
   for (let replay = 0; replay < REPLAYS; replay++) {
-    for (const [index, [, run]] of variants.entries()) {
+    for (const [index, [, , run]] of variants.entries()) {
       const copies = structuredClone(original);
       const into: number[] = [];
       await run(copies, into);
       if (replay > 0) samples[index]?.push(...into);
     }
   }
-  const results = variants.map(([name], index) => [name, stats(samples[index] ?? [])] as const);
-  const piStats = results[3]?.[1] as Stats;
+  const results = variants.map(([name, pageName], index) => ({ name, pageName, stats: stats(samples[index] ?? []) }));
+  const piMedian = (results[3] as (typeof results)[number]).stats.median;
   const rows: string[][] = [["per turn", "median", "p95", "mean", "median vs pi", "turns timed"]];
-  for (const [name, s] of results) {
-    rows.push([name, us(s.median), us(s.p95), us(s.mean), name.startsWith("pi") ? "1.00x" : `${(s.median / piStats.median).toFixed(2)}x`, String(s.turns)]);
-  }
+  for (const { name, stats: s } of results) rows.push([name, us(s.median), us(s.p95), us(s.mean), vsPi(s.median / piMedian), String(s.turns)]);
   const session = await oursOnSession(structuredClone(original));
-  rows.push([`ours on a session file (first ${session.turns} turns, once)`, us(session.median), us(session.p95), us(session.mean), `${(session.median / piStats.median).toFixed(0)}x`, String(session.turns)]);
+  rows.push([`ours on a session file (first ${session.turns} turns, once)`, us(session.median), us(session.p95), us(session.mean), vsPi(session.median / piMedian), String(session.turns)]);
   console.log(`\n=== ${file}: ${original.length} messages replayed, ${REPLAYS - 1} timed replays (+1 warm-up) ===`);
   printTable("", rows);
-  return rows.slice(1, 5).map((row) => [file, ...row.slice(0, 3), row[4] as string]);
+  const millis = (micros: number): string => `${(micros / 1000).toFixed(1)} ms`;
+  const page = [
+    ...results.map(({ pageName, stats: s }) => [pageName, us(s.median), us(s.p95), vsPi(s.median / piMedian)]),
+    // Against pi's in-memory check the ratio says nothing: the file's write is the cost.
+    [`ours on a session file (first ${session.turns} turns; append = locked write + fsync)`, millis(session.median), millis(session.p95), "—"],
+  ].map((row, i) => [i === 0 ? `${file.replace(/\.jsonl$/, "")} (${original.length} messages)` : "", ...row]);
+  return { summary: rows.slice(1, 5).map((row) => [file, ...row.slice(0, 3), row[4] as string]), page };
 }
 
 async function main(): Promise<void> {
   console.log(`Context manager per-turn benchmark (node ${process.version})`);
   const summary: string[][] = [["fixture", "per turn", "median", "p95", "median vs pi"]];
-  for (const file of PI_FIXTURES) summary.push(...(await benchFixture(file)));
+  const page: string[][] = [["fixture", "per turn", "median", "p95", "median vs pi"]];
+  for (const file of PI_FIXTURES) {
+    const measured = await benchFixture(file);
+    summary.push(...measured.summary);
+    page.push(...measured.page);
+  }
   printTable("=== summary ===", summary);
+  writeDocTables(import.meta.url, [], [{ page: "docs/context-manager.md", name: "context-manager-per-turn", rows: page }]);
 }
 
 await main();

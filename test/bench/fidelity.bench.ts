@@ -2,19 +2,21 @@
  * Fidelity benchmark: what each preset keeps of a long session, and what recall finds of the
  * rest. Run: `cd test && npx tsx bench/fidelity.bench.ts` (also part of `npm run bench`).
  *
- * 1. A synthetic session of FIDELITY_MULTIPLE × FIDELITY_WINDOW tokens with planted facts
+ * 1. A synthetic session of FIDELITY_MULTIPLE windows of tokens, with planted facts
  *    (constraint, decision, identifier, error, last request) is replayed under every preset, and
  *    under a baseline that truncates the oldest messages, as a host would run them (see
  *    fidelity/replay.ts). For every fact: still in the context sent (the last request, shaped
  *    as a host sends it), found by memory_search (top 5), or lost; and per run the compactions,
  *    the context after them, the largest context held and request sent, and the summary sizes.
+ *    Twice, at a 32k and a 128k window (the 128k session adds about 20 s to the run);
+ *    FIDELITY_WINDOW runs it at that one window instead.
  * 2. The same on the real transcripts, with facts taken from their own early messages (see
  *    fidelity/real-facts.ts) and a window of 1/FIDELITY_REAL_RATIO of each transcript.
  * 0. First, the extractive summary beside the two summaries a model wrote for pi in
  *    pi-before-compaction.jsonl, of the same spans: identifiers of the model's kept, filler
  *    lines, tokens (see fidelity/model-summaries.ts; FIDELITY_MODEL_SUMMARIES=0 skips it).
  *
- * Environment (all optional): FIDELITY_WINDOW (32000), FIDELITY_MULTIPLE (4), FIDELITY_SEED (1),
+ * Environment (all optional): FIDELITY_WINDOW (32000, then 128000), FIDELITY_MULTIPLE (4), FIDELITY_SEED (1),
  * FIDELITY_FACTS (facts per kind, 6; at most 9), FIDELITY_PRESETS (comma list), FIDELITY_COUNTER
  * (tiktoken | estimate), FIDELITY_REAL (0 skips the real transcripts), FIDELITY_FIXTURES (comma
  * list of transcript files), FIDELITY_REAL_RATIO (4), FIDELITY_MIN_WINDOW (8000),
@@ -34,7 +36,7 @@ import { measureFacts, recallSearch, ShapingLosses, sharesByKind } from "./fidel
 import { modelSummaryTable } from "./fidelity/model-summaries.js";
 import { realFacts } from "./fidelity/real-facts.js";
 import { type ReplayOutcome, replayPreset, replayTruncation } from "./fidelity/replay.js";
-import { costRows, costTable, factMatrix, factMatrixRows, idleRuns, notes, ofWindow, retentionRows, retentionTable, type RunResult, sharesCell, summarySeries } from "./fidelity/table.js";
+import { costRows, costTable, factMatrix, factMatrixRows, idleRuns, notes, ofWindow, retentionRows, retentionTable, type RunResult, sharesCell, summarySeries, summarySeriesRows } from "./fidelity/table.js";
 import { type DocTable, writeDocTables } from "./support/doc-tables.js";
 
 const env = (name: string, fallback: string): string => process.env[name]?.trim() || fallback;
@@ -44,7 +46,8 @@ const num = (name: string, fallback: number): number => {
   return value;
 };
 
-const WINDOW = num("FIDELITY_WINDOW", 32_000);
+/** The synthetic session's windows: the full run's two, or the one FIDELITY_WINDOW names. */
+const WINDOWS = process.env["FIDELITY_WINDOW"]?.trim() ? [num("FIDELITY_WINDOW", 32_000)] : [32_000, 128_000];
 const MULTIPLE = num("FIDELITY_MULTIPLE", 4);
 const SEED = num("FIDELITY_SEED", 1);
 const FACTS_PER_KIND = num("FIDELITY_FACTS", 6);
@@ -131,18 +134,29 @@ function print(title: string, runs: readonly RunResult[], matrix: boolean): void
   if (matrix) console.log(`\nWhere each fact ended (C: in context, S: found by search, -: lost)\n\n${factMatrix(runs)}`);
 }
 
-async function synthetic(dirs: Dirs): Promise<void> {
+/** The page's tables of the synthetic session, per window of the full run (a run at another window writes none). */
+const SYNTHETIC_TABLES: ReadonlyMap<number, { facts: string; cost: string; summaries: string; matrix?: string }> = new Map([
+  [32_000, { facts: "fidelity-synthetic-32k-facts", cost: "fidelity-synthetic-32k-cost", summaries: "fidelity-synthetic-32k-summaries", matrix: "fidelity-synthetic-32k-matrix" }],
+  [128_000, { facts: "fidelity-synthetic-128k-facts", cost: "fidelity-synthetic-128k-cost", summaries: "fidelity-synthetic-128k-summaries" }],
+]);
+
+/** The synthetic session at one window; docs/choosing-a-preset.md's table is of the 32k run. */
+async function synthetic(dirs: Dirs, window: number): Promise<void> {
   const started = performance.now();
-  const session = generateSession({ seed: SEED, targetTokens: MULTIPLE * WINDOW, factsPerKind: FACTS_PER_KIND, count });
-  const runs = await runAll("synthetic", session.messages, session.facts, SYNTHETIC_KINDS, WINDOW, dirs);
-  docTables.push(
-    { page: FIDELITY_PAGE, name: "fidelity-synthetic-facts", rows: retentionRows(runs) },
-    { page: FIDELITY_PAGE, name: "fidelity-synthetic-cost", rows: costRows(runs) },
-    { page: FIDELITY_PAGE, name: "fidelity-synthetic-matrix", rows: factMatrixRows(runs) },
-    { page: "docs/choosing-a-preset.md", name: "choosing-a-preset-fidelity", rows: choosingRows(runs) },
-  );
+  const session = generateSession({ seed: SEED, targetTokens: MULTIPLE * window, factsPerKind: FACTS_PER_KIND, count });
+  const runs = await runAll(`synthetic-${window}`, session.messages, session.facts, SYNTHETIC_KINDS, window, dirs);
+  const names = SYNTHETIC_TABLES.get(window);
+  if (names !== undefined) {
+    docTables.push(
+      { page: FIDELITY_PAGE, name: names.facts, rows: retentionRows(runs) },
+      { page: FIDELITY_PAGE, name: names.cost, rows: costRows(runs) },
+      { page: FIDELITY_PAGE, name: names.summaries, rows: summarySeriesRows(runs) },
+    );
+    if (names.matrix !== undefined) docTables.push({ page: FIDELITY_PAGE, name: names.matrix, rows: factMatrixRows(runs) });
+  }
+  if (window === 32_000) docTables.push({ page: "docs/choosing-a-preset.md", name: "choosing-a-preset-fidelity", rows: choosingRows(runs) });
   print(
-    `## Synthetic session: ${session.messages.length} messages, ${session.tokens.toLocaleString("en-US")} tokens (${(session.tokens / WINDOW).toFixed(1)}× a ${WINDOW.toLocaleString("en-US")} window, reserve ${reserveFor(WINDOW).toLocaleString("en-US")}), seed ${SEED}, ${session.facts.length} facts; ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    `## Synthetic session: ${session.messages.length} messages, ${session.tokens.toLocaleString("en-US")} tokens (${(session.tokens / window).toFixed(1)}× a ${window.toLocaleString("en-US")} window, reserve ${reserveFor(window).toLocaleString("en-US")}), seed ${SEED}, ${session.facts.length} facts; ${((performance.now() - started) / 1000).toFixed(1)} s`,
     runs,
     true,
   );
@@ -258,7 +272,7 @@ async function main(): Promise<void> {
       console.log(table.text);
       docTables.push({ page: FIDELITY_PAGE, name: "fidelity-handover", rows: table.rows });
     }
-    await synthetic(dirs);
+    for (const window of WINDOWS) await synthetic(dirs, window);
     if (REAL) await real(dirs);
   } finally {
     rmSync(dirs.projects, { recursive: true, force: true });

@@ -19,6 +19,10 @@
  *
  * Another store (Postgres) gets the same rows by passing its `BenchStore` to the exported
  * `measure*` functions; see `STORES` at the bottom.
+ *
+ * BENCH_DOCS=1 writes the table to docs/sessions-in-a-database.md on the full default run only
+ * (none of the SESSION_STORES_BENCH_* variables set, and Postgres installed), BENCH_DOCS=print
+ * prints it (see support/doc-tables.ts).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -37,6 +41,7 @@ import {
   type SqliteStore,
 } from "@compaction/transcript";
 import { printTable } from "./print-table.js";
+import { writeDocTables } from "./support/doc-tables.js";
 import { postgresBenchStore } from "./support/postgres-bench-store.js";
 
 const MIB = 1024 * 1024;
@@ -48,6 +53,8 @@ const SESSIONS = 1_000;
 const TURNS_PER_COMPACTION = 500;
 const OPEN_RUNS = 5;
 const WRITER = fileURLToPath(new URL("./support/session-store-writer.mjs", import.meta.url));
+/** The variables that narrow the run: with one set, the docs' table is not written. */
+const NARROWING = ["SESSION_STORES_BENCH_MIB", "SESSION_STORES_BENCH_MESSAGES", "SESSION_STORES_BENCH_APPENDS", "SESSION_STORES_BENCH_STORES"];
 
 /** A store under benchmark: how to make sessions, and how a writer process opens one. */
 export interface BenchStore {
@@ -261,15 +268,19 @@ async function main(): Promise<void> {
   else STORES = [...STORES, postgres];
   const only = process.env["SESSION_STORES_BENCH_STORES"]?.split(",").map((name) => name.trim().toLowerCase());
   if (only !== undefined) STORES = STORES.filter((store) => only.some((name) => store.name.toLowerCase().startsWith(name)));
+  let page: string[][];
   try {
-    await compare();
+    page = await compare();
   } finally {
     if (!("missing" in postgres)) await postgres.stop();
   }
+  const missing = "missing" in postgres ? `the Postgres column (${postgres.missing})` : undefined;
+  writeDocTables(import.meta.url, NARROWING, [{ page: "docs/sessions-in-a-database.md", name: "session-stores", rows: page }], missing);
   console.log(`  Total run time: ${(performance.now() - began) / 1000 | 0} s.`);
 }
 
-async function compare(): Promise<void> {
+/** Measures every store, prints the table, and returns the page's version of it (rows[0] the header). */
+async function compare(): Promise<string[][]> {
   const content = harvest();
   const rows: string[][] = [["measure", ...STORES.map((s) => s.name)]];
   const notes: string[] = [];
@@ -316,6 +327,7 @@ async function compare(): Promise<void> {
 
   // memory_search at SEARCH_MESSAGES messages: SQLite's FTS5 search() beside recall's index over the same messages in a pi file.
   const searchRow = [`memory_search at ${fmt(SEARCH_MESSAGES)} messages, median (ms)`];
+  const searchPage = [`\`memory_search\` at ${SEARCH_MESSAGES >= 1_000_000 && SEARCH_MESSAGES % 1_000_000 === 0 ? `${SEARCH_MESSAGES / 1_000_000}M` : fmt(SEARCH_MESSAGES)} messages, median`];
   const buildRow = [`  index build (s)`];
   for (const store of STORES) {
     const dir = mkdtempSync(join(tmpdir(), "bench-stores-"));
@@ -334,6 +346,7 @@ async function compare(): Promise<void> {
         const search = session.search.bind(session);
         const result = await measureSearch(async (query) => (await search(query, { limit: 5 })).length, content.queries);
         searchRow.push(fmt(result.medianMs, 1));
+        searchPage.push(`${fmt(result.medianMs, 1)} ms`);
         buildRow.push(`— (written with the entries)`);
         notes.push(`${store.name}: ${fmt(SEARCH_MESSAGES)} messages written in ${fmt(fillSeconds, 1)} s (batches of 20,000, one transaction each), ${fmt((await store.size(dir, [session])) / MIB)} MB.`);
       } else {
@@ -342,6 +355,7 @@ async function compare(): Promise<void> {
         const buildSeconds = (performance.now() - buildStart) / 1000;
         const result = await measureSearch(async (query) => (await index.search(query, { limit: 5 })).length, content.queries);
         searchRow.push(fmt(result.medianMs, 1));
+        searchPage.push(`${fmt(result.medianMs, 1)} ms (recall's index: ${fmt(buildSeconds)} s to build)`);
         buildRow.push(fmt(buildSeconds, 1));
         notes.push(`${store.name}: ${fmt(SEARCH_MESSAGES)} messages written in ${fmt(fillSeconds, 1)} s, ${fmt((await store.size(dir, [session])) / MIB)} MB; recall's index built in ${fmt(buildSeconds, 1)} s.`);
       }
@@ -354,6 +368,13 @@ async function compare(): Promise<void> {
 
   printTable(`Session stores (${WRITERS} writer processes x ${APPENDS_PER_WRITER} appends; queries: ${content.queries.length} real words and identifiers)`, rows);
   for (const note of notes) console.log(`  ${note}`);
+  return [
+    ["measure", ...STORES.map((s) => s.name)],
+    [`appends/s, ${WRITERS} writers, one session`, ...(appendRows["one"] ?? []).slice(1)],
+    [`appends/s, ${WRITERS} writers, ${fmt(SESSIONS)} sessions`, ...(appendRows["many"] ?? []).slice(1)],
+    [`open a ${TARGET_MIB} MB session's context, median`, ...openMedian.slice(1).map((cell) => `${cell} ms`)],
+    searchPage,
+  ];
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) await main();

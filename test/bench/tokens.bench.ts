@@ -8,6 +8,9 @@
  *     context, which is what pi does each turn;
  *  c. accuracy: totals, and counts of the messages between two provider usage figures against the
  *     difference of those figures (target: context size within 5% of the provider's).
+ *
+ * Then a summary of every fixture, which BENCH_DOCS=1 writes to docs/numbers.md (BENCH_DOCS=print
+ * prints it; see support/doc-tables.ts). The run has no narrowing variables: it is always the full one.
  */
 import { get_encoding } from "tiktoken";
 import { estimateTokens } from "@mariozechner/pi-coding-agent";
@@ -24,6 +27,7 @@ import {
 } from "@compaction/core";
 import { CLAUDE_FIXTURES, CODEX_FIXTURES, PI_FIXTURES, loadClaudeMessages, loadCodexMessages, loadPiMessages } from "@compaction/fixtures";
 import { printTable } from "./print-table.js";
+import { writeDocTables } from "./support/doc-tables.js";
 
 const COLD = { warmup: 3, iterations: 20 };
 const UPDATE = { warmup: 200, iterations: 2000 };
@@ -85,9 +89,10 @@ function microsPerOp(op: (i: number) => void, { warmup, iterations }: { warmup: 
 
 const ms = (ns: number): string => `${(ns / 1e6).toFixed(2)} ms`;
 const us = (value: number): string => `${value.toFixed(2)} µs/op`;
+const micros = (value: number): string => `${value.toFixed(2)} µs`;
 const tokens = (value: number): string => `${Math.round(value).toLocaleString("en-US")} tokens`;
 const pct = (value: number): string => `${(value * 100).toFixed(1)}%`;
-const signedPct = (value: number): string => `${value >= 0 ? "+" : ""}${(value * 100).toFixed(1)}%`;
+const signedPct = (value: number): string => `${value >= 0 ? "+" : "−"}${Math.abs(value * 100).toFixed(1)}%`;
 const verdict = (met: boolean): string => (met ? "MET" : "NOT MET");
 
 
@@ -140,7 +145,8 @@ function sampleNewMessage<T>(fixture: Fixture<T>, warm: MessageTokenCounter<T>):
   return middle;
 }
 
-function benchUpdate<T>(fixture: Fixture<T>): { rows: string[][]; opMicros: number } {
+/** `opMicros`: our tiktoken count of a new message, `estimateMicros` our chars/4 one, `piMicros` pi's estimate summed over the context. */
+function benchUpdate<T>(fixture: Fixture<T>): { rows: string[][]; opMicros: number; estimateMicros: number; piMicros?: number } {
   const tiktoken = createTiktokenCounter();
   const warm = new MessageTokenCounter(new FactsCache(fixture.adapter), tiktoken);
   warm.total(fixture.context);
@@ -177,6 +183,7 @@ function benchUpdate<T>(fixture: Fixture<T>): { rows: string[][]; opMicros: numb
     ["ours chars/4: contextTokens, new message counted", us(estimateOp), ""],
     ["ours chars/4: total of all, new message counted", us(estimateTotalOp), ""],
   ];
+  let piMicros: number | undefined;
   if (fixture.piEstimate !== undefined) {
     const estimate = fixture.piEstimate;
     const piOp = microsPerOp(
@@ -187,6 +194,7 @@ function benchUpdate<T>(fixture: Fixture<T>): { rows: string[][]; opMicros: numb
       }, fresh()),
       UPDATE,
     );
+    piMicros = piOp;
     rows.push(
       ["pi estimateTokens summed over the context", us(piOp), ""],
       ["ours chars/4 total vs pi (goal: cheaper)", `${(estimateTotalOp / piOp).toFixed(3)}x pi`, verdict(estimateTotalOp < piOp)],
@@ -198,11 +206,13 @@ function benchUpdate<T>(fixture: Fixture<T>): { rows: string[][]; opMicros: numb
     );
   }
   tiktoken.dispose();
-  return { rows, opMicros: contextOp };
+  return { rows, opMicros: contextOp, estimateMicros: estimateOp, ...(piMicros === undefined ? {} : { piMicros }) };
 }
 
 // ---------------------------------------------------------------------------------------------
 // c. accuracy
+
+const OURS = "ours tiktoken o200k";
 
 interface PairError {
   pairs: number;
@@ -247,12 +257,17 @@ function pairErrors<T>(all: readonly T[], adapter: MessageAdapter<T>, estimators
   return result;
 }
 
-function benchAccuracy<T>(fixture: Fixture<T>): { rows: string[][]; contextErrors: Map<string, number> } {
+/**
+ * `totalOff`: our total against raw o200k of the joined text; `contextErrors` per estimator, with
+ * `baseline` (counting nothing after the usage) and `bias` (ours between two usages), when the
+ * fixture has usage pairs.
+ */
+function benchAccuracy<T>(fixture: Fixture<T>): { rows: string[][]; contextErrors: Map<string, number>; totalOff: number; baseline?: number; bias?: number } {
   const tiktoken = createTiktokenCounter();
   const ours = new MessageTokenCounter(new FactsCache(fixture.adapter), tiktoken);
   const chars = new MessageTokenCounter(new FactsCache(fixture.adapter), createEstimateCounter());
   const estimators: Record<string, (m: T) => number> = {
-    "ours tiktoken o200k": (m) => ours.count(m),
+    [OURS]: (m) => ours.count(m),
     "chars/4 of our facts": (m) => chars.count(m),
   };
   if (fixture.piEstimate !== undefined) estimators["pi estimateTokens"] = fixture.piEstimate;
@@ -260,10 +275,12 @@ function benchAccuracy<T>(fixture: Fixture<T>): { rows: string[][]; contextError
   const rows: string[][] = [["c. accuracy", "value", ""]];
   const raw = rawEncoder.encode_ordinary(concatenatedText(fixture)).length;
   rows.push(["raw o200k of the joined context text", tokens(raw), ""]);
+  let totalOff = Number.NaN;
   for (const [name, estimate] of Object.entries(estimators)) {
     let sum = 0;
     for (const message of fixture.context) sum += estimate(message);
     const off = (sum - raw) / raw;
+    if (name === OURS) totalOff = off;
     rows.push([`total, ${name}`, tokens(sum), `${signedPct(off)} vs o200k${name.startsWith("ours") ? ` (target within ${pct(CONTEXT_ERROR_TARGET)}: ${verdict(Math.abs(off) <= CONTEXT_ERROR_TARGET)})` : ""}`]);
   }
   rows.push(["context size (ours.contextTokens)", tokens(ours.contextTokens(fixture.context).tokens), ""]);
@@ -298,7 +315,8 @@ function benchAccuracy<T>(fixture: Fixture<T>): { rows: string[][]; contextError
     }
   }
   tiktoken.dispose();
-  return { rows, contextErrors };
+  if (pairs.pairs === 0) return { rows, contextErrors, totalOff };
+  return { rows, contextErrors, totalOff, baseline: pairs.sumDelta / pairs.sumUsage, bias: (pairs.signed.get(OURS) ?? 0) / pairs.sumDelta };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -339,6 +357,18 @@ function main(): void {
   );
 
   const summary: string[][] = [["fixture", "messages", "a. overhead", "b. warm update (tiktoken)", "c. context error (ours)"]];
+  const page: string[][] = [
+    [
+      "fixture",
+      "messages",
+      `cold count ÷ raw \`encode_ordinary\` (target ≤ ${OVERHEAD_TARGET}x)`,
+      `our total vs raw o200k (target ≤ ${CONTEXT_ERROR_TARGET * 100}%)`,
+      "one new message, warm (ours, tiktoken / chars/4)",
+      "pi `estimateTokens` over the context",
+      `context size vs provider usage (target ≤ ${CONTEXT_ERROR_TARGET * 100}%; counting nothing scores)`,
+      "between two usages, ours vs provider",
+    ],
+  ];
   for (const fixture of loadFixtures()) {
     console.log(`\n=== ${fixture.file}: ${fixture.context.length} messages in context, ${fixture.all.length} in file ===`);
     const cold = benchCold(fixture);
@@ -347,7 +377,7 @@ function main(): void {
     printTable("", update.rows);
     const accuracy = benchAccuracy(fixture);
     printTable("", accuracy.rows);
-    const contextError = accuracy.contextErrors.get("ours tiktoken o200k");
+    const contextError = accuracy.contextErrors.get(OURS);
     summary.push([
       fixture.file,
       String(fixture.context.length),
@@ -355,8 +385,19 @@ function main(): void {
       us(update.opMicros),
       contextError === undefined ? "no usage" : `${pct(contextError)} ${verdict(contextError <= CONTEXT_ERROR_TARGET)}`,
     ]);
+    page.push([
+      fixture.file.replace(/\.jsonl$/, ""),
+      String(fixture.context.length),
+      `${cold.ratio.toFixed(2)}x`,
+      signedPct(accuracy.totalOff),
+      `${micros(update.opMicros)} / ${micros(update.estimateMicros)}`,
+      update.piMicros === undefined ? "—" : micros(update.piMicros),
+      contextError === undefined || accuracy.baseline === undefined ? "no usage figures" : `${pct(contextError)} (${pct(accuracy.baseline)})`,
+      accuracy.bias === undefined ? "—" : signedPct(accuracy.bias),
+    ]);
   }
   printTable("=== summary ===", summary);
+  writeDocTables(import.meta.url, [], [{ page: "docs/numbers.md", name: "numbers-counting", rows: page }]);
   keeper.dispose();
   rawEncoder.free();
 }

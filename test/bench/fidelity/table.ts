@@ -114,15 +114,24 @@ export function costTable(runs: readonly RunResult[]): string {
 /** Runs past the threshold that wrote nothing. */
 export const idleRuns = (outcome: ReplayOutcome): number => [...outcome.notWritten.values()].reduce((a, b) => a + b, 0);
 
-/** Summary (or note) tokens after each compaction, per preset; long series keep their first and last 12. */
+/** Summary (or note) tokens after each compaction, per preset; long series keep their first and last 12; rows[0] is the header. */
+export function summarySeriesRows(runs: readonly RunResult[]): string[][] {
+  return [
+    ["preset", "summary or note tokens after each compaction"],
+    ...runs
+      .filter((run) => run.outcome.summaryLimit !== null && run.outcome.compactions.length > 0)
+      .map(({ outcome }) => {
+        const sizes = outcome.compactions.map((c) => int(c.summaryTokens));
+        return [outcome.name, sizes.length <= 24 ? sizes.join(" ") : `${sizes.slice(0, 12).join(" ")} … ${sizes.slice(-12).join(" ")}`];
+      }),
+  ];
+}
+
+/** The same as a list, one line per preset. */
 export function summarySeries(runs: readonly RunResult[]): string {
-  return runs
-    .filter((run) => run.outcome.summaryLimit !== null && run.outcome.compactions.length > 0)
-    .map(({ outcome }) => {
-      const sizes = outcome.compactions.map((c) => int(c.summaryTokens));
-      const shown = sizes.length <= 24 ? sizes.join(" ") : `${sizes.slice(0, 12).join(" ")} … ${sizes.slice(-12).join(" ")}`;
-      return `- ${outcome.name}: ${shown}`;
-    })
+  return summarySeriesRows(runs)
+    .slice(1)
+    .map(([name, sizes]) => `- ${name}: ${sizes}`)
     .join("\n");
 }
 

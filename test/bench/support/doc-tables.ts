@@ -10,8 +10,9 @@
  * 1. Without `BENCH_DOCS`, nothing is written or printed: a benchmark run is a benchmark run.
  * 2. `BENCH_DOCS=print` prints each table's Markdown and writes nothing (any run, narrowed too:
  *    to check what a run would write without waiting for the full one).
- * 3. `BENCH_DOCS=1` on a narrowed run (one of the benchmark's narrowing variables set) writes
- *    nothing and prints one line naming the variables: a page shows the full run's figures only.
+ * 3. `BENCH_DOCS=1` on a narrowed run (one of the benchmark's narrowing variables set, or a part of
+ *    the full run it could not do, such as a server that is not installed) writes nothing and prints
+ *    one line naming the variables or the missing part: a page shows the full run's figures only.
  * 4. `BENCH_DOCS=1` on the full default run replaces the text between each table's markers, leaves
  *    every other byte of the page as it was, and prints the page and table rewritten. A marker
  *    missing from the page, or there twice, is an error naming the page and the marker; no page is
@@ -65,9 +66,11 @@ export function replaceGenerated(text: string, table: { name: string; bench: str
 
 /**
  * Writes (or prints, or refuses, per the contract above) the tables of one benchmark run.
- * `benchUrl` is the benchmark's `import.meta.url`; `narrowing` the variables that narrow its run.
+ * `benchUrl` is the benchmark's `import.meta.url`; `narrowing` the variables that narrow its run;
+ * `missing` what this run lacks of the full run, when it lacks something no variable asked for
+ * ("the Postgres column (its server binaries are not installed ...)"); the run then writes nothing.
  */
-export function writeDocTables(benchUrl: string, narrowing: readonly string[], tables: readonly DocTable[]): void {
+export function writeDocTables(benchUrl: string, narrowing: readonly string[], tables: readonly DocTable[], missing?: string): void {
   const mode = process.env["BENCH_DOCS"]?.trim();
   if (mode === undefined || mode === "" || mode === "0") return;
   const bench = basename(fileURLToPath(benchUrl));
@@ -82,6 +85,10 @@ export function writeDocTables(benchUrl: string, narrowing: readonly string[], t
   const set = narrowing.filter((name) => process.env[name]?.trim());
   if (set.length > 0) {
     console.log(`\nBENCH_DOCS=1: no docs written: ${set.join(", ")} ${set.length === 1 ? "narrows" : "narrow"} the run, and the pages show the full run (unset ${set.length === 1 ? "it" : "them"}).`);
+    return;
+  }
+  if (missing !== undefined) {
+    console.log(`\nBENCH_DOCS=1: no docs written: the run lacks ${missing}, and the pages show the full run.`);
     return;
   }
   const pages = new Map<string, string>();
