@@ -12,13 +12,15 @@
  *    summary (`carryRequest`).
  * 2. A cut that keeps more than the budget is moved later, to the earliest place where what it
  *    keeps leaves room for the summary within the run's target (else within the budget): no later
- *    than the newest user message, else inside the newest turn where rule 1 lets it be split. It
- *    is not moved past the run's least kept part (`CompactionRun.minKeptTokens`, the newest
- *    messages in an eighth of the window) for the target's sake, only for the budget's.
- * 3. When no cut can do that, the cut is at the latest place rule 2 may use, yet no later than
- *    the least kept part where that can be shrunk to fit, and the core shrinks what is kept
- *    (shrinkToBudget: largest tool outputs, then the newest turn's other messages, then the
- *    request itself to head and tail).
+ *    than the newest user message, else inside the newest turn where rule 1 lets it be split. The
+ *    target moves it no later than the run's least kept part (`CompactionRun.minKeptTokens`: the
+ *    newest messages that fit in an eighth of the window); when the target cannot be had before
+ *    that, the cut is at the least kept part if that leaves the summary half its room, and only
+ *    the budget moves it further.
+ * 3. When no cut can do that, the cut is at the least kept part where shrinking its tool outputs
+ *    brings it within the target, else at the latest place rule 2 may use, and the core shrinks
+ *    what is kept (shrinkToBudget: largest tool outputs, then the newest turn's other messages,
+ *    then the request itself to head and tail).
  * 4. When even that cannot fit (the system prompt, pinned messages and the request alone are
  *    over the budget), the run fails with COMPACTION_CONTEXT_OVERFLOW and the numbers.
  * 5. When a plugin asks how much room its summary has (`summaryRoomLeft`, `summaryRoom`) and
@@ -111,18 +113,20 @@ export function maySplitNewestTurn(view: MessageView, rule: NewestRequestRule): 
 }
 
 /**
- * The latest cut point whose suffix holds at least `tokens` (the least kept part), or the number
- * of messages when the newest messages after any cut point hold that much; 0 when the whole
- * context holds less (no cut keeps it, so the floor moves nothing).
+ * The least kept part as a cut: at the earliest cut point after the checked cut, no later than
+ * `latest`, whose messages from there on fit in `tokens` (the newest messages in an eighth of the
+ * window, `CompactionRun.minKeptTokens`), or null when there is none or no floor (`tokens` 0).
  */
-function leastKeptCutIndex(view: MessageView, tokens: number): number {
-  if (!(tokens > 0)) return view.facts.length;
+function leastKeptCut(view: MessageView, checked: CheckedCut, latest: number, tokens: number, requestAhead: boolean): CheckedCut | null {
+  if (!(tokens > 0)) return null;
   let suffix = 0;
-  for (let i = view.facts.length - 1; i >= 0; i--) {
+  let found = -1;
+  for (let i = view.facts.length - 1; i > checked.firstKeptIndex; i--) {
     suffix += view.tokens[i] ?? 0;
-    if (suffix >= tokens && isCutPoint(view.facts[i]!)) return i;
+    if (suffix > tokens) break;
+    if (i <= latest && isCutPoint(view.facts[i]!)) found = i;
   }
-  return 0;
+  return found < 0 ? null : recheck(view, checked, found, requestAhead);
 }
 
 /** Where the latest cut may be: the newest user message, or (with none) the last cut point. */
@@ -156,7 +160,7 @@ export interface FitInput<T> {
    * it (`ShrinkOptions.headroomTo`), so the next request does not need shrinking again. Default: none.
    */
   readonly headroomTo?: number;
-  /** The run's least kept part (`CompactionRun.minKeptTokens`): rules 2 and 3 move a cut no later than that for the target. Default: 0. */
+  /** The run's least kept part (`CompactionRun.minKeptTokens`): rules 2 and 3 move a cut no later than that for the target. Default: 0, no least kept part. */
   readonly minKeptTokens?: number;
 }
 
@@ -182,21 +186,24 @@ export function fitCutToBudget<T>(input: FitInput<T>): FittedCut<T> {
   // towards it: one that keeps up to the budget leaves the next steps no room, and each request
   // after it is shrunk at send time (a cache miss) until the next compaction, a few steps later.
   // At or before the request first, then inside the newest turn (where rule 1 lets it be split),
-  // in both no later than the least kept part (the newest messages in an eighth of the window):
-  // the target does not take them. Else the least kept part itself, when it leaves the summary at
-  // least half its room (the summary and the newest messages share what the budget leaves, neither
-  // squeezed below half of its own); else the same searches for the budget itself.
-  const room = input.summaryOverheadTokens + summaryAllowance(budget, input.summaryMaxTokens);
-  const runTarget = input.headroomTo === undefined ? target : Math.max(1, Math.min(target, input.headroomTo - room));
+  // in both no later than the least kept part (`floorCut`: the target does not take the newest
+  // messages in an eighth of the window). Else the least kept part itself, when it leaves the
+  // summary at least half its room (the summary and the newest messages share what the budget
+  // leaves, neither squeezed below half of its own); else the same searches for the budget itself.
+  const allowance = summaryAllowance(budget, input.summaryMaxTokens);
+  const room = input.summaryOverheadTokens + allowance;
+  const headroom = input.headroomTo === undefined ? undefined : input.headroomTo - room;
+  const runTarget = headroom === undefined ? target : Math.max(1, Math.min(target, headroom));
   const fromRequest = checked.firstKeptIndex > request ? checked : recheck(view, checked, request, requestAhead);
-  // The least kept part bounds how far the target may move the cut; only the budget moves it further.
-  const floor = leastKeptCutIndex(view, input.minKeptTokens ?? 0);
   const inside = (limit: number, last = latest) => (split && last > request ? earliestFittingCut(view, fromRequest, last, limit, requestAhead) : null);
-  const floorAt = Math.min(floor, latest);
-  const floorCut = floorAt > checked.firstKeptIndex ? recheck(view, checked, floorAt, requestAhead) : null;
+  const floorCut = leastKeptCut(view, checked, latest, input.minKeptTokens ?? 0, requestAhead);
+  const floorAt = floorCut?.firstKeptIndex ?? latest;
+  // What the summary must hold besides its own text: the request, when it is compacted with the turn's early part and carried in the summary.
+  const carried = !requestAhead && floorAt > request ? (view.tokens[request] ?? 0) : 0;
+  const summaryFloor = Math.max(Math.ceil(allowance / 2), Math.min(MIN_SUMMARY_ROOM, allowance)) + carried;
   const later =
     (earliestFittingCut(view, checked, Math.min(request, floorAt), runTarget, requestAhead) ?? inside(runTarget, floorAt)) ??
-    (floorCut !== null && floorCut.keptTokens <= budget - input.summaryOverheadTokens - Math.ceil(summaryAllowance(budget, input.summaryMaxTokens) / 2) ? floorCut : null) ??
+    (floorCut !== null && floorCut.keptTokens <= budget - input.summaryOverheadTokens - summaryFloor ? floorCut : null) ??
     earliestFittingCut(view, checked, request, target, requestAhead) ??
     inside(target);
   if (later !== null) {
@@ -209,12 +216,13 @@ export function fitCutToBudget<T>(input: FitInput<T>): FittedCut<T> {
     };
   }
 
-  // The least kept part, shrunk, where it can be brought within the target; else the latest place.
-  const headroom = input.headroomTo === undefined ? undefined : input.headroomTo - room;
-  let atRequest = floorCut ?? checked;
+  // The least kept part, its tool outputs shrunk, where that brings it within the target (never
+  // the request or the turn's other messages for it); else the latest place, as far as it must.
+  const atLatest = () => (latest > checked.firstKeptIndex ? recheck(view, checked, latest, requestAhead) : checked);
+  let atRequest = floorCut ?? atLatest();
   let kept = shrinkKept(input, atRequest, target, headroom);
-  if (!kept.shrink.fits && atRequest.firstKeptIndex < latest) {
-    atRequest = recheck(view, checked, latest, requestAhead);
+  if (atRequest === floorCut && !(kept.shrink.fits && kept.shrink.shrunk.every((s) => s.what === "tool output"))) {
+    atRequest = atLatest();
     kept = shrinkKept(input, atRequest, target, headroom);
   }
   // No room for a summary of its own: the summary may be short, but the request must fit.

@@ -10,8 +10,9 @@ export interface ChooseCutOptions {
    */
   readonly maxTurnBoundaryLoss: number;
   /**
-   * Fewest verbatim tokens a move to a turn boundary may leave (the run's `minKeptTokens`): a turn
-   * boundary further back than that splits the turn instead. Default 0.
+   * Fewest verbatim tokens a move to a turn boundary may leave (the run's least kept part): a move
+   * that would keep less splits the turn instead, and a suffix already below it is not moved.
+   * Default 0.
    */
   readonly minKeptTokens?: number;
 }

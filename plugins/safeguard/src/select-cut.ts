@@ -33,28 +33,32 @@ export function selectCut(
   // messages up to the target, not only keepRecentTokens: it is no regular compaction, and
   // truncation to the window would keep more of what the agent uses next (`run.overWindow`).
   const keepCounted = run.overWindow ? Math.max(setting, limit) : setting;
-  // Never below the run's least kept part (the newest messages in an eighth of the window) where
-  // the budget has room for it beside the least summary: the target's room for a summary of the
-  // usual length does not take it from the newest turns, and the summary is written within what
-  // they leave (`summaryRoomLeft`). A keepRecentTokens set below it stands.
-  const least = () =>
+  // Never below the run's least kept part (the newest messages that fit in an eighth of the
+  // window) where the budget has room for it beside the least summary: the target's room for a
+  // summary of the usual length does not take it from the newest turns, and the summary is written
+  // in what they leave (`summaryRoomLeft`). A keepRecentTokens below it stands (the default
+  // 20,000 is below it above a 160k window), and so does what the setting itself allows.
+  const least =
     setting < run.minKeptTokens ? 0 : Math.min(run.minKeptTokens, keptRoom(run.view, { budget: run.budget, summaryTokens: run.summaryOverheadTokens + MIN_SUMMARY_ROOM }));
-  const allowance = () => Math.max(least(), Math.min(keepCounted, keptRoom(run.view, { budget: limit, summaryTokens })));
-  const choose = (keep: number) => chooseCut(run.view, { keepRecentTokens: keep, maxTurnBoundaryLoss, minKeptTokens: least() });
-  let keep = allowance();
-  let cut = choose(keep);
-  if (cut !== undefined && keep < keepCounted && splitsTurn(run.view.facts, cut.firstKeptIndex)) {
+  const roomFor = () => Math.min(keepCounted, keptRoom(run.view, { budget: limit, summaryTokens }));
+  const choose = (keep: number) => chooseCut(run.view, { keepRecentTokens: keep, maxTurnBoundaryLoss, minKeptTokens: least });
+  let room = roomFor();
+  let cut = choose(Math.max(least, room));
+  if (cut !== undefined && Math.max(least, room) < keepCounted && splitsTurn(run.view.facts, cut.firstKeptIndex)) {
     summaryTokens += sizes.turnPrefixMaxTokens + sizes.separatorTokens;
-    keep = allowance();
-    cut = choose(keep);
+    room = roomFor();
+    cut = choose(Math.max(least, room));
   }
+  const keep = Math.max(least, room);
   if (keep < setting) {
     // Every figure in the warning is in the run's counter, as hosts say of warnings; the setting
     // itself is the provider's measure, and says so.
     const named = run.messageRatio > 1 ? `${keepRecentTokens} in the provider's measure, ${setting} in our count` : `${keepRecentTokens}`;
-    run.warn(
-      `keepRecentTokens (${named}) was lowered to ${keep} for this run, to leave room for the summary (${summaryTokens} tokens) and the preserved messages ${limit < run.budget ? `within the run's target (${limit} tokens, so the next compaction is many turns away) ` : ""}in the budget of ${run.budget} tokens.`,
-    );
+    const why =
+      least > room
+        ? `the newest messages in an eighth of the window (the summary, of up to ${summaryTokens} tokens, is written in what they leave of the budget of ${run.budget} tokens${limit < run.budget ? `, past the run's target of ${limit}` : ""})`
+        : `to leave room for the summary (${summaryTokens} tokens) and the preserved messages ${limit < run.budget ? `within the run's target (${limit} tokens, so the next compaction is many turns away) ` : ""}in the budget of ${run.budget} tokens`;
+    run.warn(`keepRecentTokens (${named}) was lowered to ${keep} for this run, ${least > room ? "keeping " : ""}${why}.`);
   }
   return cut;
 }
