@@ -14,11 +14,10 @@
  *    keeps leaves room for the summary within the run's target (else within the budget): no later
  *    than the newest user message, else inside the newest turn where rule 1 lets it be split. The
  *    target moves it no later than the run's least kept part (`CompactionRun.minKeptTokens`: the
- *    newest messages that fit in an eighth of the window); when the target cannot be had before
- *    that, the cut is at the least kept part if that leaves the summary half its room, and only
- *    the budget moves it further.
- * 3. When no cut can do that, the cut is at the least kept part where shrinking its tool outputs
- *    brings it within the target, else at the latest place rule 2 may use, and the core shrinks
+ *    newest messages that fit in an eighth of the window, from the cut point that reaches it);
+ *    when the target cannot be had before that, the cut is at the least kept part if that leaves
+ *    the summary half its room, and only the budget moves it further.
+ * 3. When no cut can do that, the cut is at the latest place rule 2 may use and the core shrinks
  *    what is kept (shrinkToBudget: largest tool outputs, then the newest turn's other messages,
  *    then the request itself to head and tail).
  * 4. When even that cannot fit (the system prompt, pinned messages and the request alone are
@@ -113,20 +112,19 @@ export function maySplitNewestTurn(view: MessageView, rule: NewestRequestRule): 
 }
 
 /**
- * The least kept part as a cut: at the earliest cut point after the checked cut, no later than
- * `latest`, whose messages from there on fit in `tokens` (the newest messages in an eighth of the
- * window, `CompactionRun.minKeptTokens`), or null when there is none or no floor (`tokens` 0).
+ * The least kept part as a cut: at the latest cut point after the checked cut, no later than
+ * `latest`, whose messages from there on hold at least `tokens` (an eighth of the window,
+ * `CompactionRun.minKeptTokens`: every newest message that fits in it, and the run of messages
+ * from the cut point that reaches it), or null when there is none or no floor (`tokens` 0).
  */
 function leastKeptCut(view: MessageView, checked: CheckedCut, latest: number, tokens: number, requestAhead: boolean): CheckedCut | null {
   if (!(tokens > 0)) return null;
   let suffix = 0;
-  let found = -1;
   for (let i = view.facts.length - 1; i > checked.firstKeptIndex; i--) {
     suffix += view.tokens[i] ?? 0;
-    if (suffix > tokens) break;
-    if (i <= latest && isCutPoint(view.facts[i]!)) found = i;
+    if (suffix >= tokens && i <= latest && isCutPoint(view.facts[i]!)) return recheck(view, checked, i, requestAhead);
   }
-  return found < 0 ? null : recheck(view, checked, found, requestAhead);
+  return null;
 }
 
 /** Where the latest cut may be: the newest user message, or (with none) the last cut point. */
@@ -160,7 +158,7 @@ export interface FitInput<T> {
    * it (`ShrinkOptions.headroomTo`), so the next request does not need shrinking again. Default: none.
    */
   readonly headroomTo?: number;
-  /** The run's least kept part (`CompactionRun.minKeptTokens`): rules 2 and 3 move a cut no later than that for the target. Default: 0, no least kept part. */
+  /** The run's least kept part (`CompactionRun.minKeptTokens`): rule 2 moves a cut no later than that for the target. Default: 0, no least kept part. */
   readonly minKeptTokens?: number;
 }
 
@@ -216,15 +214,9 @@ export function fitCutToBudget<T>(input: FitInput<T>): FittedCut<T> {
     };
   }
 
-  // The least kept part, its tool outputs shrunk, where that brings it within the target (never
-  // the request or the turn's other messages for it); else the latest place, as far as it must.
-  const atLatest = () => (latest > checked.firstKeptIndex ? recheck(view, checked, latest, requestAhead) : checked);
-  let atRequest = floorCut ?? atLatest();
+  // Rule 3: no cut up to the latest place fits the target, so the cut is there and what it keeps is shrunk.
+  const atRequest = latest > checked.firstKeptIndex ? recheck(view, checked, latest, requestAhead) : checked;
   let kept = shrinkKept(input, atRequest, target, headroom);
-  if (atRequest === floorCut && !(kept.shrink.fits && kept.shrink.shrunk.every((s) => s.what === "tool output"))) {
-    atRequest = atLatest();
-    kept = shrinkKept(input, atRequest, target, headroom);
-  }
   // No room for a summary of its own: the summary may be short, but the request must fit.
   if (!kept.shrink.fits) kept = shrinkKept(input, atRequest, budget - input.summaryOverheadTokens - 1);
   if (!kept.shrink.fits) throw overflow(view, keptIndicesOf(atRequest, view.facts.length), kept.raw, budget);
@@ -236,9 +228,7 @@ export function fitCutToBudget<T>(input: FitInput<T>): FittedCut<T> {
         ? [
             atRequest.firstKeptIndex === latestCutIndex(view)
               ? `The cut chosen by '${plugin}' was moved from message ${checked.firstKeptIndex} to the newest user message (${atRequest.firstKeptIndex}).`
-              : atRequest.firstKeptIndex === latest
-                ? `The cut chosen by '${plugin}' was moved from message ${checked.firstKeptIndex} to message ${atRequest.firstKeptIndex}, the newest turn's last step (its request ${requestAhead ? "kept ahead of" : "carried in"} the summary).`
-                : `The cut chosen by '${plugin}' was moved from message ${checked.firstKeptIndex} to message ${atRequest.firstKeptIndex}, which keeps the newest messages in an eighth of the window${atRequest.firstKeptIndex > request ? ` (inside the newest turn, its request ${requestAhead ? "kept ahead of" : "carried in"} the summary)` : ""}.`,
+              : `The cut chosen by '${plugin}' was moved from message ${checked.firstKeptIndex} to message ${atRequest.firstKeptIndex}, the newest turn's last step (its request ${requestAhead ? "kept ahead of" : "carried in"} the summary).`,
           ]
         : []),
       `The cut chosen by '${plugin}' keeps ${atRequest.keptTokens} tokens and cutting alone could not bring the context under the budget of ${budget} tokens; shrunk to head and tail: ${kept.text}. The full text stays in the transcript.`,
