@@ -39,8 +39,8 @@ export const OVERFLOW_COMPACTED_SHARE = 0.75;
  * would (a turn boundary far back, a summary's room taken from a small target, a preserved
  * request) loses them for what a summary of them says. An eighth stays below what the built-in
  * strategies keep by their own rules where nothing else takes the room (16,000 tokens at 128k
- * against safeguard's 20,000; 1,000 at 8k, a quarter to a third of the run's target), so it binds only
- * where something does.
+ * against safeguard's 20,000; 1,000 at 8k, a quarter to a third of the run's target), so it
+ * binds only where something does.
  */
 export const MIN_KEPT_SHARE = 1 / 8;
 

@@ -26,8 +26,9 @@ export const SAFEGUARD_LAYER = "summarize";
  *
  * Starts from the largest suffix that fits (`findCutPoint`). When that suffix begins inside a
  * turn, the cut moves to the next turn's start if that gives up at most `maxTurnBoundaryLoss`
- * of the suffix's tokens and keeps at least `minKeptTokens`, so whole turns are kept. Otherwise (or when the suffix begins inside
- * the last turn) the turn is split; the core reports it and its early part is summarised apart.
+ * of the suffix's tokens and keeps at least `minKeptTokens`, so whole turns are kept. Otherwise
+ * (or when the suffix begins inside the last turn) the turn is split; the core reports it and its
+ * early part is summarised apart.
  */
 export function chooseCut(view: MessageView, options: ChooseCutOptions): Cut | undefined {
   const { facts, tokens } = view;
