@@ -719,6 +719,24 @@ describe("Compactor.compact", () => {
     expect(c.tokens.total(result.messages)).toBeLessThanOrEqual(contextWindow);
   });
 
+  it("gives up the least kept part when it would leave the summary less than half its room", async () => {
+    // The request kept ahead of the summary nearly fills the budget: the newest messages in an
+    // eighth of the window beside it would leave the summary less than half its room (a quarter of
+    // the budget), and no cut before it fits the target, so the budget decides: the cut is at the
+    // newest turn's last step and what it keeps is shrunk (rule 3), as without the floor.
+    const input = [user("old question"), assistant(`old answer: ${words(200)}`), user(`the plan: ${words(2000)}`), ...Array.from({ length: 24 }, (_, i) => [assistant(`step ${i}`, [{ id: `c${i}` }]), toolResult(`c${i}`, `output ${i}: ${words(60)}`)]).flat(), assistant("all steps done")];
+    const c = compactor([summarizingAt(2)], budgetedSummarizer);
+    const contextWindow = 4_000;
+    const result = await c.compact({ messages: input, contextWindow });
+    expect(result.status).toBe("compacted");
+    const floor = Math.floor(contextWindow * MIN_KEPT_SHARE);
+    expect(c.tokens.count(input[2]!) + floor).toBeGreaterThan(contextWindow - Math.ceil(contextWindow / 8));
+    expect(result.cut!.firstKeptIndex).toBe(input.length - 1);
+    expect(result.cut!.preservedIndices).toEqual([2]);
+    expect(result.warnings.join("\n")).toContain("the newest turn's last step");
+    expect(c.tokens.total(result.messages)).toBeLessThanOrEqual(contextWindow);
+  });
+
   it("splits the same newest turn again: the previous summary's split-turn part is updated, not summarised again", async () => {
     const keepLast = (n: number): CompactionPlugin => ({
       name: "keep-last",
