@@ -73,8 +73,6 @@ export class RunState<T> {
   running = "core";
   /** The hook whose tap is running now (null while the core itself runs), named in the error a tap throws. */
   runningHook: string | null = null;
-  /** The plugin whose `selectCut` tap returned the cut (recorded by the compactor). */
-  cutChosenBy: string | null = null;
   /** Plugin that last replaced the working set. */
   modifiedBy: string | null = null;
   /** True once the core assembles the result: the cut and its shrinking no longer change (rule 5 makes no room). */

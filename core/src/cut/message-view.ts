@@ -6,6 +6,13 @@ export interface MessageView {
   readonly tokens: readonly number[];
 }
 
+/** Sum of every message's tokens. */
+export function totalTokens(view: MessageView): number {
+  let total = 0;
+  for (const tokens of view.tokens) total += tokens;
+  return total;
+}
+
 /** Sum of `tokens[i]` for the given indices. */
 export function sumTokens(view: MessageView, indices: Iterable<number>): number {
   let total = 0;
